@@ -1,0 +1,326 @@
+"""The neutral stream events an agent yields, and how they add up to messages.
+
+An agent streams one run as a sequence of these events; each protocol's encoder turns them into its own
+chunks (`uibridge.adapters.<protocol>`). The vocabulary is deliberately small:
+
+- `ResponseStart` opens a model response (a Vercel step, a fresh AG-UI assistant message id). A part event
+  outside any response opens one implicitly.
+- `PartStart` / `PartDelta` / `PartEnd` stream a text, thinking or tool-call part of the current response,
+  addressed by its `index` within that response (so parallel tool calls may interleave their arguments).
+  A `PartStart` may already hold content; deltas append text, thinking text or argument JSON.
+- `ToolCallReady` says who answers a finished tool call when it is not the server: the client's own tool
+  (`'client'`) or a human approval (`'approval'`). Calls without it are answered by a later `ToolResult`.
+- `ToolResult` and `RetryFeedback` carry the request-side parts that answer a response.
+- `FileOutput` adds a file the model produced; `CustomData` is UI-only data (Vercel `data-*`, AG-UI `CUSTOM`).
+- `RunFinished`, `RunError` and `RunCancelled` end the run.
+
+`events_from_message` expands a whole `ModelResponse` / `ModelRequest` into these events, so an agent may
+yield either. `MessageCollector` folds events back into `ModelMessage`s: the new messages of a run, for the
+application to persist, built the same way for every protocol.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
+
+from .messages import (
+    FilePart,
+    FinishReason,
+    ModelMessage,
+    ModelRequest,
+    ModelRequestPart,
+    ModelResponse,
+    RetryFeedbackPart,
+    RetryPromptPart,
+    TextPart,
+    ThinkingPart,
+    ToolCallPart,
+    ToolReturnPart,
+)
+
+__all__ = [
+    'CUSTOM_DATA_METADATA_KEY',
+    'AgentEvent',
+    'CustomData',
+    'FileOutput',
+    'MessageCollector',
+    'PartDelta',
+    'PartEnd',
+    'PartStart',
+    'ResponseStart',
+    'RetryFeedback',
+    'RunCancelled',
+    'RunError',
+    'RunFinished',
+    'StreamablePart',
+    'ToolCallReady',
+    'ToolResult',
+    'events_from_message',
+]
+
+StreamablePart: TypeAlias = TextPart | ThinkingPart | ToolCallPart
+
+CUSTOM_DATA_METADATA_KEY = 'uibridge_custom_data'
+"""Where `MessageCollector` keeps a response's `CustomData` in `ModelResponse.metadata`: a list of
+`{"name", "data", "id"?, "position"}` dicts, `position` being the number of parts before it."""
+
+
+@dataclass(frozen=True, slots=True)
+class ResponseStart:
+    model_name: str | None = None
+    provider_name: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PartStart:
+    index: int
+    part: StreamablePart
+
+
+@dataclass(frozen=True, slots=True)
+class PartDelta:
+    index: int
+    delta: str
+
+
+@dataclass(frozen=True, slots=True)
+class PartEnd:
+    index: int
+    signature: str | None = None
+    """A thinking part's signature, when the provider sends it last."""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallReady:
+    tool_call_id: str
+    answered_by: Literal['client', 'approval']
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    part: ToolReturnPart | RetryPromptPart
+
+
+@dataclass(frozen=True, slots=True)
+class RetryFeedback:
+    part: RetryFeedbackPart
+
+
+@dataclass(frozen=True, slots=True)
+class FileOutput:
+    part: FilePart
+
+
+@dataclass(frozen=True, slots=True)
+class CustomData:
+    name: str
+    data: Any
+    id: str | None = None
+    transient: bool = False
+    """Shown live but not kept in the message (Vercel `transient`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunFinished:
+    finish_reason: FinishReason | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RunError:
+    message: str = 'An error occurred.'
+    """Text safe to show the user; the server decides whether an exception's own text may appear here."""
+    code: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RunCancelled:
+    reason: str | None = None
+
+
+AgentEvent: TypeAlias = (
+    ResponseStart
+    | PartStart
+    | PartDelta
+    | PartEnd
+    | ToolCallReady
+    | ToolResult
+    | RetryFeedback
+    | FileOutput
+    | CustomData
+    | RunFinished
+    | RunError
+    | RunCancelled
+)
+
+
+def events_from_message(message: ModelMessage) -> Iterator[AgentEvent]:
+    """The events that stream `message` whole.
+
+    Raises `TypeError` for request parts an agent cannot stream (system and user prompts): those are
+    the application's input, not the run's output.
+    """
+    if isinstance(message, ModelResponse):
+        yield ResponseStart(model_name=message.model_name, provider_name=message.provider_name)
+        index = 0
+        for part in message.parts:
+            if isinstance(part, FilePart):
+                yield FileOutput(part)
+                continue
+            if isinstance(part, ThinkingPart) and part.signature is not None:
+                yield PartStart(index, part.model_copy(update={'signature': None}))
+                yield PartEnd(index, signature=part.signature)
+            else:
+                yield PartStart(index, part)
+                yield PartEnd(index)
+            index += 1
+        return
+    for request_part in message.parts:
+        if isinstance(request_part, ToolReturnPart | RetryPromptPart):
+            yield ToolResult(request_part)
+        elif isinstance(request_part, RetryFeedbackPart):
+            yield RetryFeedback(request_part)
+        else:
+            raise TypeError(f'an agent cannot stream a {request_part.part_kind!r} part; it is input, not output')
+
+
+@dataclass
+class _OpenPart:
+    part: StreamablePart
+    chunks: list[str] = field(default_factory=list[str])
+
+
+class MessageCollector:
+    """Folds a run's events into the `ModelMessage`s they describe.
+
+    Deltas are joined once, at `PartEnd` (or when the messages are read), so collecting costs O(1) per delta.
+    A tool call's streamed argument text becomes a dict when it is a JSON object, as a stored history holds it.
+    """
+
+    def __init__(self) -> None:
+        self._messages: list[ModelMessage] = []
+        self._response: ModelResponse | None = None
+        self._open: dict[int, _OpenPart] = {}
+        self._slots: dict[int, int] = {}
+        self.finish_reason: FinishReason | None = None
+        self.cancelled = False
+        self.error: RunError | None = None
+
+    @property
+    def messages(self) -> list[ModelMessage]:
+        """A snapshot of the messages so far; parts still streaming are included as far as they got."""
+        if not self._open or self._response is None:
+            return list(self._messages)
+        parts = list(self._response.parts)
+        for index, open_part in self._open.items():
+            parts[self._slots[index]] = _finished(open_part, None)
+        return [*self._messages[:-1], self._response.model_copy(update={'parts': parts})]
+
+    def close(self) -> None:
+        """End every part still streaming (the run stopped mid-part: an error or a cancel)."""
+        for index in list(self._open):
+            self._close(index, None)
+
+    def feed(self, event: AgentEvent) -> None:
+        match event:
+            case ResponseStart():
+                self._start_response(event.model_name, event.provider_name)
+            case PartStart():
+                response = self._current_response()
+                if event.index in self._open:
+                    raise ValueError(f'part {event.index} was started twice')
+                self._slots[event.index] = len(response.parts)
+                response.parts.append(event.part)
+                self._open[event.index] = _OpenPart(event.part)
+            case PartDelta():
+                open_part = self._open.get(event.index)
+                if open_part is None:
+                    raise ValueError(f'a delta for part {event.index}, which is not streaming')
+                open_part.chunks.append(event.delta)
+            case PartEnd():
+                if event.index not in self._open:
+                    raise ValueError(f'part {event.index} ended but is not streaming')
+                self._close(event.index, event.signature)
+            case FileOutput():
+                self._current_response().parts.append(event.part)
+            case CustomData():
+                if not event.transient:
+                    response = self._current_response()
+                    metadata = dict(response.metadata or {})
+                    items: list[dict[str, Any]] = list(metadata.get(CUSTOM_DATA_METADATA_KEY, []))
+                    item: dict[str, Any] = {
+                        'name': event.name,
+                        'data': event.data,
+                        'position': len(response.parts),
+                    }
+                    if event.id is not None:
+                        item['id'] = event.id
+                    items.append(item)
+                    metadata[CUSTOM_DATA_METADATA_KEY] = items
+                    response.metadata = metadata
+            case ToolResult() | RetryFeedback():
+                self._append_request_part(event.part)
+            case ToolCallReady():
+                pass
+            case RunFinished():
+                self.finish_reason = event.finish_reason
+                if self._response is not None and event.finish_reason is not None:
+                    self._response.finish_reason = event.finish_reason
+            case RunError():
+                self.error = event
+            case RunCancelled():
+                self.cancelled = True
+
+    def _start_response(self, model_name: str | None, provider_name: str | None) -> None:
+        for index in list(self._open):
+            self._close(index, None)
+        self._response = ModelResponse(parts=[], model_name=model_name, provider_name=provider_name)
+        self._messages.append(self._response)
+        self._slots = {}
+
+    def _current_response(self) -> ModelResponse:
+        if self._response is None:
+            self._start_response(None, None)
+        assert self._response is not None
+        return self._response
+
+    def _append_request_part(self, part: ModelRequestPart) -> None:
+        for index in list(self._open):
+            self._close(index, None)
+        self._response = None
+        last = self._messages[-1] if self._messages else None
+        if isinstance(last, ModelRequest):
+            last.parts.append(part)
+        else:
+            self._messages.append(ModelRequest(parts=[part]))
+
+    def _close(self, index: int, signature: str | None) -> None:
+        open_part = self._open.pop(index)
+        assert self._response is not None
+        self._response.parts[self._slots[index]] = _finished(open_part, signature)
+
+
+def _finished(open_part: _OpenPart, signature: str | None) -> StreamablePart:
+    part = open_part.part
+    added = ''.join(open_part.chunks)
+    if isinstance(part, ToolCallPart):
+        args = part.args
+        if added:
+            args = (args if isinstance(args, str) else '') + added
+        return part.model_copy(update={'args': _parse_args(args)})
+    update: dict[str, Any] = {'content': part.content + added}
+    if isinstance(part, ThinkingPart) and signature is not None:
+        update['signature'] = signature
+    return part.model_copy(update=update)
+
+
+def _parse_args(args: str | dict[str, Any] | None) -> str | dict[str, Any] | None:
+    if not isinstance(args, str):
+        return args
+    try:
+        parsed = json.loads(args)
+    except ValueError:
+        return args
+    return parsed if isinstance(parsed, dict) else args  # pyright: ignore[reportUnknownVariableType]

@@ -1,0 +1,84 @@
+"""Retry feedback: how a `RetryFeedbackPart` reads to the model, and the marker that carries it through a UI.
+
+A `RetryFeedbackPart` is the application's own feedback on an answer that answered no tool call: structured
+output that failed validation, an answer with nothing usable in it, or a validator that raised `ModelRetry`.
+The stored part carries no wording; its `cause` picks a template here, at render time, so one history stays
+valid as the wording improves. Each template states the fact in the application's voice and adds no
+directive of its own (seed 003): the model is told what happened, not ordered about.
+
+Anything in the text that the model itself wrote (validation error messages quote its output, a validator
+may echo it) goes inside a data tag (`wrap`), so it cannot close the frame or forge a `<system>` block.
+
+The UI marker (`retry_feedback_payload`) is what a protocol's metadata channel carries so a decoder can
+rebuild the part. The client reads and echoes it back, so it discloses no more than the rendered text: each
+error's `ctx` dropped and its `input` left out, exactly as the text renders them.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pydantic
+
+from .framing import wrap
+from .messages import ErrorDetails, RetryFeedbackPart
+
+__all__ = ['render_retry_feedback', 'retry_feedback_from_payload', 'retry_feedback_payload']
+
+_VALIDATION_ERROR_LEAD = "The previous response did not pass the application's validation:"
+_NO_OUTPUT_LEAD = 'The previous response contained no usable output.'
+_MODEL_RETRY_LEAD = "The application's validator rejected the previous response:"
+
+_json_values = pydantic.TypeAdapter(Any)
+
+
+def _disclosed_errors(errors: list[ErrorDetails]) -> list[dict[str, Any]]:
+    """The errors as the model and the UI may see them: no `ctx`, no `input` (include_input none)."""
+    return [{key: value for key, value in error.items() if key not in ('ctx', 'input')} for error in errors]
+
+
+def _compact_json(value: Any) -> str:
+    return json.dumps(_json_values.dump_python(value, mode='json'), separators=(',', ':'), ensure_ascii=False)
+
+
+def render_retry_feedback(part: RetryFeedbackPart) -> str:
+    """The text the model is shown for `part`, chosen by its `cause`."""
+    content = part.content
+    body = content if isinstance(content, str) else _compact_json(_disclosed_errors(content))
+    if part.cause == 'validation_error':
+        return f'{_VALIDATION_ERROR_LEAD}\n{wrap("validation_errors", body)}'
+    if part.cause == 'model_retry':
+        return f'{_MODEL_RETRY_LEAD}\n{wrap("retry_feedback", body)}'
+    if not body:
+        return _NO_OUTPUT_LEAD
+    return f'{_NO_OUTPUT_LEAD}\n{wrap("retry_feedback", body)}'
+
+
+def retry_feedback_payload(part: RetryFeedbackPart) -> dict[str, Any]:
+    """The JSON marker a UI carries for `part`: the part, disclosing no more than its rendered text."""
+    content: str | list[dict[str, Any]] = (
+        part.content if isinstance(part.content, str) else _disclosed_errors(part.content)
+    )
+    return {
+        'part_kind': part.part_kind,
+        'cause': part.cause,
+        'content': _json_values.dump_python(content, mode='json'),
+        'timestamp': part.timestamp.isoformat().replace('+00:00', 'Z'),
+    }
+
+
+def retry_feedback_from_payload(data: Any) -> RetryFeedbackPart | None:
+    """The part a marker describes, or `None` for anything that does not validate.
+
+    Strict on purpose: the marker comes back from a client, so an unknown cause, another `part_kind`,
+    content of the wrong shape or a missing timestamp make it no marker at all.
+    """
+    if not isinstance(data, dict) or data.get('part_kind') != 'retry-feedback':  # pyright: ignore[reportUnknownMemberType]
+        return None
+    if 'timestamp' not in data or 'cause' not in data or 'content' not in data:
+        return None
+    try:
+        return RetryFeedbackPart.model_validate(data)
+    except pydantic.ValidationError:
+        return None
