@@ -1,0 +1,43 @@
+"""The shape every protocol's stream encoder has, so the server can drive any of them the same way.
+
+An encoder is sans-IO: it turns neutral events into the bytes of its protocol's stream and keeps the
+state the protocol needs (open parts, ids, steps); the server does the reading and writing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Protocol
+
+from .events import AgentEvent
+from .messages import ModelMessage
+
+__all__ = ['KEEP_ALIVE', 'EventStreamEncoder']
+
+KEEP_ALIVE = b': keep-alive\n\n'
+"""An SSE comment: both protocols' clients ignore it, and it keeps idle proxies from closing the stream."""
+
+
+class EventStreamEncoder(Protocol):
+    @property
+    def headers(self) -> Mapping[str, str]:
+        """The response headers, `content-type` included."""
+        ...
+
+    def start(self) -> bytes:
+        """The bytes that open the stream (Vercel `start`, AG-UI `RUN_STARTED`)."""
+        ...
+
+    def encode(self, event: AgentEvent) -> bytes:
+        """The bytes for one event; `b''` when it adds nothing. A `RunFinished`, `RunError` or
+        `RunCancelled` ends the stream: later events encode to `b''`."""
+        ...
+
+    def close(self) -> bytes:
+        """End the stream if no terminal event has (as a normal finish); `b''` if it already ended."""
+        ...
+
+    @property
+    def new_messages(self) -> list[ModelMessage]:
+        """The messages this run produced so far, for the application to persist."""
+        ...
