@@ -29,12 +29,14 @@ class ToolApproval:
     """A client's answer to a tool call the server asked it to approve.
 
     `approval_id` is the id the server put on the request (an AG-UI interrupt id, a Vercel approval id);
-    the server checks it before it believes the answer.
+    the server checks it before it believes the answer. `tool_call_id` is `None` where the protocol's
+    answer does not name the call (AG-UI `resume` names only the interrupt): the server finds the call
+    whose approval id matches.
     """
 
-    tool_call_id: str
     approval_id: str
     approved: bool
+    tool_call_id: str | None = None
     reason: str | None = None
     payload: Any = None
     """Anything else the client sent with its answer (AG-UI `resume[].payload`)."""
