@@ -23,7 +23,7 @@ $(NODE_INSTALLED): $(CLIENTS)/package.json $(CLIENTS)/package-lock.json
 	touch $@
 
 lint: $(INSTALLED)
-	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff check
 
 typecheck: $(INSTALLED)
 	$(BIN)/pyright src
