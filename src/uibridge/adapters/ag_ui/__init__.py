@@ -1,0 +1,10 @@
+"""AG-UI 1.0 adapter: the official `ag_ui.core` models and `ag_ui.encoder`, never re-declared.
+
+The four faces every adapter has: `dump_messages` / `load_messages` (history), `AGUIEventStream` (neutral
+events to AG-UI SSE) and `parse_request` (a `RunAgentInput` body to a neutral `RunInput`). No I/O here.
+"""
+
+from .dump import dump_messages
+from .load import load_messages
+
+__all__ = ['dump_messages', 'load_messages']

@@ -1,0 +1,110 @@
+"""What this adapter writes into AG-UI's open channels, shared by dump, load and the stream encoder.
+
+AG-UI has two places where a server may keep what a message does not otherwise say, and the client
+echoes both back unchanged: a message's `metadata` object and its `encryptedValue` string.
+
+- `metadata["uibridge"]` (`WIRE_KEY`) holds uibridge's records for an AG-UI message:
+  - `response`: on the first AG-UI message of a `ModelResponse`: `timestamp`, and when set `model_name`,
+    `provider_name`, `finish_reason`, `metadata` (the response's own metadata). It also marks where a
+    response starts, so two responses in a row stay two on load.
+  - `request`: on the first AG-UI message of a `ModelRequest` that has `instructions` or `metadata`, or
+    that directly follows another request (the same start marker).
+  - `part`: what the AG-UI message cannot say about the part it carries: `timestamp`, a system prompt's
+    `dynamic_ref`, a text part's `id`, a tool result's `kind` (`retry-prompt`), `outcome` (when not
+    success), `json` (the content was JSON, dumped compact) and `metadata`.
+- `encryptedValue` holds a JSON string namespaced the same way, `{"uibridge": {<kind>: <payload>}}`:
+  `retry_feedback` (seed 003; the payload is `retry_feedback_payload(part)`), `retry_prompt` (a legacy
+  tool-less `RetryPromptPart`) and `thinking` (a thinking part's `signature`, `provider_name` and `id`).
+
+On the neutral side, `ModelRequest.metadata` / `ModelResponse.metadata` keep under `METADATA_KEY`
+(`uibridge_ag_ui`) one entry per AG-UI message the `ModelMessage` was loaded from or streamed as
+(`{"id", "name"?, "metadata"?}`), so the same ids, names and client metadata come back on dump.
+
+Everything read back from a client is checked field by field: a record that does not validate is
+ignored, never an error, because it is the client's copy of our own annotation.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from datetime import datetime
+from typing import Any, cast
+
+import pydantic
+from ag_ui.core import Message
+
+__all__ = [
+    'METADATA_KEY',
+    'WIRE_KEY',
+    'compact_json',
+    'iso',
+    'marker',
+    'message_adapter',
+    'parse_iso',
+    'read_marker',
+    'records',
+    'warn',
+]
+
+METADATA_KEY = 'uibridge_ag_ui'
+WIRE_KEY = 'uibridge'
+
+message_adapter: pydantic.TypeAdapter[Message] = pydantic.TypeAdapter(Message)
+_any = pydantic.TypeAdapter(Any)
+_datetime = pydantic.TypeAdapter(datetime)
+
+
+def compact_json(value: Any) -> str:
+    """The JSON text uibridge writes: compact, UTF-8, keys in insertion order (stable across dumps)."""
+    return json.dumps(_any.dump_python(value, mode='json'), separators=(',', ':'), ensure_ascii=False)
+
+
+def iso(value: datetime) -> str:
+    return value.isoformat().replace('+00:00', 'Z')
+
+
+def parse_iso(value: Any) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        return _datetime.validate_python(value)
+    except pydantic.ValidationError:
+        return None
+
+
+def marker(kind: str, payload: Any) -> str:
+    return compact_json({WIRE_KEY: {kind: payload}})
+
+
+def read_marker(encrypted_value: str | None, kind: str) -> Any:
+    """The payload of a `{"uibridge": {kind: ...}}` marker, or `None` if `encrypted_value` is not one."""
+    if not encrypted_value or not encrypted_value.startswith('{'):
+        return None
+    try:
+        data = json.loads(encrypted_value)
+    except ValueError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    inner = cast(dict[str, Any], data).get(WIRE_KEY)
+    if not isinstance(inner, dict):
+        return None
+    return cast(dict[str, Any], inner).get(kind)
+
+
+def records(metadata: Any) -> dict[str, Any]:
+    """uibridge's records in an AG-UI message's `metadata`, `{}` when absent or malformed."""
+    if not isinstance(metadata, dict):
+        return {}
+    inner = cast(dict[str, Any], metadata).get(WIRE_KEY)
+    return cast(dict[str, Any], inner) if isinstance(inner, dict) else {}
+
+
+def record(metadata: Any, name: str) -> dict[str, Any] | None:
+    value = records(metadata).get(name)
+    return cast(dict[str, Any], value) if isinstance(value, dict) else None
+
+
+def warn(message: str) -> None:
+    warnings.warn(message, UserWarning, stacklevel=4)

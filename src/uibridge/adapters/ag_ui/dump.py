@@ -1,0 +1,308 @@
+"""`dump_messages`: a neutral history as AG-UI 1.0 messages.
+
+How each part maps (`_wire` says what rides in `metadata` / `encryptedValue`):
+
+- `SystemPromptPart` -> one `SystemMessage` per part, never merged. `RetryFeedbackPart` -> a `SystemMessage`
+  whose content is `render_retry_feedback(part)` and whose `encryptedValue` is the retry-feedback marker
+  (seed 003). A legacy tool-less `RetryPromptPart` -> a `SystemMessage` with its `model_response()` text and
+  a `retry_prompt` marker.
+- `UserPromptPart` -> a `UserMessage`: string content stays a string, a list becomes text and media parts
+  (`image` / `audio` / `video` / `document`, with a `url` source, or a `data` source for inline bytes).
+- `ToolReturnPart` -> a `ToolMessage` (non-string content as compact JSON; `error` set for a failed call);
+  a tool-bound `RetryPromptPart` -> a `ToolMessage` whose `error` is the text the model was shown.
+- A `ModelResponse` -> its parts in order: each text part opens an `AssistantMessage`; tool calls join the
+  assistant message just before them or open one with empty content; each thinking part is a
+  `ReasoningMessage`. The stream encoder groups parts by the same rule, so a client's reducer builds the
+  same messages from the live stream. `FilePart`s have no AG-UI form and are left out (with a warning).
+
+Ids: the ids a `ModelMessage` was loaded with (or streamed with, see `AGUIEventStream.new_messages`) are
+reused when they still describe the same number of AG-UI messages. Otherwise ids are derived from the
+message's position and content, so dumping the same history twice gives the same ids, never random ones.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from collections.abc import Sequence
+from typing import Any, cast
+
+from ag_ui.core import Message
+
+from ...core.feedback import render_retry_feedback, retry_feedback_payload
+from ...core.messages import (
+    AudioUrl,
+    BinaryContent,
+    DocumentUrl,
+    FilePart,
+    ImageUrl,
+    ModelMessage,
+    ModelMessagesTypeAdapter,
+    ModelRequest,
+    ModelResponse,
+    RetryFeedbackPart,
+    RetryPromptPart,
+    SystemPromptPart,
+    TextPart,
+    ThinkingPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserContent,
+    UserPromptPart,
+    VideoUrl,
+)
+from ._wire import METADATA_KEY, WIRE_KEY, compact_json, iso, marker, message_adapter, warn
+
+__all__ = [
+    'dump_messages',
+    'feedback_message',
+    'request_record',
+    'response_record',
+    'retry_prompt_part_dict',
+    'thinking_marker',
+    'tool_message',
+]
+
+Draft = dict[str, Any]
+"""An AG-UI message in wire (camelCase) form, before ids are assigned; `_uib` holds its uibridge records."""
+
+
+def dump_messages(messages: Sequence[ModelMessage]) -> list[Message]:
+    drafts_by_message: list[list[Draft]] = []
+    previous_was_request = False
+    for message in messages:
+        if isinstance(message, ModelRequest):
+            drafts = _request_drafts(message, follows_request=previous_was_request)
+            previous_was_request = True
+        else:
+            drafts = _response_drafts(message)
+            previous_was_request = False
+        drafts_by_message.append(drafts)
+
+    result: list[Message] = []
+    used: set[str] = set()
+    for index, (message, drafts) in enumerate(zip(messages, drafts_by_message, strict=True)):
+        entries = _stored_entries(message, len(drafts))
+        for position, draft in enumerate(drafts):
+            entry = entries[position] if entries is not None else {}
+            message_id = entry.get('id')
+            if not isinstance(message_id, str) or not message_id or message_id in used:
+                message_id = _derived_id(message, index, position, used)
+            used.add(message_id)
+            result.append(_finish(draft, message_id, entry))
+    return result
+
+
+def _finish(draft: Draft, message_id: str, entry: dict[str, Any]) -> Message:
+    ours: dict[str, Any] = draft.pop('_uib')
+    wire: dict[str, Any] = {'id': message_id, **draft}
+    client_metadata = entry.get('metadata')
+    metadata: dict[str, Any] = dict(cast(dict[str, Any], client_metadata)) if isinstance(client_metadata, dict) else {}
+    metadata.pop(WIRE_KEY, None)
+    if ours:
+        metadata[WIRE_KEY] = ours
+    if metadata:
+        wire['metadata'] = metadata
+    name = entry.get('name')
+    if isinstance(name, str) and wire['role'] in ('system', 'user', 'assistant'):
+        wire['name'] = name
+    return message_adapter.validate_python(wire)
+
+
+def _stored_entries(message: ModelMessage, count: int) -> list[dict[str, Any]] | None:
+    stored = (message.metadata or {}).get(METADATA_KEY)
+    if not isinstance(stored, dict):
+        return None
+    entries = cast(dict[str, Any], stored).get('messages')
+    if not isinstance(entries, list) or len(cast(list[Any], entries)) != count:
+        return None
+    return [cast(dict[str, Any], e) if isinstance(e, dict) else {} for e in cast(list[Any], entries)]
+
+
+def _derived_id(message: ModelMessage, index: int, position: int, used: set[str]) -> str:
+    body = ModelMessagesTypeAdapter.dump_json([message])
+    digest = hashlib.sha256(f'{index}:{position}:'.encode() + body).hexdigest()
+    candidate = f'msg_{digest[:24]}'
+    salt = 0
+    while candidate in used:
+        salt += 1
+        candidate = f'msg_{hashlib.sha256(f"{digest}:{salt}".encode()).hexdigest()[:24]}'
+    return candidate
+
+
+# ------------------------------------------------------------------------------------------- requests
+
+
+def request_record(message: ModelRequest, *, follows_request: bool) -> dict[str, Any] | None:
+    record: dict[str, Any] = {}
+    if message.instructions is not None:
+        record['instructions'] = message.instructions
+    own_metadata = {k: v for k, v in (message.metadata or {}).items() if k != METADATA_KEY}
+    if own_metadata:
+        record['metadata'] = own_metadata
+    if record or follows_request:
+        return record
+    return None
+
+
+def _request_drafts(message: ModelRequest, *, follows_request: bool) -> list[Draft]:
+    drafts: list[Draft] = []
+    for part in message.parts:
+        if isinstance(part, SystemPromptPart):
+            part_record: dict[str, Any] = {'timestamp': iso(part.timestamp)}
+            if part.dynamic_ref is not None:
+                part_record['dynamic_ref'] = part.dynamic_ref
+            drafts.append({'role': 'system', 'content': part.content, '_uib': {'part': part_record}})
+        elif isinstance(part, UserPromptPart):
+            content = part.content if isinstance(part.content, str) else [_content_part(c) for c in part.content]
+            drafts.append({'role': 'user', 'content': content, '_uib': {'part': {'timestamp': iso(part.timestamp)}}})
+        elif isinstance(part, RetryFeedbackPart):
+            drafts.append(feedback_message(part))
+        elif isinstance(part, RetryPromptPart) and part.tool_name is None:
+            drafts.append(
+                {
+                    'role': 'system',
+                    'content': part.model_response(),
+                    'encryptedValue': marker('retry_prompt', retry_prompt_part_dict(part)),
+                    '_uib': {},
+                }
+            )
+        else:
+            drafts.append(tool_message(part))
+    if drafts:
+        record = request_record(message, follows_request=follows_request)
+        if record is not None:
+            drafts[0]['_uib'] = {'request': record, **drafts[0]['_uib']}
+    return drafts
+
+
+def feedback_message(part: RetryFeedbackPart) -> Draft:
+    return {
+        'role': 'system',
+        'content': render_retry_feedback(part),
+        'encryptedValue': marker('retry_feedback', retry_feedback_payload(part)),
+        '_uib': {},
+    }
+
+
+def retry_prompt_part_dict(part: RetryPromptPart) -> dict[str, Any]:
+    # `ctx` may hold arbitrary objects (an exception) and is never shown to the model: it stays behind.
+    data = part.model_dump(mode='json', exclude={'content'})
+    content = part.content
+    data['content'] = (
+        content if isinstance(content, str) else [{k: v for k, v in e.items() if k != 'ctx'} for e in content]
+    )
+    return data
+
+
+def tool_message(part: ToolReturnPart | RetryPromptPart) -> Draft:
+    """The `ToolMessage` for a tool result (wire form, no id): what `TOOL_CALL_RESULT` also builds."""
+    part_record: dict[str, Any] = {'timestamp': iso(part.timestamp)}
+    draft: Draft = {'role': 'tool', 'toolCallId': part.tool_call_id}
+    if isinstance(part, RetryPromptPart):
+        part_record['kind'] = 'retry-prompt'
+        if isinstance(part.content, str):
+            draft['content'] = part.content
+        else:
+            part_record['json'] = True
+            draft['content'] = compact_json(retry_prompt_part_dict(part)['content'])
+        draft['error'] = part.model_response()
+    else:
+        if isinstance(part.content, str):
+            draft['content'] = part.content
+        else:
+            part_record['json'] = True
+            draft['content'] = compact_json(part.content)
+        if part.outcome != 'success':
+            part_record['outcome'] = part.outcome
+        if part.outcome == 'failed':
+            draft['error'] = part.model_response_str()
+        if part.metadata is not None:
+            part_record['metadata'] = part.metadata
+    draft['_uib'] = {'part': part_record}
+    return draft
+
+
+def _content_part(content: UserContent) -> dict[str, Any]:
+    if isinstance(content, str):
+        return {'type': 'text', 'text': content}
+    if isinstance(content, BinaryContent):
+        source: dict[str, Any] = {'type': 'data', 'value': _b64(content.data), 'mimeType': content.media_type}
+        return {'type': _media_kind(content.media_type), 'source': source}
+    source = {'type': 'url', 'value': content.url}
+    if content.media_type is not None:
+        source['mimeType'] = content.media_type
+    kinds: dict[type[Any], str] = {ImageUrl: 'image', AudioUrl: 'audio', VideoUrl: 'video', DocumentUrl: 'document'}
+    return {'type': kinds[type(content)], 'source': source}
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode('ascii')
+
+
+def _media_kind(media_type: str) -> str:
+    major = media_type.split('/', 1)[0].lower()
+    return major if major in ('image', 'audio', 'video') else 'document'
+
+
+# ------------------------------------------------------------------------------------------ responses
+
+
+def response_record(message: ModelResponse) -> dict[str, Any]:
+    record: dict[str, Any] = {'timestamp': iso(message.timestamp)}
+    if message.model_name is not None:
+        record['model_name'] = message.model_name
+    if message.provider_name is not None:
+        record['provider_name'] = message.provider_name
+    if message.finish_reason is not None:
+        record['finish_reason'] = message.finish_reason
+    own_metadata = {k: v for k, v in (message.metadata or {}).items() if k != METADATA_KEY}
+    if own_metadata:
+        record['metadata'] = own_metadata
+    return record
+
+
+def thinking_marker(part: ThinkingPart) -> str | None:
+    payload: dict[str, Any] = {}
+    if part.signature is not None:
+        payload['signature'] = part.signature
+    if part.provider_name is not None:
+        payload['provider_name'] = part.provider_name
+    if part.id is not None:
+        payload['id'] = part.id
+    return marker('thinking', payload) if payload else None
+
+
+def tool_call_wire(part: ToolCallPart) -> dict[str, Any]:
+    return {
+        'id': part.tool_call_id,
+        'type': 'function',
+        'function': {'name': part.tool_name, 'arguments': part.args_as_json_str()},
+    }
+
+
+def _response_drafts(message: ModelResponse) -> list[Draft]:
+    drafts: list[Draft] = []
+    dropped_files = False
+    for part in message.parts:
+        if isinstance(part, TextPart):
+            uib: dict[str, Any] = {'part': {'id': part.id}} if part.id is not None else {}
+            drafts.append({'role': 'assistant', 'content': part.content, '_uib': uib})
+        elif isinstance(part, ToolCallPart):
+            if not drafts or drafts[-1]['role'] != 'assistant':
+                drafts.append({'role': 'assistant', 'content': '', '_uib': {}})
+            drafts[-1].setdefault('toolCalls', []).append(tool_call_wire(part))
+        elif isinstance(part, ThinkingPart):
+            draft: Draft = {'role': 'reasoning', 'content': part.content, '_uib': {}}
+            encrypted = thinking_marker(part)
+            if encrypted is not None:
+                draft['encryptedValue'] = encrypted
+            drafts.append(draft)
+        else:
+            assert isinstance(part, FilePart)
+            dropped_files = True
+    if dropped_files:
+        warn('AG-UI messages have no place for files a model produced: FileParts were left out of the dump.')
+    if drafts:
+        drafts[0]['_uib'] = {'response': response_record(message), **drafts[0]['_uib']}
+    return drafts

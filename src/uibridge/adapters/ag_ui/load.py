@@ -1,0 +1,383 @@
+"""`load_messages`: AG-UI messages (SDK models or plain dicts) as a neutral history.
+
+The inverse of `dump_messages`. Consecutive system / developer / user / tool messages form one
+`ModelRequest`, consecutive assistant / reasoning messages one `ModelResponse`; a `request` / `response`
+record (see `_wire`) starts a new one, so a history that dump wrote comes back with the same grouping.
+
+- A `DeveloperMessage` loads as a system prompt (and `sanitize_messages` strips it like one).
+- A `SystemMessage` becomes a `RetryFeedbackPart` only when its `encryptedValue` is a retry-feedback marker
+  that validates (`retry_feedback_from_payload`); text that merely reads like feedback stays a system prompt.
+- An assistant message's content becomes a `TextPart` (empty content beside tool calls is the placeholder
+  an announced tool-call message carries, not a part); its tool calls come back with their arguments as
+  the dict they were (a JSON object string is parsed; anything else is kept as the string).
+- A tool message must answer a tool call that an earlier assistant message made: otherwise `InputError`
+  naming the message. It becomes a `ToolReturnPart` (`outcome='failed'` when `error` is set and no record
+  says otherwise) or, from dump's record, the tool-bound `RetryPromptPart` it was.
+- `activity` messages are UI-only and are left out silently.
+
+Forward compatibility: a message with an unknown `role`, a content part with an unknown `type`, or a media
+part with an unknown (or, for the neutral model, unusable `file`) `source.type` is skipped with a
+`UserWarning`; the rest of the request still loads.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal, cast, get_args
+
+import pydantic
+from ag_ui.core import (
+    AssistantMessage,
+    DeveloperMessage,
+    Message,
+    ReasoningMessage,
+    SystemMessage,
+    ToolMessage,
+    UserMessage,
+)
+
+from ...core.errors import InputError
+from ...core.feedback import retry_feedback_from_payload
+from ...core.messages import (
+    AudioUrl,
+    BinaryContent,
+    DocumentUrl,
+    ErrorDetails,
+    FinishReason,
+    ImageUrl,
+    ModelMessage,
+    ModelRequest,
+    ModelRequestPart,
+    ModelResponse,
+    ModelResponsePart,
+    RetryPromptPart,
+    SystemPromptPart,
+    TextPart,
+    ThinkingPart,
+    ToolCallPart,
+    ToolReturnOutcome,
+    ToolReturnPart,
+    UserContent,
+    UserPromptPart,
+    VideoUrl,
+)
+from ._wire import METADATA_KEY, WIRE_KEY, message_adapter, parse_iso, read_marker, record, warn
+
+__all__ = ['error_path', 'load_messages', 'prefilter_message']
+
+_ROLES = frozenset({'developer', 'system', 'assistant', 'user', 'tool', 'activity', 'reasoning'})
+_PART_TYPES = frozenset({'text', 'image', 'audio', 'video', 'document'})
+_SOURCE_TYPES = frozenset({'data', 'url', 'file'})
+_OUTCOMES: frozenset[str] = frozenset(get_args(ToolReturnOutcome))
+_FINISH_REASONS: frozenset[str] = frozenset(get_args(FinishReason))
+_errors_adapter = pydantic.TypeAdapter(list[ErrorDetails])
+
+
+def load_messages(messages: Sequence[Message | Mapping[str, Any]]) -> list[ModelMessage]:
+    """Raises `InputError` (path `<index>.<field>`) for a message the neutral model cannot take."""
+    loader = _Loader()
+    for index, raw in enumerate(messages):
+        message = _coerce(raw, str(index))
+        if message is not None:
+            loader.add(message, index)
+    return loader.finish()
+
+
+# ------------------------------------------------------------------------------------ validation
+
+
+def prefilter_message(raw: Any, path: str) -> Any:
+    """`raw` with what a newer client may send and this version cannot read skipped (each with a warning).
+
+    Returns `None` for a message to skip. Anything malformed in a way no version allows is left for
+    validation to report.
+    """
+    if not isinstance(raw, Mapping):
+        return raw
+    message = cast(Mapping[str, Any], raw)
+    role = message.get('role')
+    if isinstance(role, str) and role not in _ROLES:
+        warn(f'{path}: skipped a message with role {role[:40]!r}, which this version of AG-UI does not know.')
+        return None
+    content = message.get('content')
+    if role in ('user', 'tool') and isinstance(content, list):
+        kept: list[Any] = []
+        for position, item in enumerate(cast(list[Any], content)):
+            if _known_part(item, f'{path}.content.{position}'):
+                kept.append(item)
+        if len(kept) != len(cast(list[Any], content)):
+            return {**message, 'content': kept}
+    return message
+
+
+def _known_part(item: Any, path: str) -> bool:
+    if not isinstance(item, Mapping):
+        return True
+    part = cast(Mapping[str, Any], item)
+    part_type = part.get('type')
+    if isinstance(part_type, str) and part_type not in _PART_TYPES:
+        warn(f'{path}: skipped a content part of type {part_type[:40]!r}, which this version does not know.')
+        return False
+    source = part.get('source')
+    if isinstance(source, Mapping):
+        source_type = cast(Mapping[str, Any], source).get('type')
+        if isinstance(source_type, str) and source_type not in _SOURCE_TYPES:
+            warn(f'{path}: skipped a content part with source type {source_type[:40]!r}, unknown to this version.')
+            return False
+    return True
+
+
+def error_path(loc: tuple[int | str, ...]) -> str:
+    """A JSON path from a pydantic error location, leaving out the union-member tags pydantic adds."""
+    kept: list[str] = []
+    for position, item in enumerate(loc):
+        if isinstance(item, int):
+            kept.append(str(item))
+        elif item.isidentifier() and not (
+            position > 0 and kept and item in _ROLES and isinstance(loc[position - 1], int)
+        ):
+            kept.append(item)
+    return '.'.join(kept)
+
+
+def validation_error(error: pydantic.ValidationError, prefix: str) -> InputError:
+    first = error.errors(include_url=False, include_input=False)[0]
+    path = error_path(first['loc'])
+    return InputError(first['msg'], f'{prefix}.{path}' if prefix and path else prefix or path)
+
+
+def _coerce(raw: Any, path: str) -> Message | None:
+    if isinstance(raw, pydantic.BaseModel):
+        return cast(Message, raw)
+    filtered = prefilter_message(raw, path)
+    if filtered is None:
+        return None
+    try:
+        return message_adapter.validate_python(filtered)
+    except pydantic.ValidationError as e:
+        raise validation_error(e, path) from None
+
+
+# ------------------------------------------------------------------------------------- conversion
+
+
+@dataclass
+class _Group:
+    side: Literal['request', 'response']
+    record: dict[str, Any] | None
+    parts: list[Any] = field(default_factory=list[Any])
+    entries: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
+
+
+class _Loader:
+    def __init__(self) -> None:
+        self.result: list[ModelMessage] = []
+        self.group: _Group | None = None
+        self.calls: dict[str, str] = {}
+
+    def add(self, message: Message, index: int) -> None:
+        if message.role == 'activity':
+            return
+        side: Literal['request', 'response'] = 'response' if message.role in ('assistant', 'reasoning') else 'request'
+        own = record(message.metadata, side)
+        if self.group is None or self.group.side != side or (own is not None and self.group.entries):
+            self._flush()
+            self.group = _Group(side, own)
+        group = self.group
+        entry: dict[str, Any] = {'id': message.id}
+        name = getattr(message, 'name', None)
+        if isinstance(name, str):
+            entry['name'] = name
+        if message.metadata:
+            extra = {k: v for k, v in message.metadata.items() if k != WIRE_KEY}
+            if extra:
+                entry['metadata'] = extra
+        group.entries.append(entry)
+        part_record = record(message.metadata, 'part') or {}
+        if isinstance(message, AssistantMessage):
+            group.parts.extend(self._assistant(message, part_record))
+        elif isinstance(message, ReasoningMessage):
+            group.parts.append(_thinking(message))
+        elif isinstance(message, ToolMessage):
+            group.parts.append(self._tool(message, part_record, index))
+        elif isinstance(message, UserMessage):
+            group.parts.append(_user(message, part_record, index))
+        else:
+            assert isinstance(message, SystemMessage | DeveloperMessage)
+            group.parts.append(_system(message, part_record))
+
+    def finish(self) -> list[ModelMessage]:
+        self._flush()
+        return self.result
+
+    def _flush(self) -> None:
+        group = self.group
+        self.group = None
+        if group is None:
+            return
+        rec = group.record or {}
+        own_metadata = rec.get('metadata')
+        metadata: dict[str, Any] = dict(cast(dict[str, Any], own_metadata)) if isinstance(own_metadata, dict) else {}
+        metadata[METADATA_KEY] = {'messages': group.entries}
+        if group.side == 'request':
+            instructions = rec.get('instructions')
+            self.result.append(
+                ModelRequest(
+                    parts=cast(list[ModelRequestPart], group.parts),
+                    instructions=instructions if isinstance(instructions, str) else None,
+                    metadata=metadata,
+                )
+            )
+            return
+        response = ModelResponse(parts=cast(list[ModelResponsePart], group.parts), metadata=metadata)
+        timestamp = parse_iso(rec.get('timestamp'))
+        if timestamp is not None:
+            response.timestamp = timestamp
+        for key in ('model_name', 'provider_name'):
+            value = rec.get(key)
+            if isinstance(value, str):
+                setattr(response, key, value)
+        finish_reason = rec.get('finish_reason')
+        if isinstance(finish_reason, str) and finish_reason in _FINISH_REASONS:
+            response.finish_reason = cast(FinishReason, finish_reason)
+        self.result.append(response)
+
+    def _assistant(self, message: AssistantMessage, part_record: dict[str, Any]) -> list[ModelResponsePart]:
+        parts: list[ModelResponsePart] = []
+        calls = message.tool_calls or []
+        content = message.content
+        if content or (content is not None and not calls):
+            text_id = part_record.get('id')
+            parts.append(TextPart(content=content, id=text_id if isinstance(text_id, str) else None))
+        for call in calls:
+            self.calls[call.id] = call.function.name
+            parts.append(
+                ToolCallPart(tool_name=call.function.name, args=_args(call.function.arguments), tool_call_id=call.id)
+            )
+        return parts
+
+    def _tool(self, message: ToolMessage, part_record: dict[str, Any], index: int) -> ModelRequestPart:
+        tool_name = self.calls.get(message.tool_call_id)
+        if tool_name is None:
+            raise InputError(
+                'a tool message answers a tool call that no earlier assistant message made', f'{index}.toolCallId'
+            )
+        timestamp = _timestamp(part_record)
+        as_json = part_record.get('json') is True
+        content: Any
+        if isinstance(message.content, str):
+            content = message.content
+            if as_json:
+                try:
+                    content = json.loads(message.content)
+                except ValueError:
+                    as_json = False
+        else:
+            content = _user_content(message.content, index)
+        if part_record.get('kind') == 'retry-prompt':
+            retry_content: list[ErrorDetails] | str = content if isinstance(content, str) else str(message.content)
+            if as_json:
+                try:
+                    retry_content = _errors_adapter.validate_python(content)
+                except pydantic.ValidationError:
+                    retry_content = message.content if isinstance(message.content, str) else ''
+            part = RetryPromptPart(content=retry_content, tool_name=tool_name, tool_call_id=message.tool_call_id)
+        else:
+            outcome = part_record.get('outcome')
+            if not (isinstance(outcome, str) and outcome in _OUTCOMES):
+                outcome = 'failed' if message.error is not None else 'success'
+            part = ToolReturnPart(
+                tool_name=tool_name,
+                content=content,
+                tool_call_id=message.tool_call_id,
+                outcome=cast(ToolReturnOutcome, outcome),
+                metadata=part_record.get('metadata'),
+            )
+        if timestamp is not None:
+            part.timestamp = timestamp
+        return part
+
+
+def _timestamp(part_record: dict[str, Any]) -> datetime | None:
+    return parse_iso(part_record.get('timestamp'))
+
+
+def _args(arguments: str) -> str | dict[str, Any]:
+    try:
+        parsed = json.loads(arguments)
+    except ValueError:
+        return arguments
+    return cast(dict[str, Any], parsed) if isinstance(parsed, dict) else arguments
+
+
+def _thinking(message: ReasoningMessage) -> ThinkingPart:
+    payload = read_marker(message.encrypted_value, 'thinking')
+    fields: dict[str, Any] = {}
+    if isinstance(payload, dict):
+        for key in ('signature', 'provider_name', 'id'):
+            value = cast(dict[str, Any], payload).get(key)
+            if isinstance(value, str):
+                fields[key] = value
+    return ThinkingPart(content=message.content, **fields)
+
+
+def _system(message: SystemMessage | DeveloperMessage, part_record: dict[str, Any]) -> ModelRequestPart:
+    if isinstance(message, SystemMessage):
+        feedback = retry_feedback_from_payload(read_marker(message.encrypted_value, 'retry_feedback'))
+        if feedback is not None:
+            return feedback
+        legacy = read_marker(message.encrypted_value, 'retry_prompt')
+        if isinstance(legacy, dict) and cast(dict[str, Any], legacy).get('tool_name') is None:
+            try:
+                return RetryPromptPart.model_validate(legacy)
+            except pydantic.ValidationError:
+                pass
+    part = SystemPromptPart(content=message.content)
+    timestamp = _timestamp(part_record)
+    if timestamp is not None:
+        part.timestamp = timestamp
+    dynamic_ref = part_record.get('dynamic_ref')
+    if isinstance(dynamic_ref, str):
+        part.dynamic_ref = dynamic_ref
+    return part
+
+
+def _user(message: UserMessage, part_record: dict[str, Any], index: int) -> UserPromptPart:
+    content = message.content if isinstance(message.content, str) else _user_content(message.content, index)
+    part = UserPromptPart(content=content)
+    timestamp = _timestamp(part_record)
+    if timestamp is not None:
+        part.timestamp = timestamp
+    return part
+
+
+def _user_content(parts: Sequence[Any], index: int) -> list[UserContent]:
+    result: list[UserContent] = []
+    for position, item in enumerate(parts):
+        if item.type == 'text':
+            result.append(cast(str, item.text))
+            continue
+        source = item.source
+        path = f'{index}.content.{position}.source'
+        if source.type == 'data':
+            try:
+                data = base64.b64decode(source.value, validate=True)
+            except (binascii.Error, ValueError):
+                raise InputError('source.value is not valid base64', f'{path}.value') from None
+            result.append(BinaryContent(data=data, media_type=source.mime_type))
+        elif source.type == 'url':
+            kinds: dict[str, type[ImageUrl | AudioUrl | VideoUrl | DocumentUrl]] = {
+                'image': ImageUrl,
+                'audio': AudioUrl,
+                'video': VideoUrl,
+                'document': DocumentUrl,
+            }
+            result.append(kinds[item.type](url=source.value, media_type=source.mime_type))
+        else:
+            warn(f'{path}: skipped a {source.type!r} source, a provider file handle the model cannot be given.')
+    return result
