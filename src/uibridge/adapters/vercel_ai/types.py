@@ -1,0 +1,301 @@
+"""The UI message as the Vercel AI SDK (`ai` 5, 6 and 7) stores and sends it: `UIMessage` and its parts.
+
+No Python package publishes these shapes, so they are declared here from `ai`'s own `ui/ui-messages.ts`
+and `ui/validate-ui-messages.ts` (7.0.173). The wire form is camelCase; Python names are snake_case and
+either spelling validates. Two rules of the client's validator decide how a model serializes:
+
+- an optional field must be absent, never `null` (the client rejects `null`), so `None` is left out;
+- a few keys must be present even when their value is `null`: `data` on a `data-*` part, `input` on a tool
+  part past `input-streaming`, `output` on an `output-available` tool part.
+
+Unknown keys are ignored, as the client's validator strips them. A part whose `type` this version does not
+know validates as `UnknownUIPart`, so a newer client's extra part does not fail the whole request; loading
+skips it with a warning.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, ClassVar, Literal, TypeAlias
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    SerializerFunctionWrapHandler,
+    Tag,
+    model_serializer,
+    model_validator,
+)
+from pydantic.alias_generators import to_camel
+
+__all__ = [
+    'CustomUIPart',
+    'DataUIPart',
+    'DynamicToolUIPart',
+    'FileUIPart',
+    'ProviderMetadata',
+    'ReasoningFileUIPart',
+    'ReasoningUIPart',
+    'SourceDocumentUIPart',
+    'SourceUrlUIPart',
+    'SteeringMessageUIPart',
+    'StepStartUIPart',
+    'TextUIPart',
+    'ToolApprovalUI',
+    'ToolState',
+    'ToolUIPart',
+    'UIMessage',
+    'UIMessagePart',
+    'UnknownUIPart',
+]
+
+ProviderMetadata: TypeAlias = dict[str, dict[str, Any]]
+"""Two levels deep on the wire: `{provider: {key: json value}}`."""
+
+ToolState: TypeAlias = Literal[
+    'input-streaming',
+    'input-available',
+    'approval-requested',
+    'approval-responded',
+    'output-available',
+    'output-error',
+    'output-denied',
+]
+
+
+class UIModel(BaseModel):
+    """Base of every UI and chunk model: camelCase on the wire, `None` left out (see the module docstring)."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        validate_by_name=True,
+        validate_by_alias=True,
+        serialize_by_alias=True,
+        extra='ignore',
+    )
+    _keep_null: ClassVar[frozenset[str]] = frozenset()
+
+    @model_serializer(mode='wrap')
+    def _leave_out_absent(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        keep = self._null_keys()
+        # `type` first, as the client writes it, whatever order the fields were declared in.
+        result: dict[str, Any] = {'type': data['type']} if 'type' in data else {}
+        for key, value in data.items():
+            if value is not None or key in keep:
+                result[key] = value
+        return result
+
+    def _null_keys(self) -> frozenset[str]:
+        return self._keep_null
+
+
+class TextUIPart(UIModel):
+    type: Literal['text'] = 'text'
+    text: str
+    state: Literal['streaming', 'done'] | None = None
+    provider_metadata: ProviderMetadata | None = None
+    citations: list[dict[str, Any]] | None = None
+
+
+class ReasoningUIPart(UIModel):
+    type: Literal['reasoning'] = 'reasoning'
+    text: str
+    id: str | None = None
+    state: Literal['streaming', 'done'] | None = None
+    provider_metadata: ProviderMetadata | None = None
+
+
+class CustomUIPart(UIModel):
+    type: Literal['custom'] = 'custom'
+    kind: str
+    provider_metadata: ProviderMetadata | None = None
+
+
+class SourceUrlUIPart(UIModel):
+    type: Literal['source-url'] = 'source-url'
+    source_id: str
+    url: str
+    title: str | None = None
+    provider_metadata: ProviderMetadata | None = None
+
+
+class SourceDocumentUIPart(UIModel):
+    type: Literal['source-document'] = 'source-document'
+    source_id: str
+    media_type: str
+    title: str
+    filename: str | None = None
+    provider_metadata: ProviderMetadata | None = None
+
+
+class FileUIPart(UIModel):
+    type: Literal['file'] = 'file'
+    media_type: str
+    url: str
+    filename: str | None = None
+    provider_reference: dict[str, str] | None = None
+    provider_metadata: ProviderMetadata | None = None
+
+
+class ReasoningFileUIPart(UIModel):
+    type: Literal['reasoning-file'] = 'reasoning-file'
+    media_type: str
+    url: str
+    provider_metadata: ProviderMetadata | None = None
+
+
+class SteeringMessageUIPart(UIModel):
+    """Experimental (7.0.163): a user message added to a running response."""
+
+    type: Literal['steering-message'] = 'steering-message'
+    id: str
+    parts: list[Annotated[TextUIPart | FileUIPart, Discriminator('type')]]
+
+
+class StepStartUIPart(UIModel):
+    type: Literal['step-start'] = 'step-start'
+
+
+class DataUIPart(UIModel):
+    """`data-{name}`: application data shown by the UI, never seen by the model."""
+
+    type: Annotated[str, Field(pattern=r'^data-')]
+    data: Any
+    id: str | None = None
+    _keep_null = frozenset({'data'})
+
+    @property
+    def name(self) -> str:
+        return self.type[len('data-') :]
+
+
+class ToolApprovalUI(UIModel):
+    id: str
+    approved: bool | None = None
+    reason: str | None = None
+    descriptor: Any = None
+    request_reason: str | None = None
+    is_automatic: bool | None = None
+    signature: str | None = None
+    input_schema_input: Any = None
+
+
+class _ToolFields(UIModel):
+    tool_call_id: str
+    state: ToolState
+    input: Any = None
+    output: Any = None
+    error_text: str | None = None
+    raw_input: Any = None
+    input_encoding: Literal['json', 'text'] | None = None
+    provider_executed: bool | None = None
+    call_provider_metadata: ProviderMetadata | None = None
+    result_provider_metadata: ProviderMetadata | None = None
+    preliminary: bool | None = None
+    approval: ToolApprovalUI | None = None
+    title: str | None = None
+    tool_metadata: dict[str, Any] | None = None
+
+    def _null_keys(self) -> frozenset[str]:
+        if self.state == 'output-available':
+            return frozenset({'input', 'output'})
+        if self.state in ('input-streaming', 'output-error'):
+            return frozenset()
+        return frozenset({'input'})
+
+    @model_validator(mode='after')
+    def _state_fields(self) -> _ToolFields:
+        # The client's validator ties these fields to the state; a part that breaks them cannot be loaded.
+        state = self.state
+        if state == 'output-error' and self.error_text is None:
+            raise ValueError("an 'output-error' tool part needs errorText")
+        if state in ('approval-requested', 'approval-responded', 'output-denied') and self.approval is None:
+            raise ValueError(f'a {state!r} tool part needs an approval')
+        if state in ('approval-responded', 'output-denied') and (
+            self.approval is None or self.approval.approved is None
+        ):
+            raise ValueError(f'a {state!r} tool part needs approval.approved')
+        if state == 'output-denied' and self.approval is not None and self.approval.approved:
+            raise ValueError("an 'output-denied' tool part needs approval.approved false")
+        return self
+
+
+class ToolUIPart(_ToolFields):
+    """`tool-{name}`: a tool call, its state, and its result once there is one."""
+
+    type: Annotated[str, Field(pattern=r'^tool-.')]
+
+    @property
+    def tool_name(self) -> str:
+        return self.type[len('tool-') :]
+
+
+class DynamicToolUIPart(_ToolFields):
+    """A tool the client does not know statically; the name is a field, not part of the type."""
+
+    type: Literal['dynamic-tool'] = 'dynamic-tool'
+    tool_name: str
+    dynamic: Literal[False] | None = None
+
+
+class UnknownUIPart(UIModel):
+    """A part type this version does not know (from a newer client): kept whole, skipped when loading."""
+
+    model_config = ConfigDict(extra='allow')
+    type: str
+
+
+_STATIC_TYPES = frozenset(
+    {
+        'text',
+        'reasoning',
+        'custom',
+        'source-url',
+        'source-document',
+        'file',
+        'reasoning-file',
+        'steering-message',
+        'step-start',
+        'dynamic-tool',
+    }
+)
+
+
+def _part_tag(value: Any) -> str | None:
+    part_type = value.get('type') if isinstance(value, dict) else getattr(value, 'type', None)  # pyright: ignore[reportUnknownMemberType,reportUnknownVariableType]
+    if not isinstance(part_type, str):
+        return None
+    if part_type in _STATIC_TYPES:
+        return part_type
+    if part_type.startswith('tool-'):
+        return 'tool'
+    if part_type.startswith('data-'):
+        return 'data'
+    return 'unknown'
+
+
+UIMessagePart: TypeAlias = Annotated[
+    Annotated[TextUIPart, Tag('text')]
+    | Annotated[ReasoningUIPart, Tag('reasoning')]
+    | Annotated[CustomUIPart, Tag('custom')]
+    | Annotated[SourceUrlUIPart, Tag('source-url')]
+    | Annotated[SourceDocumentUIPart, Tag('source-document')]
+    | Annotated[FileUIPart, Tag('file')]
+    | Annotated[ReasoningFileUIPart, Tag('reasoning-file')]
+    | Annotated[SteeringMessageUIPart, Tag('steering-message')]
+    | Annotated[StepStartUIPart, Tag('step-start')]
+    | Annotated[DynamicToolUIPart, Tag('dynamic-tool')]
+    | Annotated[ToolUIPart, Tag('tool')]
+    | Annotated[DataUIPart, Tag('data')]
+    | Annotated[UnknownUIPart, Tag('unknown')],
+    Discriminator(_part_tag, custom_error_type='invalid_part_type', custom_error_message='a part needs a string type'),
+]
+
+
+class UIMessage(UIModel):
+    id: str
+    role: Literal['system', 'user', 'assistant']
+    parts: list[UIMessagePart]
+    metadata: Any = None
