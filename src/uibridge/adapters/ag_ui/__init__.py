@@ -6,5 +6,6 @@ events to AG-UI SSE) and `parse_request` (a `RunAgentInput` body to a neutral `R
 
 from .dump import dump_messages
 from .load import load_messages
+from .stream import AGUIEventStream, encode_events
 
-__all__ = ['dump_messages', 'load_messages']
+__all__ = ['AGUIEventStream', 'dump_messages', 'encode_events', 'load_messages']
