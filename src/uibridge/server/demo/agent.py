@@ -1,0 +1,281 @@
+"""A deterministic stand-in for a model-driven agent, choosing what to show by keywords.
+
+It exercises every part of the neutral model a real agent produces, so the demo page and the end-to-end
+suites can see each one cross both protocols and come back: streamed text, thinking with a signature, a
+server-side tool and its result, a tool retry (`RetryPromptPart`), retry feedback of each cause
+(`RetryFeedbackPart`), a client-side tool and an approval. It keeps working across turns: it answers a
+verified approval by running (or not running) the tool, and a client tool's result by using it.
+
+Keywords (case-insensitive, in the last user message; several may combine) are listed in `KEYWORDS`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import anyio
+
+from ...core.events import AgentEvent, PartDelta, PartEnd, PartStart, ResponseStart, ToolCallReady, ToolResult
+from ...core.messages import (
+    ErrorDetails,
+    ModelMessage,
+    ModelRequest,
+    RetryFeedbackPart,
+    RetryPromptPart,
+    TextPart,
+    ThinkingPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+    generate_tool_call_id,
+)
+from ..run import AgentRun
+
+__all__ = ['KEYWORDS', 'DemoAgent']
+
+KEYWORDS: dict[str, str] = {
+    'think': 'thinks first (a reasoning part with a signature), then answers',
+    'weather': 'calls the server-side tool get_weather and answers with its result',
+    'retry': 'calls get_weather with a bad argument, gets a tool retry (RetryPromptPart), calls it again',
+    'feedback': 'answers badly three times (invalid JSON, nothing usable, rejected by a validator), each followed '
+    'by retry feedback (RetryFeedbackPart), then answers properly',
+    'client': 'asks the browser to run the client-side tool get_local_time and uses its answer',
+    'delete': 'wants to run delete_file, which needs your approval; approve or deny it',
+    'error': 'fails mid-answer, to show how an error reaches the UI',
+}
+"""Each keyword and what the demo agent does for it."""
+
+CLIENT_TOOL = 'get_local_time'
+APPROVAL_TOOL = 'delete_file'
+SERVER_TOOL = 'get_weather'
+
+
+class DemoError(RuntimeError):
+    """What the `error` keyword raises."""
+
+
+@dataclass
+class DemoAgent:
+    """The demo agent. `delay` paces streamed words (seconds; 0 in tests). `executed` records every tool the
+    server actually ran, so a test can tell that no tool ran on a client's word."""
+
+    delay: float = 0.02
+    executed: list[ToolCallPart] = field(default_factory=list[ToolCallPart])
+
+    async def __call__(self, run: AgentRun) -> AsyncIterator[AgentEvent | ModelMessage]:
+        pending = run.pending_tool_calls()
+        if pending:
+            async for item in self._answer_approvals(run, pending):
+                yield item
+            return
+        results = run.tool_results()
+        if results:
+            async for item in self._use_tool_results(results):
+                yield item
+            return
+        text = _last_user_text(run.messages)
+        async for item in self._respond(text):
+            yield item
+
+    # ------------------------------------------------------------------------------------------- turns
+
+    async def _respond(self, text: str) -> AsyncIterator[AgentEvent | ModelMessage]:
+        lowered = text.lower()
+        thinking = 'think' in lowered
+        if 'feedback' in lowered:
+            async for item in self._feedback(text, thinking):
+                yield item
+            return
+        if 'retry' in lowered or 'weather' in lowered:
+            async for item in self._weather(retry='retry' in lowered, thinking=thinking):
+                yield item
+            return
+        if 'client' in lowered:
+            async for item in self._tool_call(CLIENT_TOOL, {'timezone': 'local'}, 'client', thinking):
+                yield item
+            return
+        if 'delete' in lowered:
+            async for item in self._tool_call(APPROVAL_TOOL, {'path': 'notes.txt'}, 'approval', thinking):
+                yield item
+            return
+        yield ResponseStart(model_name='demo')
+        index = 0
+        if thinking:
+            async for event in self._think(index, f'The user wrote {len(text)} characters; an echo will do.'):
+                yield event
+            index += 1
+        if 'error' in lowered:
+            async for event in self._text(index, 'Let me start answering, and then'):
+                yield event
+            raise DemoError('the demo agent failed on purpose (keyword "error")')
+        async for event in self._text(index, _echo(text)):
+            yield event
+
+    async def _weather(self, *, retry: bool, thinking: bool) -> AsyncIterator[AgentEvent | ModelMessage]:
+        yield ResponseStart(model_name='demo')
+        index = 0
+        if thinking:
+            async for event in self._think(index, 'A weather question: the get_weather tool knows.'):
+                yield event
+            index += 1
+        if retry:
+            bad = ToolCallPart(tool_name=SERVER_TOOL, args='', tool_call_id=generate_tool_call_id())
+            async for event in self._call(index, bad, {'city': ''}):
+                yield event
+            yield ToolResult(
+                RetryPromptPart(content='city must not be empty', tool_name=SERVER_TOOL, tool_call_id=bad.tool_call_id)
+            )
+            yield ResponseStart(model_name='demo')
+            index = 0
+        call = ToolCallPart(tool_name=SERVER_TOOL, args='', tool_call_id=generate_tool_call_id())
+        async for event in self._call(index, call, {'city': 'Paris'}):
+            yield event
+        self.executed.append(call.model_copy(update={'args': {'city': 'Paris'}}))
+        weather = {'city': 'Paris', 'forecast': 'sunny', 'temperature_c': 21}
+        yield ToolResult(ToolReturnPart(tool_name=SERVER_TOOL, content=weather, tool_call_id=call.tool_call_id))
+        yield ResponseStart(model_name='demo')
+        async for event in self._text(0, 'It is sunny in Paris, 21 °C.'):
+            yield event
+
+    async def _feedback(self, text: str, thinking: bool) -> AsyncIterator[AgentEvent | ModelMessage]:
+        yield ResponseStart(model_name='demo')
+        index = 0
+        if thinking:
+            async for event in self._think(index, 'The application wants JSON with the answer in it.'):
+                yield event
+            index += 1
+        async for event in self._text(index, '{"answer": forty-two}'):
+            yield event
+        invalid: ErrorDetails = {
+            'type': 'json_invalid',
+            'loc': (),
+            'msg': 'Invalid JSON: expected value at line 1 column 12',
+            'input': '{"answer": forty-two}',
+        }
+        yield ModelRequest(parts=[RetryFeedbackPart(content=[invalid], cause='validation_error')])
+        yield ResponseStart(model_name='demo')
+        async for event in self._think(0, 'Nothing to say yet.'):
+            yield event
+        yield ModelRequest(parts=[RetryFeedbackPart(content='', cause='no_output')])
+        yield ResponseStart(model_name='demo')
+        quoted = json.dumps({'answer': 41, 'question': text}, ensure_ascii=False)
+        async for event in self._text(0, quoted):
+            yield event
+        # The validator quotes the model's answer, which quotes the user: text uibridge frames when it renders.
+        rejection = f'The answer must be 42, not 41. You answered: {quoted}'
+        yield ModelRequest(parts=[RetryFeedbackPart(content=rejection, cause='model_retry')])
+        yield ResponseStart(model_name='demo')
+        async for event in self._text(0, '{"answer": 42}'):
+            yield event
+
+    async def _tool_call(
+        self, tool_name: str, args: dict[str, Any], answered_by: Literal['client', 'approval'], thinking: bool
+    ) -> AsyncIterator[AgentEvent | ModelMessage]:
+        yield ResponseStart(model_name='demo')
+        index = 0
+        if thinking:
+            async for event in self._think(index, f'I need {tool_name} for this.'):
+                yield event
+            index += 1
+        lead = 'Let me ask your browser.' if answered_by == 'client' else 'I would like to delete notes.txt.'
+        async for event in self._text(index, lead):
+            yield event
+        call = ToolCallPart(tool_name=tool_name, args='', tool_call_id=generate_tool_call_id())
+        async for event in self._call(index + 1, call, args):
+            yield event
+        yield ToolCallReady(call.tool_call_id, answered_by)
+
+    async def _answer_approvals(
+        self, run: AgentRun, calls: list[ToolCallPart]
+    ) -> AsyncIterator[AgentEvent | ModelMessage]:
+        done: list[str] = []
+        for call in calls:
+            approval = run.approval_for(call.tool_call_id)
+            if approval is None:
+                continue
+            if approval.approved:
+                self.executed.append(call)
+                path = str(call.args_as_dict().get('path', ''))
+                done.append(f'I deleted {path}.')
+                yield ToolResult(
+                    ToolReturnPart(tool_name=call.tool_name, content={'deleted': path}, tool_call_id=call.tool_call_id)
+                )
+            else:
+                reason = f': {approval.reason}' if approval.reason else ''
+                done.append('Understood, I left it alone.')
+                yield ToolResult(
+                    ToolReturnPart(
+                        tool_name=call.tool_name,
+                        content=f'The user denied this call{reason}',
+                        tool_call_id=call.tool_call_id,
+                        outcome='denied',
+                    )
+                )
+        yield ResponseStart(model_name='demo')
+        async for event in self._text(0, ' '.join(done) or 'Nothing to do.'):
+            yield event
+
+    async def _use_tool_results(self, results: list[ToolReturnPart]) -> AsyncIterator[AgentEvent | ModelMessage]:
+        yield ResponseStart(model_name='demo')
+        answer = '; '.join(f'{result.tool_name} says {result.model_response_str()}' for result in results)
+        async for event in self._text(0, f'Your browser answered: {answer}.'):
+            yield event
+
+    # ----------------------------------------------------------------------------------------- streaming
+
+    async def _text(self, index: int, text: str) -> AsyncIterator[AgentEvent]:
+        yield PartStart(index, TextPart(content=''))
+        for word in _words(text):
+            await self._pause()
+            yield PartDelta(index, word)
+        yield PartEnd(index)
+
+    async def _think(self, index: int, text: str) -> AsyncIterator[AgentEvent]:
+        yield PartStart(index, ThinkingPart(content='', provider_name='demo'))
+        for word in _words(text):
+            await self._pause()
+            yield PartDelta(index, word)
+        signature = 'demo-sig-' + hashlib.sha256(text.encode()).hexdigest()[:16]
+        yield PartEnd(index, signature=signature)
+
+    async def _call(self, index: int, call: ToolCallPart, args: dict[str, Any]) -> AsyncIterator[AgentEvent]:
+        yield PartStart(index, call)
+        encoded = json.dumps(args)
+        middle = len(encoded) // 2
+        for piece in (encoded[:middle], encoded[middle:]):
+            await self._pause()
+            yield PartDelta(index, piece)
+        yield PartEnd(index)
+
+    async def _pause(self) -> None:
+        if self.delay:
+            await anyio.sleep(self.delay)
+        else:
+            await anyio.lowlevel.checkpoint()
+
+
+def _words(text: str) -> list[str]:
+    words = text.split(' ')
+    return [word if i == len(words) - 1 else word + ' ' for i, word in enumerate(words)]
+
+
+def _last_user_text(messages: list[ModelMessage]) -> str:
+    for message in reversed(messages):
+        if not isinstance(message, ModelRequest):
+            continue
+        for part in reversed(message.parts):
+            if isinstance(part, UserPromptPart):
+                if isinstance(part.content, str):
+                    return part.content
+                return ' '.join(item for item in part.content if isinstance(item, str))
+    return ''
+
+
+def _echo(text: str) -> str:
+    if not text.strip():
+        return 'Say something! Keywords: ' + ', '.join(KEYWORDS) + '.'
+    return f'You said: {text}\n\nTry a keyword: ' + ', '.join(KEYWORDS) + '.'

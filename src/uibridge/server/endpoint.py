@@ -1,0 +1,230 @@
+"""`ChatEndpoint`: the ASGI app that turns one protocol request into one streamed agent run.
+
+Per request, in this order, so that the cheap refusals come first and nothing a client sends reaches the
+agent unchecked:
+
+1. method (405) and content type (415), before a byte of the body is read;
+2. the body, at most `max_body_bytes` (413; a declared `Content-Length` is checked before reading);
+3. strict JSON (400 for bytes that are not UTF-8, 422 for anything else), then the protocol's own parsing
+   and loading into neutral messages (422 with `{"error", "path"}`, never echoing the input);
+4. approvals verified against the server's signatures, then `sanitize_messages`;
+5. the agent's run streamed in the protocol (`streaming.stream_run`), then `on_complete`.
+
+The protocol is a `ProtocolBinding`: how to parse a body and which encoder to stream with. The Vercel AI and
+AG-UI endpoints are this class with their binding (`uibridge.server.vercel_ai`, `uibridge.server.ag_ui`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import warnings
+from collections.abc import Awaitable, Callable, Iterable, Mapping, MutableMapping
+from typing import Any, Generic, Protocol, TypeAlias, TypeVar
+
+import anyio
+
+from ..core.approvals import ApprovalSigner
+from ..core.errors import InputError
+from ..core.messages import ToolCallPart
+from ..core.run import RunInput
+from ..core.sanitize import sanitize_messages
+from ..core.stream import EventStreamEncoder
+from .approvals import verify_approvals
+from .body import Disconnected, Rejected, check_content_type, parse_json_object, read_body
+from .run import Agent, AgentRun, OnComplete
+from .streaming import stream_run
+
+__all__ = ['DEFAULT_MAX_BODY_BYTES', 'ChatEndpoint', 'ProtocolBinding']
+
+logger = logging.getLogger('uibridge.server')
+
+Scope: TypeAlias = MutableMapping[str, Any]
+Message: TypeAlias = MutableMapping[str, Any]
+Receive: TypeAlias = Callable[[], Awaitable[Message]]
+Send: TypeAlias = Callable[[Message], Awaitable[None]]
+
+DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024
+_MAX_ERROR_CHARS = 300
+_ON_COMPLETE_TIMEOUT = 30.0
+
+RequestT = TypeVar('RequestT')
+
+
+class ProtocolBinding(Protocol[RequestT]):
+    """What an endpoint needs to know about one protocol."""
+
+    name: str
+
+    def parse(self, body: Mapping[str, Any]) -> tuple[RequestT, RunInput]:
+        """The parsed request and its neutral run input; raises `InputError` for anything it cannot take."""
+        ...
+
+    def encoder(
+        self, request: RequestT, run_input: RunInput, approval_id: Callable[[ToolCallPart], str]
+    ) -> EventStreamEncoder:
+        """A fresh encoder for this request's response stream."""
+        ...
+
+
+class ChatEndpoint(Generic[RequestT]):
+    """An ASGI app serving one agent over one protocol. Mount it (`Mount('/api/chat', endpoint)`), route to it
+    (`Route('/api/chat', endpoint, methods=['POST'])`) or `app.mount(...)` it in FastAPI.
+
+    Options:
+    - `strip_system_prompts` (default true): the server owns the system voice; client-sent system prompts,
+      instructions and retry feedback are removed before the agent sees the history.
+    - `allowed_file_url_schemes`: media URLs with other schemes (`s3://`, `file://`) are removed.
+    - `max_body_bytes`, `allowed_content_types`: what a request may be.
+    - `expose_errors` (default false): show the agent's exception text to the user; otherwise a generic line.
+    - `on_complete(new_messages, run)`: awaited once per run however it ended (`run.status`), to persist.
+    - `keep_alive`: seconds of silence after which an SSE comment is sent (`None` for never).
+    - `approval_secret`: the key approval ids are signed with; share it between workers (default: random per
+      process, so an approval request does not survive a restart).
+    """
+
+    def __init__(
+        self,
+        agent: Agent,
+        binding: ProtocolBinding[RequestT],
+        *,
+        strip_system_prompts: bool = True,
+        allowed_file_url_schemes: Iterable[str] = ('http', 'https'),
+        max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+        allowed_content_types: Iterable[str] = ('application/json',),
+        expose_errors: bool = False,
+        on_complete: OnComplete | None = None,
+        keep_alive: float | None = 15.0,
+        approval_secret: bytes | str | None = None,
+    ) -> None:
+        self.agent = agent
+        self.binding = binding
+        self.strip_system_prompts = strip_system_prompts
+        self.allowed_file_url_schemes = tuple(allowed_file_url_schemes)
+        self.max_body_bytes = max_body_bytes
+        self.allowed_content_types = frozenset(t.lower() for t in allowed_content_types)
+        self.expose_errors = expose_errors
+        self.on_complete = on_complete
+        self.keep_alive = keep_alive
+        self.signer = ApprovalSigner(approval_secret)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope['type'] == 'lifespan':
+            await _lifespan(receive, send)
+            return
+        if scope['type'] != 'http':
+            return
+        headers = _headers(scope)
+        try:
+            if scope['method'] != 'POST':
+                raise Rejected(405, 'method not allowed', headers={'allow': 'POST'})
+            check_content_type(headers.get('content-type'), self.allowed_content_types)
+            body = await read_body(receive, headers.get('content-length'), self.max_body_bytes)
+            request, run_input = self._parse(parse_json_object(body))
+        except Rejected as rejected:
+            await _send_error(send, rejected.status, rejected.error, rejected.path, rejected.headers)
+            return
+        except Disconnected:
+            return
+
+        run = self.prepare(request, run_input)
+        encoder = self.binding.encoder(request, run_input, self.signer.approval_id)
+        try:
+            await stream_run(
+                agent=self.agent,
+                run=run,
+                encoder=encoder,
+                send=send,
+                receive=receive,
+                keep_alive=self.keep_alive,
+                expose_errors=self.expose_errors,
+            )
+        finally:
+            await self._complete(encoder, run)
+
+    def _parse(self, body: Mapping[str, Any]) -> tuple[RequestT, RunInput]:
+        try:
+            return self.binding.parse(body)
+        except InputError as error:
+            raise Rejected(422, error.message, error.path) from None
+        except RecursionError:
+            raise Rejected(422, 'the request is nested too deeply') from None
+        except Exception:
+            # A parser must raise InputError for bad input; anything else is its bug, but the client still
+            # gets a 4xx (its input triggered it) and the server log gets the traceback.
+            logger.exception('The %s request parser failed on client input', self.binding.name)
+            raise Rejected(422, 'the request could not be read') from None
+
+    def prepare(self, request: RequestT, run_input: RunInput) -> AgentRun:
+        """Verify approvals and sanitize the history: the `AgentRun` the agent will get."""
+        approvals = verify_approvals(run_input.history, run_input.approvals, self.signer)
+        resolved = frozenset(a.tool_call_id for a in approvals if a.tool_call_id is not None)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter('always')
+            messages = sanitize_messages(
+                run_input.history,
+                strip_system_prompts=self.strip_system_prompts,
+                allowed_file_url_schemes=self.allowed_file_url_schemes,
+                resolved_tool_call_ids=resolved,
+            )
+        for warning in caught:
+            logger.warning('%s request %s: %s', self.binding.name, run_input.run_id, warning.message)
+        return AgentRun(
+            messages=messages,
+            thread_id=run_input.thread_id,
+            run_id=run_input.run_id,
+            protocol=self.binding.name,
+            client_tools=list(run_input.tools),
+            approvals=approvals,
+            resolved_tool_call_ids=resolved,
+            state=run_input.state,
+            trigger=run_input.trigger,
+            extra=run_input.extra,
+            request=request,
+            input=run_input,
+        )
+
+    async def _complete(self, encoder: EventStreamEncoder, run: AgentRun) -> None:
+        if run.status == 'running':
+            run.status = 'cancelled'
+        if self.on_complete is None:
+            return
+        # Shielded: a run cancelled by a disconnect (or a server shutting down) is still persisted.
+        with anyio.CancelScope(shield=True), anyio.move_on_after(_ON_COMPLETE_TIMEOUT):
+            try:
+                await self.on_complete(encoder.new_messages, run)
+            except Exception:
+                logger.exception('on_complete failed for run %s', run.run_id)
+
+
+def _headers(scope: Scope) -> dict[str, str]:
+    headers: dict[str, str] = {}
+    for key, value in scope.get('headers', ()):
+        headers[key.decode('latin-1').lower()] = value.decode('latin-1')
+    return headers
+
+
+async def _send_error(send: Send, status: int, error: str, path: str, extra: Mapping[str, str]) -> None:
+    payload = {'error': error[:_MAX_ERROR_CHARS], 'path': path[:_MAX_ERROR_CHARS]}
+    body = json.dumps(payload, ensure_ascii=False).encode()
+    headers = [(b'content-type', b'application/json'), (b'content-length', str(len(body)).encode())]
+    if status == 413:
+        # The rest of the body was never read: the connection cannot be reused.
+        headers.append((b'connection', b'close'))
+    headers += [(key.encode('latin-1'), value.encode('latin-1')) for key, value in extra.items()]
+    try:
+        await send({'type': 'http.response.start', 'status': status, 'headers': headers})
+        await send({'type': 'http.response.body', 'body': body})
+    except OSError:
+        pass
+
+
+async def _lifespan(receive: Receive, send: Send) -> None:
+    """Served as the top-level app, the endpoint has nothing to start or stop."""
+    while True:
+        message = await receive()
+        if message['type'] == 'lifespan.startup':
+            await send({'type': 'lifespan.startup.complete'})
+        elif message['type'] == 'lifespan.shutdown':
+            await send({'type': 'lifespan.shutdown.complete'})
+            return

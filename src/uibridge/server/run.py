@@ -1,0 +1,90 @@
+"""The agent contract: what an endpoint hands an agent, and what an agent gives back.
+
+An agent is any `async def agent(run: AgentRun) -> AsyncIterator[AgentEvent | ModelMessage]`. It reads the
+conversation from `run.messages` (already sanitized: no client-written system prompt, retry feedback, unsafe
+media URL or unresolved trailing tool call), and yields either fine-grained neutral events
+(`uibridge.core.events`) or whole messages (a `ModelResponse`, or a `ModelRequest` of tool returns and retry
+feedback), which the endpoint expands with `events_from_message`. Everything the agent yields streams to the
+client in the protocol it spoke and is collected into new `ModelMessage`s for `on_complete`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
+
+from ..core.events import AgentEvent
+from ..core.messages import ModelMessage, ModelRequest, ToolCallPart, ToolReturnPart
+from ..core.run import ClientTool, RunInput, ToolApproval
+from .approvals import trailing_tool_calls
+
+__all__ = ['Agent', 'AgentRun', 'OnComplete', 'RunStatus']
+
+RunStatus: TypeAlias = Literal['running', 'finished', 'failed', 'cancelled']
+
+
+@dataclass
+class AgentRun:
+    """One run of an agent, as an endpoint prepared it from a client's request.
+
+    Only `messages`, `approvals` and `resolved_tool_call_ids` have been checked by the server. `client_tools`,
+    `state`, `thread_id`, `extra` and `input` are the client's word: data for the application, never
+    instructions for a model.
+    """
+
+    messages: list[ModelMessage]
+    """The sanitized history, ready for a model."""
+    thread_id: str
+    run_id: str
+    protocol: Literal['vercel-ai', 'ag-ui'] | str
+    client_tools: list[ClientTool] = field(default_factory=list[ClientTool])
+    """Tools the client runs itself: the agent may call them and stream a `ToolCallReady(..., 'client')`."""
+    approvals: list[ToolApproval] = field(default_factory=list[ToolApproval])
+    """Answers to approval requests whose id the server verified against the trailing call it names; each
+    has its `tool_call_id` filled in. Anything a client claimed but could not prove is not here."""
+    resolved_tool_call_ids: frozenset[str] = frozenset()
+    """The ids of the trailing tool calls that the verified approvals answer (approved or denied)."""
+    state: Any = None
+    trigger: Literal['submit', 'regenerate'] = 'submit'
+    extra: dict[str, Any] = field(default_factory=dict[str, Any])
+    request: Any = None
+    """The parsed protocol request (`VercelChatRequest`, `AGUIRunRequest`), for anything else it carried."""
+    input: RunInput | None = None
+    """The request as loaded, before sanitizing: untrusted; kept for logging and tests, not for a model."""
+    status: RunStatus = 'running'
+    """Set by the endpoint when the stream ends: `finished`, `failed` (the agent raised) or `cancelled`
+    (the client went away, or the agent yielded `RunCancelled`)."""
+    error: BaseException | None = None
+    """The exception the agent raised, when `status` is `failed`."""
+
+    @property
+    def cancelled(self) -> bool:
+        return self.status == 'cancelled'
+
+    def approval_for(self, tool_call_id: str) -> ToolApproval | None:
+        """The verified answer to the approval request for this call, if the client gave one."""
+        for approval in self.approvals:
+            if approval.tool_call_id == tool_call_id:
+                return approval
+        return None
+
+    def pending_tool_calls(self) -> list[ToolCallPart]:
+        """The tool calls that end the history without a result: after sanitizing, only calls whose
+        approval the server verified remain here, so these are the calls the agent should now run (or,
+        when denied, answer as denied)."""
+        return trailing_tool_calls(self.messages)
+
+    def tool_results(self) -> list[ToolReturnPart]:
+        """The tool returns in the request that ends the history (a client tool's answer, say)."""
+        if not self.messages or not isinstance(last := self.messages[-1], ModelRequest):
+            return []
+        return [part for part in last.parts if isinstance(part, ToolReturnPart)]
+
+
+Agent: TypeAlias = Callable[[AgentRun], AsyncIterator[AgentEvent | ModelMessage]]
+"""An async generator function (or anything returning an async iterator) that streams one run."""
+
+OnComplete: TypeAlias = Callable[[list[ModelMessage], AgentRun], Awaitable[None]]
+"""Called once per run after the stream ended, however it ended, with the new messages the run produced
+(partial ones included when it was cancelled or failed; `run.status` says which): the place to persist."""
