@@ -24,6 +24,7 @@ from pydantic import (
     Field,
     SerializerFunctionWrapHandler,
     Tag,
+    TypeAdapter,
     model_serializer,
     model_validator,
 )
@@ -47,6 +48,7 @@ __all__ = [
     'ToolUIPart',
     'UIMessage',
     'UIMessagePart',
+    'UIMessagePartAdapter',
     'UnknownUIPart',
 ]
 
@@ -299,3 +301,6 @@ class UIMessage(UIModel):
     role: Literal['system', 'user', 'assistant']
     parts: list[UIMessagePart]
     metadata: Any = None
+
+
+UIMessagePartAdapter: TypeAdapter[UIMessagePart] = TypeAdapter(UIMessagePart)

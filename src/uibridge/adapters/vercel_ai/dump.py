@@ -1,0 +1,373 @@
+"""`dump_messages`: a neutral history as the `UIMessage[]` a `useChat` client stores.
+
+Layout (the inverse of `load.py`):
+
+- each `SystemPromptPart` is a `system` message with one `text` part; each `UserPromptPart` a `user`
+  message with `text` and `file` parts (binary content as a data URL);
+- model responses are `assistant` messages, one `step-start` per response; responses separated only by
+  requests of tool results share one message, as the client builds it from a multi-step stream;
+- a tool call is one `tool-{name}` part merged with its result: `output-available`, `output-error` (a failed
+  tool, or a tool-bound `RetryPromptPart`: `errorText` without the "Fix the errors" directive, the exact
+  part kept in `resultProviderMetadata.uibridge.retry`), `output-denied`; a call still waiting is
+  `input-available`, or `approval-requested` / `approval-responded` when the stream asked for an approval;
+- a `RetryFeedbackPart` is a `system` message whose one `text` part holds `render_retry_feedback(part)` and
+  the marker `providerMetadata.uibridge.retry_feedback` (seed 003); a legacy tool-less `RetryPromptPart` is
+  the user text it always was.
+
+Ids are the ones a loaded message came with, else derived from the message's position and parts, so the
+same history always dumps to the same bytes. What else rides along is described in `provider_metadata.py`.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, cast
+
+from ...core.feedback import render_retry_feedback, retry_feedback_payload
+from ...core.messages import (
+    AudioUrl,
+    BinaryContent,
+    DocumentUrl,
+    FilePart,
+    ImageUrl,
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    RetryFeedbackPart,
+    RetryPromptPart,
+    SystemPromptPart,
+    TextPart,
+    ThinkingPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserContent,
+    UserPromptPart,
+    VideoUrl,
+)
+from .provider_metadata import (
+    app_metadata,
+    custom_data_items,
+    derived_message_id,
+    file_metadata,
+    iso,
+    jsonable,
+    response_info,
+    sidecar,
+    text_metadata,
+    thinking_metadata,
+    tool_call_metadata,
+    tool_input,
+    tool_result,
+    wrap_metadata,
+)
+from .types import (
+    DataUIPart,
+    FileUIPart,
+    ReasoningUIPart,
+    StepStartUIPart,
+    TextUIPart,
+    ToolApprovalUI,
+    ToolUIPart,
+    UIMessage,
+    UIMessagePart,
+    UIMessagePartAdapter,
+)
+
+__all__ = ['dump_messages', 'media_type_of', 'ui_only_part']
+
+_Role = Literal['system', 'user', 'assistant']
+
+
+@dataclass
+class _Draft:
+    role: _Role
+    parts: list[UIMessagePart] = field(default_factory=list[UIMessagePart])
+    id: str | None = None
+    metadata: Any = None
+    inserts: list[tuple[int, UIMessagePart]] = field(default_factory=list[tuple[int, UIMessagePart]])
+    """UI-only parts of a user or system message, each at the index it had in the message."""
+
+
+def dump_messages(messages: Sequence[ModelMessage]) -> list[UIMessage]:
+    """The UI messages for `messages`; deterministic (same history, same ids and bytes)."""
+    results: dict[str, ToolReturnPart | RetryPromptPart] = {}
+    for message in messages:
+        if isinstance(message, ModelRequest):
+            for part in message.parts:
+                if isinstance(part, ToolReturnPart) or (isinstance(part, RetryPromptPart) and part.tool_name):
+                    results.setdefault(part.tool_call_id, part)
+
+    drafts: list[_Draft] = []
+    assistant: _Draft | None = None
+    dumped_calls: set[str] = set()
+    previous_was_request = False
+    for message in messages:
+        if isinstance(message, ModelResponse):
+            info = sidecar(message.metadata).get('message')
+            opens = isinstance(info, dict) and cast(dict[str, Any], info).get('new') is True
+            if assistant is None or opens:
+                assistant = _Draft('assistant')
+                _apply_message_info(assistant, info)
+                drafts.append(assistant)
+            _dump_response(message, assistant.parts, results, dumped_calls)
+            previous_was_request = False
+            continue
+        request_info = _request_info(message, new=previous_was_request)
+        messages_info = sidecar(message.metadata).get('messages')
+        for index, part in enumerate(message.parts):
+            if isinstance(part, ToolReturnPart) or (isinstance(part, RetryPromptPart) and part.tool_name):
+                if part.tool_call_id not in dumped_calls:
+                    warnings.warn(
+                        f'a tool result for {part.tool_call_id!r} answers no call in the history; it was left out',
+                        UserWarning,
+                        stacklevel=2,
+                    )
+                continue
+            assistant = None
+            draft = _dump_prompt(part, request_info)
+            request_info = None
+            if isinstance(messages_info, dict):
+                _apply_message_info(draft, cast(dict[str, Any], messages_info).get(str(index)))
+            drafts.append(draft)
+        previous_was_request = True
+
+    return [_finish(index, draft) for index, draft in enumerate(drafts)]
+
+
+def _finish(index: int, draft: _Draft) -> UIMessage:
+    for at, part in sorted(draft.inserts, key=lambda item: item[0]):
+        draft.parts.insert(at, part)
+    message_id = draft.id
+    if message_id is None:
+        message_id = derived_message_id(index, draft.role, [part.model_dump(mode='json') for part in draft.parts])
+    return UIMessage(id=message_id, role=draft.role, parts=draft.parts, metadata=draft.metadata)
+
+
+def _apply_message_info(draft: _Draft, info: Any) -> None:
+    """Restore what load kept of a UI message: its own id, its metadata, and parts only the UI uses."""
+    if not isinstance(info, dict):
+        return
+    info = cast(dict[str, Any], info)
+    if isinstance(info.get('id'), str):
+        draft.id = info['id']
+    if 'metadata' in info:
+        draft.metadata = info['metadata']
+    extra = info.get('parts')
+    for entry in cast(list[Any], extra) if isinstance(extra, list) else []:
+        if isinstance(entry, dict):
+            entry = cast(dict[str, Any], entry)
+            at, part = entry.get('at'), ui_only_part(entry.get('part'))
+            if isinstance(at, int) and part is not None:
+                draft.inserts.append((at, part))
+
+
+def _request_info(request: ModelRequest, *, new: bool) -> dict[str, Any] | None:
+    info: dict[str, Any] = {}
+    if request.instructions is not None:
+        info['instructions'] = request.instructions
+    metadata = app_metadata(request.metadata)
+    if metadata is not None:
+        info['metadata'] = jsonable(metadata)
+    if new:
+        info['new'] = True
+    return info or None
+
+
+def _with_request(fields: dict[str, Any], request_info: dict[str, Any] | None) -> dict[str, Any]:
+    if request_info is not None:
+        fields['request'] = request_info
+    return fields
+
+
+def _dump_prompt(
+    part: SystemPromptPart | UserPromptPart | RetryFeedbackPart | RetryPromptPart, request_info: dict[str, Any] | None
+) -> _Draft:
+    if isinstance(part, SystemPromptPart):
+        fields: dict[str, Any] = {'timestamp': iso(part.timestamp)}
+        if part.dynamic_ref is not None:
+            fields['dynamic_ref'] = part.dynamic_ref
+        text = TextUIPart(text=part.content, provider_metadata=wrap_metadata(_with_request(fields, request_info)))
+        return _Draft('system', [text])
+    if isinstance(part, RetryFeedbackPart):
+        fields = {'retry_feedback': retry_feedback_payload(part)}
+        text = TextUIPart(
+            text=render_retry_feedback(part), provider_metadata=wrap_metadata(_with_request(fields, request_info))
+        )
+        return _Draft('system', [text])
+    if isinstance(part, RetryPromptPart):
+        fields = {'timestamp': iso(part.timestamp)}
+        text = TextUIPart(
+            text=part.model_response(), provider_metadata=wrap_metadata(_with_request(fields, request_info))
+        )
+        return _Draft('user', [text])
+    return _Draft('user', _dump_user_content(part, request_info))
+
+
+def _dump_user_content(part: UserPromptPart, request_info: dict[str, Any] | None) -> list[UIMessagePart]:
+    first: dict[str, Any] = _with_request({'timestamp': iso(part.timestamp)}, request_info)
+    content = part.content
+    if isinstance(content, str):
+        return [TextUIPart(text=content, provider_metadata=wrap_metadata(first))]
+    # A list that load would read back as a plain string (one text item), or as nothing, says so.
+    if not content or (len(content) == 1 and isinstance(content[0], str)):
+        first['list'] = True
+    if not content:
+        return [TextUIPart(text='', provider_metadata=wrap_metadata({**first, 'empty': True}))]
+    parts: list[UIMessagePart] = []
+    for item in content:
+        fields: dict[str, Any] = first if not parts else {}
+        parts.append(_dump_user_item(item, fields))
+    return parts
+
+
+def media_type_of(item: ImageUrl | AudioUrl | VideoUrl | DocumentUrl) -> str:
+    if item.media_type:
+        return item.media_type
+    return {'image-url': 'image', 'audio-url': 'audio', 'video-url': 'video'}.get(item.kind, 'application')
+
+
+def _dump_user_item(item: UserContent, fields: dict[str, Any]) -> UIMessagePart:
+    if isinstance(item, str):
+        return TextUIPart(text=item, provider_metadata=wrap_metadata(fields))
+    if isinstance(item, BinaryContent):
+        return FileUIPart(media_type=item.media_type, url=item.data_url, provider_metadata=wrap_metadata(fields))
+    media_type = media_type_of(item)
+    if item.media_type is None:
+        fields = {**fields, 'media_type': None}
+    if _url_kind(media_type) != item.kind:
+        fields = {**fields, 'kind': item.kind}
+    return FileUIPart(media_type=media_type, url=item.url, provider_metadata=wrap_metadata(fields))
+
+
+def _url_kind(media_type: str) -> str:
+    for prefix, kind in (('image', 'image-url'), ('audio', 'audio-url'), ('video', 'video-url')):
+        if media_type.startswith(prefix):
+            return kind
+    return 'document-url'
+
+
+def ui_only_part(data: Any) -> UIMessagePart | None:
+    """A UI-only part kept in the sidecar, validated again (it came from a client)."""
+    try:
+        return UIMessagePartAdapter.validate_python(data)
+    except ValueError:
+        return None
+
+
+def _dump_response(
+    response: ModelResponse,
+    parts: list[UIMessagePart],
+    results: dict[str, ToolReturnPart | RetryPromptPart],
+    dumped_calls: set[str],
+) -> None:
+    parts.append(StepStartUIPart())
+    extras = _ui_only_sequence(response)
+    side = sidecar(response.metadata)
+    approvals = side.get('approvals')
+    approvals = cast(dict[str, Any], approvals) if isinstance(approvals, dict) else {}
+    info: dict[str, Any] | None = response_info(response)
+    pending = 0
+    for position, part in enumerate(response.parts):
+        while pending < len(extras) and extras[pending][0] <= position:
+            parts.append(extras[pending][1])
+            pending += 1
+        if isinstance(part, TextPart):
+            parts.append(
+                TextUIPart(text=part.content, state='done', provider_metadata=wrap_metadata(text_metadata(part, info)))
+            )
+        elif isinstance(part, ThinkingPart):
+            parts.append(
+                ReasoningUIPart(
+                    text=part.content, state='done', provider_metadata=wrap_metadata(thinking_metadata(part, info))
+                )
+            )
+        elif isinstance(part, FilePart):
+            parts.append(
+                FileUIPart(
+                    media_type=part.content.media_type,
+                    url=part.content.data_url,
+                    provider_metadata=wrap_metadata(file_metadata(part, info)),
+                )
+            )
+        else:
+            dumped_calls.add(part.tool_call_id)
+            parts.append(tool_part(part, results.get(part.tool_call_id), approvals.get(part.tool_call_id), info))
+        info = None
+    parts.extend(extra for _, extra in extras[pending:])
+
+
+def tool_part(
+    call: ToolCallPart,
+    result: ToolReturnPart | RetryPromptPart | None,
+    approval: Any,
+    response: dict[str, Any] | None,
+) -> ToolUIPart:
+    """One `tool-{name}` part: the call, merged with its result or its approval state."""
+    call_fields = tool_call_metadata(call, response)
+    approval_ui = ToolApprovalUI.model_validate(approval) if isinstance(approval, dict) else None
+    base: dict[str, Any] = {'type': f'tool-{call.tool_name}', 'tool_call_id': call.tool_call_id}
+    base['input'] = tool_input(call)
+    if result is None:
+        if approval_ui is None:
+            state = 'input-available'
+        else:
+            state = 'approval-requested' if approval_ui.approved is None else 'approval-responded'
+        return ToolUIPart(**base, state=state, approval=approval_ui, call_provider_metadata=wrap_metadata(call_fields))
+    state, value, result_fields = tool_result(result)
+    if state == 'output-denied':
+        if approval_ui is None or approval_ui.approved is not False:
+            approval_ui = ToolApprovalUI(id=call.tool_call_id, approved=False, reason=value)
+        call_fields['result'] = result_fields
+        return ToolUIPart(**base, state=state, approval=approval_ui, call_provider_metadata=wrap_metadata(call_fields))
+    if approval_ui is not None and approval_ui.approved is not True:
+        approval_ui = None
+    extra = {'output': value} if state == 'output-available' else {'error_text': value}
+    return ToolUIPart(
+        **base,
+        **extra,
+        state=state,
+        approval=approval_ui,
+        call_provider_metadata=wrap_metadata(call_fields),
+        result_provider_metadata=wrap_metadata(result_fields),
+    )
+
+
+def _ui_only_sequence(response: ModelResponse) -> list[tuple[int, UIMessagePart]]:
+    """The step's UI-only parts, in the order the UI had them, each with the response position it sits at."""
+    custom: list[tuple[int, UIMessagePart]] = []
+    for item in custom_data_items(response.metadata):
+        name, position = item.get('name'), item.get('position')
+        if not isinstance(name, str) or not isinstance(position, int):
+            continue
+        item_id = item.get('id')
+        custom.append(
+            (
+                position,
+                DataUIPart(
+                    type=f'data-{name}', data=item.get('data'), id=item_id if isinstance(item_id, str) else None
+                ),
+            )
+        )
+    kept = sidecar(response.metadata).get('parts')
+    slotted: dict[int, tuple[int, UIMessagePart]] = {}
+    for entry in cast(list[Any], kept) if isinstance(kept, list) else []:
+        if not isinstance(entry, dict):
+            continue
+        entry = cast(dict[str, Any], entry)
+        slot, position, part = entry.get('slot'), entry.get('position'), ui_only_part(entry.get('part'))
+        if isinstance(slot, int) and isinstance(position, int) and part is not None:
+            slotted[slot] = (position, part)
+    # `slot` is where a kept part sat among all the step's UI-only parts; the custom data fills the rest in order.
+    sequence: list[tuple[int, UIMessagePart]] = []
+    remaining = iter(custom)
+    total = len(custom) + len(slotted)
+    for slot in range(total):
+        if slot in slotted:
+            sequence.append(slotted[slot])
+        else:
+            sequence.extend(next_item for next_item in [next(remaining, None)] if next_item is not None)
+    sequence.extend(remaining)
+    sequence.extend(slotted[slot] for slot in sorted(slotted) if slot >= total)
+    return sequence

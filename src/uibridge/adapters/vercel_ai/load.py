@@ -1,0 +1,466 @@
+"""`load_messages`: the `UIMessage[]` a `useChat` client sends, as a neutral history.
+
+The inverse of `dump.py`, and also the reader of histories the client built itself from the live stream:
+
+- `system` messages become a `SystemPromptPart` (texts joined, as `convertToModelMessages` joins them), or a
+  `RetryFeedbackPart` when the one text part carries a valid marker at `providerMetadata.uibridge.retry_feedback`
+  (seed 003); a broken marker leaves it a system prompt, and a marker on any other role is ignored;
+- `user` messages become a `UserPromptPart` (one text part is a plain string; `file` parts become media);
+- `assistant` messages become responses split at each `step-start`: tool parts become a `ToolCallPart`, and
+  their results a request of `ToolReturnPart`s / `RetryPromptPart`s after that response. A `data-retry-feedback`
+  part whose data is a valid marker (the live stream's form) ends the response there and becomes a
+  `RetryFeedbackPart` in the request that follows; an invalid one is only UI data.
+
+A part the model cannot take (a `file` part in a system message, a reasoning part in a user message) raises
+`InputError` naming the message and part; a part type this version does not know is skipped with a
+`UserWarning`. What only the UI needs is kept in the sidecar (`provider_metadata.py`) for `dump_messages`.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from collections.abc import Mapping, Sequence
+from typing import Any, cast
+
+import pydantic
+
+from ...core.errors import InputError
+from ...core.events import CUSTOM_DATA_METADATA_KEY
+from ...core.feedback import retry_feedback_from_payload
+from ...core.messages import (
+    AudioUrl,
+    BinaryContent,
+    DocumentUrl,
+    ErrorDetails,
+    FilePart,
+    ImageUrl,
+    ModelMessage,
+    ModelRequest,
+    ModelRequestPart,
+    ModelResponse,
+    RetryFeedbackPart,
+    RetryPromptPart,
+    SystemPromptPart,
+    TextPart,
+    ThinkingPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserContent,
+    UserPromptPart,
+    VideoUrl,
+)
+from .provider_metadata import PROVIDER_KEY, SIDECAR_KEY, derived_message_id, parse_time
+from .types import (
+    CustomUIPart,
+    DataUIPart,
+    DynamicToolUIPart,
+    FileUIPart,
+    ReasoningFileUIPart,
+    ReasoningUIPart,
+    SourceDocumentUIPart,
+    SourceUrlUIPart,
+    SteeringMessageUIPart,
+    StepStartUIPart,
+    TextUIPart,
+    ToolApprovalUI,
+    ToolUIPart,
+    UIMessage,
+    UIMessagePart,
+    UnknownUIPart,
+)
+from .validation import validate_ui_message
+
+__all__ = ['load_messages', 'ours']
+
+_UIOnly = CustomUIPart | SourceUrlUIPart | SourceDocumentUIPart | ReasoningFileUIPart | DataUIPart
+_retry_content = pydantic.TypeAdapter(list[ErrorDetails] | str)
+
+
+def load_messages(ui_messages: Sequence[UIMessage | Mapping[str, Any]]) -> list[ModelMessage]:
+    """The neutral history for `ui_messages` (models or plain dicts). Raises `InputError` at `<i>.parts.<j>`."""
+    loader = _Loader()
+    for index, data in enumerate(ui_messages):
+        loader.add(index, validate_ui_message(data, index))
+    loader.end_step()
+    return loader.out
+
+
+def ours(provider_metadata: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The `uibridge` entry of a part's provider metadata, or `{}`."""
+    if not provider_metadata:
+        return {}
+    value = provider_metadata.get(PROVIDER_KEY)
+    return cast(dict[str, Any], value) if isinstance(value, dict) else {}
+
+
+def _warn_unknown(part: UnknownUIPart, path: str) -> None:
+    warnings.warn(f'{path}: skipped a {part.type!r} part, a type this version does not know', UserWarning, stacklevel=4)
+
+
+class _Loader:
+    def __init__(self) -> None:
+        self.out: list[ModelMessage] = []
+        self.request: ModelRequest | None = None
+        self.response: ModelResponse | None = None
+        self.results: list[ModelRequestPart] = []
+        self.previous_role: str | None = None
+        self.message_info: dict[str, Any] | None = None
+        self.ui_only_slot = 0
+
+    # ------------------------------------------------------------------------------------- messages
+
+    def add(self, index: int, message: UIMessage) -> None:
+        if message.role == 'assistant':
+            self._add_assistant(index, message)
+        else:
+            self.end_step()
+            self._add_prompt(index, message)
+        self.previous_role = message.role
+
+    def _message_info(self, index: int, message: UIMessage, *, new: bool) -> dict[str, Any]:
+        info: dict[str, Any] = {}
+        derived = derived_message_id(index, message.role, [part.model_dump(mode='json') for part in message.parts])
+        if message.id != derived:
+            info['id'] = message.id
+        if message.metadata is not None:
+            info['metadata'] = message.metadata
+        if new:
+            info['new'] = True
+        return info
+
+    def _add_prompt(self, index: int, message: UIMessage) -> None:
+        inserts: list[dict[str, Any]] = []
+        texts: list[TextUIPart] = []
+        content: list[UserContent] = []
+        for j, part in enumerate(message.parts):
+            path = f'{index}.parts.{j}'
+            if isinstance(part, TextUIPart):
+                texts.append(part)
+                content.append(part.text)
+            elif isinstance(part, FileUIPart) and message.role == 'user':
+                content.append(_user_file(part, path))
+            elif isinstance(part, _UIOnly):
+                inserts.append({'at': j, 'part': part.model_dump(mode='json')})
+            elif isinstance(part, UnknownUIPart):
+                _warn_unknown(part, path)
+            else:
+                raise InputError(f'a {part.type!r} part cannot be in a {message.role} message', path)
+        first = ours(texts[0].provider_metadata) if texts else {}
+        prompt = _system_part(texts, first) if message.role == 'system' else _user_part(content, message.parts, first)
+        request = self._request_for(first.get('request'))
+        info = self._message_info(index, message, new=False)
+        if inserts:
+            info['parts'] = inserts
+        if info:
+            side = _sidecar(request)
+            messages = cast(dict[str, Any], side.setdefault('messages', {}))
+            messages[str(len(request.parts))] = info
+        request.parts.append(prompt)
+
+    def _request_for(self, info: Any) -> ModelRequest:
+        info = cast(dict[str, Any], info) if isinstance(info, dict) else {}
+        if self.request is None or info.get('new') is True:
+            self.request = ModelRequest(parts=[])
+            self.out.append(self.request)
+        request = self.request
+        if isinstance(info.get('instructions'), str):
+            request.instructions = info['instructions']
+        metadata = info.get('metadata')
+        if isinstance(metadata, dict):
+            request.metadata = {**cast(dict[str, Any], metadata), **(request.metadata or {})}
+        return request
+
+    # ------------------------------------------------------------------------------------ assistant
+
+    def _add_assistant(self, index: int, message: UIMessage) -> None:
+        self.end_step()
+        self.request = None
+        self.message_info = self._message_info(index, message, new=self.previous_role == 'assistant')
+        stepped = any(isinstance(part, StepStartUIPart) for part in message.parts)
+        for j, part in enumerate(message.parts):
+            path = f'{index}.parts.{j}'
+            if isinstance(part, StepStartUIPart):
+                self.end_step()
+                self._start_response()
+            elif isinstance(part, TextUIPart | ReasoningUIPart):
+                if not stepped and self.results:
+                    self.end_step()
+                self._add_text(part)
+            elif isinstance(part, FileUIPart):
+                if not stepped and self.results:
+                    self.end_step()
+                self._add_file(part, path)
+            elif isinstance(part, ToolUIPart | DynamicToolUIPart):
+                self._add_tool(part)
+            elif isinstance(part, DataUIPart):
+                self._add_data(part)
+            elif isinstance(part, _UIOnly):
+                self._keep_ui_only(part)
+            elif isinstance(part, SteeringMessageUIPart):
+                self._add_steering(part, path)
+            else:
+                _warn_unknown(part, path)
+        self.end_step()
+
+    def _start_response(self) -> ModelResponse:
+        response = ModelResponse(parts=[])
+        if self.message_info:
+            response.metadata = {SIDECAR_KEY: {'message': self.message_info}}
+        self.message_info = None
+        self.out.append(response)
+        self.response = response
+        self.request = None
+        self.ui_only_slot = 0
+        return response
+
+    def _current_response(self) -> ModelResponse:
+        return self.response if self.response is not None else self._start_response()
+
+    def end_step(self) -> None:
+        """Close the current response; its tool results become the request that follows it."""
+        self.response = None
+        if self.results:
+            self.request = ModelRequest(parts=self.results)
+            self.out.append(self.request)
+            self.results = []
+
+    def _apply_response_info(self, response: ModelResponse, info: Any) -> None:
+        if not isinstance(info, dict):
+            return
+        info = cast(dict[str, Any], info)
+        timestamp = parse_time(info.get('timestamp'))
+        if timestamp is not None:
+            response.timestamp = timestamp
+        for key in ('model_name', 'provider_name'):
+            if isinstance(info.get(key), str):
+                setattr(response, key, info[key])
+        if info.get('finish_reason') in ('stop', 'length', 'content_filter', 'tool_call', 'error'):
+            response.finish_reason = info['finish_reason']
+        if isinstance(info.get('metadata'), dict):
+            response.metadata = {**cast(dict[str, Any], info['metadata']), **(response.metadata or {})}
+
+    def _add_text(self, part: TextUIPart | ReasoningUIPart) -> None:
+        response = self._current_response()
+        fields = ours(part.provider_metadata)
+        self._apply_response_info(response, fields.get('response'))
+        part_id = fields.get('id') if isinstance(fields.get('id'), str) else None
+        if isinstance(part, TextUIPart):
+            response.parts.append(TextPart(content=part.text, id=part_id))
+            return
+        signature, provider = fields.get('signature'), fields.get('provider_name')
+        response.parts.append(
+            ThinkingPart(
+                content=part.text,
+                id=part_id,
+                signature=signature if isinstance(signature, str) else None,
+                provider_name=provider if isinstance(provider, str) else None,
+            )
+        )
+
+    def _add_file(self, part: FileUIPart, path: str) -> None:
+        if not part.url.startswith('data:'):
+            self._keep_ui_only(part)
+            return
+        response = self._current_response()
+        fields = ours(part.provider_metadata)
+        self._apply_response_info(response, fields.get('response'))
+        try:
+            content = BinaryContent.from_data_url(part.url)
+        except ValueError as e:
+            raise InputError(str(e), f'{path}.url') from None
+        part_id = fields.get('id') if isinstance(fields.get('id'), str) else None
+        response.parts.append(FilePart(content=content, id=part_id))
+
+    def _add_tool(self, part: ToolUIPart | DynamicToolUIPart) -> None:
+        if part.state == 'input-streaming':
+            return  # an unfinished call: nothing a model could be shown
+        response = self._current_response()
+        call_fields = ours(part.call_provider_metadata)
+        self._apply_response_info(response, call_fields.get('response'))
+        call = ToolCallPart(
+            tool_name=part.tool_name, args=_args(part.input, call_fields), tool_call_id=part.tool_call_id
+        )
+        response.parts.append(call)
+        if part.approval is not None and part.approval != _derived_denial(part, call_fields):
+            side = cast(dict[str, Any], response.metadata.setdefault(SIDECAR_KEY, {})) if response.metadata else None
+            if side is None:
+                response.metadata = {SIDECAR_KEY: {}}
+                side = cast(dict[str, Any], response.metadata[SIDECAR_KEY])
+            approvals = cast(dict[str, Any], side.setdefault('approvals', {}))
+            approvals[part.tool_call_id] = part.approval.model_dump(mode='json')
+        result = _tool_result(part, call_fields)
+        if result is not None:
+            self.results.append(result)
+
+    def _add_data(self, part: DataUIPart) -> None:
+        if part.name == 'retry-feedback':
+            feedback = retry_feedback_from_payload(part.data)
+            if feedback is not None:
+                self._add_feedback(feedback)
+                return
+        response = self._current_response()
+        metadata = response.metadata if response.metadata is not None else {}
+        items = cast(list[dict[str, Any]], metadata.setdefault(CUSTOM_DATA_METADATA_KEY, []))
+        item: dict[str, Any] = {'name': part.name, 'data': part.data, 'position': len(response.parts)}
+        if part.id is not None:
+            item['id'] = part.id
+        items.append(item)
+        response.metadata = metadata
+        self.ui_only_slot += 1
+
+    def _add_feedback(self, feedback: RetryFeedbackPart) -> None:
+        self.end_step()
+        if self.request is None:
+            self.request = ModelRequest(parts=[])
+            self.out.append(self.request)
+        self.request.parts.append(feedback)
+
+    def _keep_ui_only(self, part: _UIOnly | FileUIPart) -> None:
+        response = self._current_response()
+        metadata = response.metadata if response.metadata is not None else {}
+        side = cast(dict[str, Any], metadata.setdefault(SIDECAR_KEY, {}))
+        kept = cast(list[dict[str, Any]], side.setdefault('parts', []))
+        kept.append({'slot': self.ui_only_slot, 'position': len(response.parts), 'part': part.model_dump(mode='json')})
+        response.metadata = metadata
+        self.ui_only_slot += 1
+
+    def _add_steering(self, part: SteeringMessageUIPart, path: str) -> None:
+        # A user message that joined a running response: it ends the step, as `convertToModelMessages` has it.
+        self.end_step()
+        content: list[UserContent] = []
+        for k, sub in enumerate(part.parts):
+            content.append(sub.text if isinstance(sub, TextUIPart) else _user_file(sub, f'{path}.parts.{k}'))
+        prompt = UserPromptPart(content=content[0] if len(content) == 1 and isinstance(content[0], str) else content)
+        if self.request is None:
+            self.request = ModelRequest(parts=[])
+            self.out.append(self.request)
+        self.request.parts.append(prompt)
+
+
+# ------------------------------------------------------------------------------------------ parts
+
+
+def _sidecar(request: ModelRequest) -> dict[str, Any]:
+    if request.metadata is None:
+        request.metadata = {}
+    return cast(dict[str, Any], request.metadata.setdefault(SIDECAR_KEY, {}))
+
+
+def _system_part(texts: list[TextUIPart], first: dict[str, Any]) -> SystemPromptPart | RetryFeedbackPart:
+    if len(texts) == 1 and 'retry_feedback' in first:
+        feedback = retry_feedback_from_payload(first['retry_feedback'])
+        if feedback is not None:
+            return feedback
+    part = SystemPromptPart(content=''.join(text.text for text in texts))
+    timestamp = parse_time(first.get('timestamp'))
+    if timestamp is not None:
+        part.timestamp = timestamp
+    if isinstance(first.get('dynamic_ref'), str):
+        part.dynamic_ref = first['dynamic_ref']
+    return part
+
+
+def _user_part(content: list[UserContent], parts: list[UIMessagePart], first: dict[str, Any]) -> UserPromptPart:
+    if first.get('empty') is True:
+        content = []
+    value: str | list[UserContent] = content
+    if len(content) == 1 and isinstance(content[0], str) and first.get('list') is not True:
+        value = content[0]
+    elif not content and first.get('list') is not True:
+        value = ''
+    # The timestamp rides on the first part that is not UI-only.
+    for part in parts:
+        if isinstance(part, TextUIPart | FileUIPart):
+            first = ours(part.provider_metadata)
+            break
+    prompt = UserPromptPart(content=value)
+    timestamp = parse_time(first.get('timestamp'))
+    if timestamp is not None:
+        prompt.timestamp = timestamp
+    return prompt
+
+
+_URL_KINDS: dict[str, type[ImageUrl | AudioUrl | VideoUrl | DocumentUrl]] = {
+    'image-url': ImageUrl,
+    'audio-url': AudioUrl,
+    'video-url': VideoUrl,
+    'document-url': DocumentUrl,
+}
+
+
+def _user_file(part: FileUIPart, path: str) -> UserContent:
+    if part.url.startswith('data:'):
+        try:
+            return BinaryContent.from_data_url(part.url)
+        except ValueError as e:
+            raise InputError(str(e), f'{path}.url') from None
+    fields = ours(part.provider_metadata)
+    kind = fields.get('kind')
+    if kind not in _URL_KINDS:
+        kind = next(
+            (
+                k
+                for prefix, k in (('image', 'image-url'), ('audio', 'audio-url'), ('video', 'video-url'))
+                if part.media_type.startswith(prefix)
+            ),
+            'document-url',
+        )
+    media_type = fields['media_type'] if 'media_type' in fields and fields['media_type'] is None else part.media_type
+    return _URL_KINDS[cast(str, kind)](url=part.url, media_type=media_type or None)
+
+
+def _args(value: Any, fields: dict[str, Any]) -> str | dict[str, Any] | None:
+    if 'args' in fields and (fields['args'] is None or isinstance(fields['args'], str)):
+        return fields['args']
+    if isinstance(value, dict):
+        value = cast(dict[str, Any], value)
+        if list(value) == ['INVALID_JSON'] and isinstance(value['INVALID_JSON'], str):
+            return value['INVALID_JSON']
+        return value
+    if value is None:
+        return None
+    return json.dumps(value, separators=(',', ':'), ensure_ascii=False)
+
+
+def _derived_denial(part: ToolUIPart | DynamicToolUIPart, call_fields: dict[str, Any]) -> ToolApprovalUI | None:
+    """The approval `dump_messages` writes for a denial it has no approval for (so it need not be kept)."""
+    if part.state != 'output-denied' or part.approval is None:
+        return None
+    return ToolApprovalUI(id=part.tool_call_id, approved=False, reason=part.approval.reason)
+
+
+def _tool_result(part: ToolUIPart | DynamicToolUIPart, call_fields: dict[str, Any]) -> ModelRequestPart | None:
+    state = part.state
+    if state not in ('output-available', 'output-error', 'output-denied'):
+        return None
+    if state == 'output-denied':
+        result = call_fields.get('result')
+        fields = cast(dict[str, Any], result) if isinstance(result, dict) else {}
+    else:
+        fields = ours(part.result_provider_metadata)
+    timestamp = parse_time(fields.get('timestamp'))
+    stamp: dict[str, Any] = {'timestamp': timestamp} if timestamp is not None else {}
+    name, call_id = part.tool_name, part.tool_call_id
+    if state == 'output-error' and isinstance(fields.get('retry'), dict):
+        try:
+            content = _retry_content.validate_python(cast(dict[str, Any], fields['retry']).get('content'))
+        except pydantic.ValidationError:
+            content = None
+        if content is not None:
+            return RetryPromptPart(content=content, tool_name=name, tool_call_id=call_id, **stamp)
+    outcome = fields.get('outcome')
+    metadata = fields.get('metadata')
+    if state == 'output-available':
+        content: Any = part.output
+        outcome = outcome if outcome == 'interrupted' else 'success'
+    elif state == 'output-error':
+        content = fields.get('content', part.error_text)
+        outcome = outcome if outcome in ('failed', 'interrupted') else 'failed'
+    else:
+        reason = part.approval.reason if part.approval is not None else None
+        content = fields.get('content', reason or 'The tool call was denied.')
+        outcome = 'denied'
+    return ToolReturnPart(
+        tool_name=name, content=content, tool_call_id=call_id, metadata=metadata, outcome=outcome, **stamp
+    )

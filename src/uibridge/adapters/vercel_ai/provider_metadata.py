@@ -1,0 +1,209 @@
+"""What uibridge keeps beside the UI message so that a history survives dump -> load exactly.
+
+Two places, one per direction:
+
+- **`providerMetadata.uibridge`** (on tool parts `callProviderMetadata.uibridge` / `resultProviderMetadata.uibridge`)
+  carries what the neutral model holds that a UI part has no field for: part ids, a thinking part's
+  `signature` and `provider_name`, timestamps, the raw argument string of a tool call, what it takes to
+  rebuild the exact `RetryPromptPart` behind an `output-error`, and the retry feedback marker
+  (`retry_feedback`, seed 003). The response a step came from (`timestamp`, `model_name`, `provider_name`,
+  `finish_reason`, app `metadata`) rides on the first part of its step under `response`; a request's own
+  fields (`instructions`, app `metadata`, `new` when it must not merge with the request before it) ride on
+  the first part dumped from it under `request`. The client echoes all of it back untouched, and
+  `convertToModelMessages` passes it to providers as `providerOptions.uibridge`, which they ignore.
+- **`ModelRequest.metadata` / `ModelResponse.metadata['uibridge_vercel_ai']`** (the sidecar) carries what only
+  the UI holds: message ids that are not the ones `dump_messages` would derive, message `metadata`, and parts
+  the model never sees (`source-*`, `custom`, `reasoning-file`, `data-*` in user and system messages).
+  `data-*` parts of an assistant message go where the stream's `CustomData` goes
+  (`uibridge_custom_data`, see `uibridge.core.events`), so history built from either looks the same.
+
+Nothing here is trusted on load beyond its shape: it is client input like the rest of the message.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import datetime
+from typing import Any, Literal, TypeAlias, cast
+
+import pydantic
+
+from ...core.events import CUSTOM_DATA_METADATA_KEY
+from ...core.messages import (
+    FilePart,
+    ModelResponse,
+    RetryPromptPart,
+    TextPart,
+    ThinkingPart,
+    ToolCallPart,
+    ToolReturnPart,
+)
+
+__all__ = [
+    'PROVIDER_KEY',
+    'SIDECAR_KEY',
+    'app_metadata',
+    'derived_message_id',
+    'file_metadata',
+    'iso',
+    'jsonable',
+    'parse_time',
+    'response_info',
+    'text_metadata',
+    'thinking_metadata',
+    'tool_call_metadata',
+    'tool_input',
+    'tool_result',
+    'wrap_metadata',
+]
+
+PROVIDER_KEY = 'uibridge'
+SIDECAR_KEY = 'uibridge_vercel_ai'
+RETRY_SUFFIX = '\n\nFix the errors and try again.'
+
+_any = pydantic.TypeAdapter(Any)
+
+
+def jsonable(value: Any) -> Any:
+    """`value` as JSON-compatible Python; what has no JSON form (an exception in an error's ctx) becomes text."""
+    return _any.dump_python(value, mode='json', fallback=str)
+
+
+def iso(moment: datetime) -> str:
+    return moment.isoformat().replace('+00:00', 'Z')
+
+
+def parse_time(value: Any) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        return datetime.fromisoformat(value)
+    except ValueError:
+        return None
+
+
+def app_metadata(metadata: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The application's own keys: uibridge's reserved `uibridge*` keys removed."""
+    if not metadata:
+        return None
+    kept = {key: value for key, value in metadata.items() if not key.startswith('uibridge')}
+    return kept or None
+
+
+def wrap_metadata(fields: dict[str, Any]) -> dict[str, dict[str, Any]] | None:
+    return {PROVIDER_KEY: fields} if fields else None
+
+
+def response_info(response: ModelResponse, *, with_finish_reason: bool = True) -> dict[str, Any]:
+    info: dict[str, Any] = {'timestamp': iso(response.timestamp)}
+    if response.model_name is not None:
+        info['model_name'] = response.model_name
+    if response.provider_name is not None:
+        info['provider_name'] = response.provider_name
+    if with_finish_reason and response.finish_reason is not None:
+        info['finish_reason'] = response.finish_reason
+    metadata = app_metadata(response.metadata)
+    if metadata is not None:
+        info['metadata'] = jsonable(metadata)
+    return info
+
+
+def text_metadata(part: TextPart, response: dict[str, Any] | None) -> dict[str, Any]:
+    fields: dict[str, Any] = {}
+    if part.id is not None:
+        fields['id'] = part.id
+    if response is not None:
+        fields['response'] = response
+    return fields
+
+
+def thinking_metadata(part: ThinkingPart, response: dict[str, Any] | None) -> dict[str, Any]:
+    fields: dict[str, Any] = {}
+    if part.id is not None:
+        fields['id'] = part.id
+    if part.signature is not None:
+        fields['signature'] = part.signature
+    if part.provider_name is not None:
+        fields['provider_name'] = part.provider_name
+    if response is not None:
+        fields['response'] = response
+    return fields
+
+
+def file_metadata(part: FilePart, response: dict[str, Any] | None) -> dict[str, Any]:
+    fields: dict[str, Any] = {}
+    if part.id is not None:
+        fields['id'] = part.id
+    if response is not None:
+        fields['response'] = response
+    return fields
+
+
+def tool_input(call: ToolCallPart) -> Any:
+    return jsonable(call.args_as_dict())
+
+
+def tool_call_metadata(call: ToolCallPart, response: dict[str, Any] | None) -> dict[str, Any]:
+    """`args` is kept verbatim only where `input` cannot give it back: no arguments at all, or a JSON string."""
+    fields: dict[str, Any] = {}
+    args = call.args
+    if args is None:
+        fields['args'] = None
+    elif isinstance(args, str):
+        as_dict = call.args_as_dict()
+        if list(as_dict) != ['INVALID_JSON']:
+            fields['args'] = args
+    if response is not None:
+        fields['response'] = response
+    return fields
+
+
+ResultState: TypeAlias = Literal['output-available', 'output-error', 'output-denied']
+
+
+def tool_result(part: ToolReturnPart | RetryPromptPart) -> tuple[ResultState, Any, dict[str, Any]]:
+    """The tool part `state`, its `output` (or `errorText`, or the denial reason), and its result metadata."""
+    fields: dict[str, Any] = {'timestamp': iso(part.timestamp)}
+    if isinstance(part, RetryPromptPart):
+        text = part.model_response()
+        if text.endswith(RETRY_SUFFIX):
+            text = text[: -len(RETRY_SUFFIX)]
+        fields['retry'] = {'content': jsonable(part.content)}
+        return 'output-error', text, fields
+    if part.metadata is not None:
+        fields['metadata'] = jsonable(part.metadata)
+    if part.outcome == 'success':
+        return 'output-available', jsonable(part.content), fields
+    fields['outcome'] = part.outcome
+    text = part.model_response_str()
+    if not isinstance(part.content, str):
+        fields['content'] = jsonable(part.content)
+    if part.outcome == 'denied':
+        return 'output-denied', text, fields
+    return 'output-error', text, fields
+
+
+def derived_message_id(index: int, role: str, parts: list[dict[str, Any]]) -> str:
+    """The id `dump_messages` gives a UI message that has none of its own: stable for the same history,
+    distinct for messages at different positions."""
+    digest = hashlib.sha256(
+        json.dumps([index, role, parts], sort_keys=True, separators=(',', ':'), ensure_ascii=False).encode()
+    ).hexdigest()
+    return f'msg_{digest[:24]}'
+
+
+def custom_data_items(metadata: dict[str, Any] | None) -> list[dict[str, Any]]:
+    if not metadata:
+        return []
+    items = metadata.get(CUSTOM_DATA_METADATA_KEY)
+    if not isinstance(items, list):
+        return []
+    return [cast(dict[str, Any], item) for item in cast(list[Any], items) if isinstance(item, dict)]
+
+
+def sidecar(metadata: dict[str, Any] | None) -> dict[str, Any]:
+    if not metadata:
+        return {}
+    value = metadata.get(SIDECAR_KEY)
+    return cast(dict[str, Any], value) if isinstance(value, dict) else {}
