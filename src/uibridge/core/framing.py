@@ -1,4 +1,4 @@
-"""Frame data in the tags uibridge writes into prompt text, so that content can't break out of them.
+r"""Frame data in the tags uibridge writes into prompt text, so that content can't break out of them.
 
 Where a protocol or provider has no channel for something, it is said in prompt text and framed in a tag:
 validation errors in `<validation_errors>`, a validator's message in `<retry_feedback>`, and so on.
@@ -10,25 +10,31 @@ result can't close your frame and your frame's content can't forge a `<system>` 
 What counts as a framing-tag spelling (each of these has its `<` escaped as `&lt;`, and nothing else changes):
 
 - `<`, optional whitespace, an optional `/` with optional whitespace after it, a framing tag's name, and then
-  whitespace, `/`, `>`, an invisible format character, or the end of the text. So attributes
-  (`<system role="x">`), self-closing forms (`<tool_result/>`) and tags cut off at the end of the text
-  (`x </system`, which a wrapper's own `>` would complete) are all covered, while a longer name
-  (`<systems>`, `<tool_result_x>`, `<system-prompt>`) is a different tag and stays as written.
-- *Whitespace* is Unicode whitespace as Python's `str.isspace` sees it (tabs, newlines, NBSP, U+2028,
-  U+3000, the information separators ...): anything a reader might take for a gap.
-- *Case and look-alikes*: a name matches after Unicode compatibility normalisation (NFKC) and full case
-  folding, with invisible format characters (soft hyphen, zero-width space/joiners, word joiner, BOM)
-  removed. So `<SYSTEM>`, `<ſystem>` (long s), `<ｓｙｓｔｅｍ>` (full-width) and `<sys\u200btem>` are all
-  escaped. We fold generously on purpose: escaping a `<` too many costs a reader nothing, while a spelling
-  a model reads as `<system>` but we let through is a forged voice. Letters from other scripts that merely
-  look Latin (Cyrillic `ѕ`) are not folded: no Unicode normalisation relates them, and any confusable table
+  whitespace, `/`, `>` or the end of the text. So attributes (`<system role="x">`), self-closing forms
+  (`<tool_result/>`) and tags cut off at the end of the text (`x </system`, which a wrapper's own `>` would
+  complete) are all covered, while a longer name (`<systems>`, `<tool_result_x>`, `<system-prompt>`) is a
+  different tag and stays as written.
+- *Whitespace* is Unicode whitespace as Python's `\s` and `str.isspace` see it (tabs, newlines, NBSP,
+  U+2028, U+3000, NEL, the information separators `\x1c`-`\x1f` ...): anything a reader might take for a gap.
+- *Case and look-alikes*: what follows the `<` is read after removing invisible format characters (soft
+  hyphen, zero-width space/joiners, directional marks and isolates, word joiner, BOM, tag characters), then
+  Unicode compatibility normalisation (NFKC) and full case folding. So `<SYSTEM>`, `<ſystem>` (long s),
+  `<ｓｙｓｔｅｍ>` (full-width), `<sys\u200btem>`, `<\u200b/system>`, `<／system>` and `<system＞` are all
+  escaped, and a name is never too long to be read: zero-width characters padding it out do not hide it.
+  We fold generously on purpose: escaping a `<` too many costs a reader nothing, while a spelling a model
+  reads as `<system>` but we let through is a forged voice. Letters from other scripts that merely look
+  Latin (Cyrillic `ѕ`) are not folded: no Unicode normalisation relates them, and any confusable table
   would be a guess that changes with fonts.
-- Only `<` is escaped. `&lt;system>` is already inert, so escaping twice changes nothing, and every other
-  character (`&`, `>`, a bare `<` in `a < b`, unregistered tags like `<div>`) stays byte for byte.
+- Only `<` is escaped, never another character, so a tag opened by a full-width `＜` or small-form `﹤` is
+  left as written (escaping it would change a character that is not `<`). `&lt;system>` is already inert,
+  so escaping twice changes nothing, and every other character (`&`, `>`, a bare `<` in `a < b`,
+  unregistered tags like `<div>`) stays byte for byte.
 
-Matching is linear in the text. ASCII text takes one compiled pattern whose name alternation is a trie, so
-the cost per `<` is bounded by the longest name, not by how many tags are registered; text with non-ASCII
-characters takes a second pass that normalises candidate names (bounded to 64 characters each).
+Matching is linear in the text. One compiled pattern, whose name alternation is a trie, settles every
+ASCII spelling, so the cost per `<` is bounded by the longest name, not by how many tags are registered.
+Text with non-ASCII characters takes a second pass over the remaining `<`s: each candidate (up to the next
+`<` or `>`) is folded as above, and the name read from it is looked up in a set. Candidates never overlap, so the
+second pass reads each character at most once more.
 """
 
 from __future__ import annotations
@@ -76,13 +82,17 @@ _NAME_RE = re.compile(r'[a-z][a-z0-9]*(?:_[a-z0-9]+)*')
 _ATTR_NAME_RE = re.compile(r'[a-z_][a-z0-9_]*')
 _MAX_NAME = 64
 
-# Characters that render as nothing; a name spelled with them inside is still that name.
-_INVISIBLE = '\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff'
+# Characters that render as nothing (Unicode format characters: soft hyphen, Mongolian vowel separator,
+# zero-width space/joiners, directional marks, embeddings and isolates, word joiner and invisible operators,
+# BOM, tag characters); a name spelled with them inside is still that name.
+_INVISIBLE = (
+    '\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\U000e0001\U000e0020-\U000e007f'
+)
 _INVISIBLE_RE = re.compile(f'[{_INVISIBLE}]')
 # After `<`: whitespace, then an optional `/` and more whitespace. Possessive, so a long run of spaces
 # after a `<` is read once and never backtracked into.
 _PREFIX = r'<(?=\s*+(?:/\s*+)?'
-_END = rf'(?:[\s/>{_INVISIBLE}]|\Z))'
+_END = r'(?:[\s/>]|\Z))'
 
 
 class _TrieNode:
@@ -115,21 +125,33 @@ def _trie_alternation(names: list[str]) -> str:
 
 
 class _Matcher:
-    """The names to escape and the compiled pattern for them; replaced whole, never mutated."""
+    """The names to escape and the pattern for them; replaced whole on registration, never mutated.
 
-    __slots__ = ('ascii_pattern', 'names')
+    The pattern compiles on first use, so registering many tags at import time costs one compile, not one
+    per tag. Two threads may both compile it; they build the same pattern, so the race is harmless.
+    """
+
+    __slots__ = ('_pattern', 'names')
 
     def __init__(self, names: frozenset[str]) -> None:
         self.names = names
-        self.ascii_pattern = re.compile(_PREFIX + _trie_alternation(sorted(names)) + _END, re.IGNORECASE)
+        self._pattern: re.Pattern[str] | None = None
+
+    @property
+    def ascii_pattern(self) -> re.Pattern[str]:
+        pattern = self._pattern
+        if pattern is None:
+            pattern = re.compile(_PREFIX + _trie_alternation(sorted(self.names)) + _END, re.IGNORECASE)
+            self._pattern = pattern
+        return pattern
 
 
-# Candidate names in text that holds non-ASCII characters: a run of word or invisible characters that
-# includes at least one non-ASCII character (pure-ASCII names were settled by the first pass).
-_WIDE_CANDIDATE = re.compile(
-    rf'<(\s*+(?:/\s*+)?)(?=[\w{_INVISIBLE}]{{0,{_MAX_NAME - 1}}}[^\x00-\x7f])'
-    rf'([\w{_INVISIBLE}]{{1,{_MAX_NAME}}}+)(?=[\s/>{_INVISIBLE}]|\Z)'
-)
+# A tag-like candidate in text that holds non-ASCII characters: `<` and everything up to the next `<` or
+# `>`. It is folded whole before it is read, so a full-width `／` or an invisible character anywhere in it
+# counts as what it stands for. Candidates never overlap, so folding each one keeps the pass linear.
+_WIDE_CANDIDATE = re.compile(r'<[^<>]*+')
+# The tag shape, read on the folded candidate: the name, then the first character after it (if any).
+_FOLDED_TAG = re.compile(r'\s*+(?:/\s*+)?([^\s/>]++)(.?)', re.DOTALL)
 
 _lock = threading.Lock()
 _registered: dict[str, RegisteredTag] = {}
@@ -151,9 +173,17 @@ def _escape(text: str, matcher: _Matcher) -> str:
     names = matcher.names
 
     def escape_wide(match: re.Match[str]) -> str:
-        if _fold(match.group(2)) in names:
-            return '&lt;' + match.group(1) + match.group(2)
-        return match.group(0)
+        candidate = match.group(0)
+        if candidate.isascii():
+            return candidate  # the ASCII pass already decided this one
+        folded = _FOLDED_TAG.match(_fold(candidate[1:]))
+        if folded is None or folded.group(1) not in names:
+            return candidate
+        # A name that runs to the end of the candidate must be followed by `>` or the end of the text; the
+        # candidate stopped at one of those or at a `<`, which ends no tag name.
+        if not folded.group(2) and text.startswith('<', match.end()):
+            return candidate
+        return '&lt;' + candidate[1:]
 
     return _WIDE_CANDIDATE.sub(escape_wide, text)
 
