@@ -8,7 +8,7 @@ INSTALLED := $(VENV)/.installed
 CLIENTS := tests/clients
 NODE_INSTALLED := $(CLIENTS)/node_modules/.installed
 
-.PHONY: test lint typecheck pytest install clean
+.PHONY: test lint typecheck pytest install clean serve
 
 install: $(INSTALLED) $(NODE_INSTALLED)
 
@@ -33,6 +33,11 @@ pytest: install
 	$(BIN)/pytest
 
 test: lint typecheck pytest
+
+# The demo: the deterministic demo agent and the chat page on http://127.0.0.1:8000/ (no API key).
+# `make serve SERVE_ARGS="--host 0.0.0.0 --port 9000"` to change where it listens.
+serve: $(INSTALLED)
+	$(BIN)/python -m uibridge serve $(SERVE_ARGS)
 
 clean:
 	rm -rf $(VENV) $(CLIENTS)/node_modules
