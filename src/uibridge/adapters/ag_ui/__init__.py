@@ -6,6 +6,14 @@ events to AG-UI SSE) and `parse_request` (a `RunAgentInput` body to a neutral `R
 
 from .dump import dump_messages
 from .load import load_messages
+from .request import AGUIRunRequest, parse_request
 from .stream import AGUIEventStream, encode_events
 
-__all__ = ['AGUIEventStream', 'dump_messages', 'encode_events', 'load_messages']
+__all__ = [
+    'AGUIEventStream',
+    'AGUIRunRequest',
+    'dump_messages',
+    'encode_events',
+    'load_messages',
+    'parse_request',
+]

@@ -68,7 +68,7 @@ from ...core.messages import (
 )
 from ._wire import METADATA_KEY, WIRE_KEY, message_adapter, parse_iso, read_marker, record, warn
 
-__all__ = ['error_path', 'load_messages', 'prefilter_message']
+__all__ = ['error_path', 'load_messages', 'original_part_path', 'prefilter_message', 'validation_error']
 
 _ROLES = frozenset({'developer', 'system', 'assistant', 'user', 'tool', 'activity', 'reasoning'})
 _PART_TYPES = frozenset({'text', 'image', 'audio', 'video', 'document'})
@@ -91,14 +91,15 @@ def load_messages(messages: Sequence[Message | Mapping[str, Any]]) -> list[Model
 # ------------------------------------------------------------------------------------ validation
 
 
-def prefilter_message(raw: Any, path: str) -> Any:
+def prefilter_message(raw: Any, path: str) -> tuple[Any, list[int] | None] | None:
     """`raw` with what a newer client may send and this version cannot read skipped (each with a warning).
 
-    Returns `None` for a message to skip. Anything malformed in a way no version allows is left for
-    validation to report.
+    Returns `None` for a message to skip, else the message and, when content parts were skipped, the
+    original index of each part kept (so an error can name the part as the client numbered it).
+    Anything malformed in a way no version allows is left for validation to report.
     """
     if not isinstance(raw, Mapping):
-        return raw
+        return raw, None
     message = cast(Mapping[str, Any], raw)
     role = message.get('role')
     if isinstance(role, str) and role not in _ROLES:
@@ -107,12 +108,24 @@ def prefilter_message(raw: Any, path: str) -> Any:
     content = message.get('content')
     if role in ('user', 'tool') and isinstance(content, list):
         kept: list[Any] = []
+        kept_indexes: list[int] = []
         for position, item in enumerate(cast(list[Any], content)):
             if _known_part(item, f'{path}.content.{position}'):
                 kept.append(item)
+                kept_indexes.append(position)
         if len(kept) != len(cast(list[Any], content)):
-            return {**message, 'content': kept}
-    return message
+            return {**message, 'content': kept}, kept_indexes
+    return message, None
+
+
+def original_part_path(rest: str, part_indexes: list[int] | None) -> str:
+    """`rest` (a path inside one message) with a filtered content index turned back into the client's."""
+    if part_indexes is None or not rest.startswith('content.'):
+        return rest
+    position, _, tail = rest[len('content.') :].partition('.')
+    if not position.isdigit() or int(position) >= len(part_indexes):
+        return rest
+    return '.'.join(p for p in ('content', str(part_indexes[int(position)]), tail) if p)
 
 
 def _known_part(item: Any, path: str) -> bool:
@@ -132,21 +145,31 @@ def _known_part(item: Any, path: str) -> bool:
     return True
 
 
+_TYPE_NAMES = frozenset({'str', 'int', 'float', 'bool', 'dict', 'list', 'none', 'tuple'})
+
+
 def error_path(loc: tuple[int | str, ...]) -> str:
-    """A JSON path from a pydantic error location, leaving out the union-member tags pydantic adds."""
+    """A JSON path from a pydantic error location, leaving out the union-member tags pydantic adds
+    (a message's role, a part's or source's type, `str` / `list[...]` for a `str | list` field)."""
     kept: list[str] = []
-    for position, item in enumerate(loc):
-        if isinstance(item, int):
+    previous: int | str | None = None
+    for item in loc:
+        tag = isinstance(item, str) and (
+            not item.isidentifier()
+            or item in _TYPE_NAMES
+            or (item in _ROLES and (previous is None or isinstance(previous, int)))
+            or (item in _PART_TYPES and isinstance(previous, int))
+            or (item in _SOURCE_TYPES and previous == 'source')
+        )
+        if not tag:
             kept.append(str(item))
-        elif item.isidentifier() and not (
-            position > 0 and kept and item in _ROLES and isinstance(loc[position - 1], int)
-        ):
-            kept.append(item)
+        previous = item
     return '.'.join(kept)
 
 
 def validation_error(error: pydantic.ValidationError, prefix: str) -> InputError:
-    first = error.errors(include_url=False, include_input=False)[0]
+    # The most specific error: a union reports one per member, the deepest one is where the input went wrong.
+    first = max(error.errors(include_url=False, include_input=False), key=lambda e: len(e['loc']))
     path = error_path(first['loc'])
     return InputError(first['msg'], f'{prefix}.{path}' if prefix and path else prefix or path)
 
@@ -157,10 +180,13 @@ def _coerce(raw: Any, path: str) -> Message | None:
     filtered = prefilter_message(raw, path)
     if filtered is None:
         return None
+    message, part_indexes = filtered
     try:
-        return message_adapter.validate_python(filtered)
+        return message_adapter.validate_python(message)
     except pydantic.ValidationError as e:
-        raise validation_error(e, path) from None
+        error = validation_error(e, '')
+        rest = original_part_path(error.path, part_indexes)
+        raise InputError(error.message, f'{path}.{rest}' if rest else path) from None
 
 
 # ------------------------------------------------------------------------------------- conversion

@@ -1,0 +1,132 @@
+"""`parse_request`: an AG-UI `RunAgentInput` body as what the server needs to run the agent.
+
+The body is validated with the SDK's own `RunAgentInput` model, after the forward-compatibility pass of
+`load.prefilter_message` (a message with an unknown role, or a content part / source of an unknown type,
+is skipped with a warning rather than failing the request). Every failure is an `InputError` with a short
+message and the JSON path in the body as the client sent it (indexes count skipped messages too).
+
+`AGUIRunRequest.run_input()` hands over:
+- `history`: the messages, loaded (not yet sanitized: the server does that).
+- `tools`: the client's tools, as `ClientTool`s the agent may call and the client answers.
+- `approvals`: one `ToolApproval` per `resume` entry. `approval_id` is the interrupt id the server minted;
+  `approved` is true only for a `resolved` entry whose payload says `"approved": true` (a cancelled entry,
+  an expired interrupt, or a payload without that flag is a refusal); `reason` is the payload's `reason`.
+  The protocol's answer names no tool call, so `tool_call_id` is `None` and the server finds the call by
+  its approval id.
+- `state`, and `extra = {'context': ..., 'forwarded_props': ...}`: application data, handed over untouched
+  in wire form (`None` when absent), never turned into instructions for the model.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+import pydantic
+from ag_ui.core import RunAgentInput
+
+from ...core.errors import InputError
+from ...core.run import ClientTool, RunInput, ToolApproval
+from .load import load_messages, prefilter_message, validation_error
+
+__all__ = ['AGUIRunRequest', 'parse_request']
+
+
+@dataclass(frozen=True)
+class AGUIRunRequest:
+    input: RunAgentInput
+    """The validated body."""
+    message_indexes: list[int] = field(default_factory=list[int])
+    """For each message in `input.messages`, its index in the body the client sent."""
+
+    @property
+    def protocol_version(self) -> str | None:
+        """The protocol version the client declared (`None` for a pre-1.0 client)."""
+        return self.input.protocol_version
+
+    def run_input(self) -> RunInput:
+        try:
+            history = load_messages(self.input.messages)
+        except InputError as e:
+            raise self._relocated(e) from None
+        return RunInput(
+            history=history,
+            thread_id=self.input.thread_id,
+            run_id=self.input.run_id,
+            tools=[_client_tool(tool.name, tool.description, tool.parameters) for tool in self.input.tools or []],
+            approvals=[_approval(entry.interrupt_id, entry.status, entry.payload) for entry in self.input.resume or []],
+            state=self.input.state,
+            extra={
+                'context': [c.model_dump(by_alias=True, mode='json') for c in self.input.context]
+                if self.input.context is not None
+                else None,
+                'forwarded_props': self.input.forwarded_props,
+            },
+        )
+
+    def _relocated(self, error: InputError) -> InputError:
+        head, _, rest = error.path.partition('.')
+        if head.isdigit() and int(head) < len(self.message_indexes):
+            head = str(self.message_indexes[int(head)])
+        return InputError(error.message, f'messages.{head}.{rest}' if rest else f'messages.{head}')
+
+
+def _client_tool(name: str, description: str, parameters: Any) -> ClientTool:
+    return ClientTool(
+        name=name,
+        description=description,
+        parameters=cast(dict[str, Any], parameters) if isinstance(parameters, dict) else None,
+    )
+
+
+def _approval(interrupt_id: str, status: str, payload: Any) -> ToolApproval:
+    data = cast(dict[str, Any], payload) if isinstance(payload, dict) else {}
+    reason = data.get('reason')
+    return ToolApproval(
+        approval_id=interrupt_id,
+        approved=status == 'resolved' and data.get('approved') is True,
+        tool_call_id=None,
+        reason=reason if isinstance(reason, str) else None,
+        payload=payload,
+    )
+
+
+def parse_request(body: bytes | str | Mapping[str, Any]) -> AGUIRunRequest:
+    if isinstance(body, bytes | str):
+        try:
+            data: Any = json.loads(body)
+        except (ValueError, UnicodeDecodeError):
+            raise InputError('the request body is not valid JSON') from None
+    else:
+        data = body
+    if not isinstance(data, Mapping):
+        raise InputError('the request body must be a JSON object')
+    payload = dict(cast(Mapping[str, Any], data))
+    indexes: list[int] = []
+    part_indexes: list[list[int] | None] = []
+    messages = payload.get('messages')
+    if isinstance(messages, list):
+        kept: list[Any] = []
+        for index, message in enumerate(cast(list[Any], messages)):
+            filtered = prefilter_message(message, f'messages.{index}')
+            if filtered is not None:
+                kept.append(filtered[0])
+                indexes.append(index)
+                part_indexes.append(filtered[1])
+        payload['messages'] = kept
+    try:
+        run_input = RunAgentInput.model_validate(payload)
+    except pydantic.ValidationError as e:
+        error = validation_error(e, '')
+        head, _, rest = error.path.partition('.')
+        if head == 'messages' and rest:
+            position, _, tail = rest.partition('.')
+            if position.isdigit() and int(position) < len(indexes):
+                tail = original_part_path(tail, part_indexes[int(position)])
+                error = InputError(
+                    error.message, '.'.join(p for p in ('messages', str(indexes[int(position)]), tail) if p)
+                )
+        raise error from None
+    return AGUIRunRequest(run_input, indexes)
