@@ -29,7 +29,7 @@ from ag_ui.core import RunAgentInput
 
 from ...core.errors import InputError
 from ...core.run import ClientTool, RunInput, ToolApproval
-from .load import load_messages, prefilter_message, validation_error
+from .load import load_messages, original_part_path, prefilter_message, validation_error
 
 __all__ = ['AGUIRunRequest', 'parse_request']
 
