@@ -1,0 +1,41 @@
+"""`AGUIEndpoint`: an agent served to AG-UI 1.0 clients (`@ag-ui/client`'s `HttpAgent`, CopilotKit)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ..adapters.ag_ui import AGUIEventStream, AGUIRunRequest, parse_request
+from ..core.messages import ToolCallPart
+from ..core.run import RunInput
+from ..core.stream import EventStreamEncoder
+from .endpoint import ChatEndpoint
+from .run import Agent
+
+__all__ = ['AGUIBinding', 'AGUIEndpoint']
+
+
+class AGUIBinding:
+    name = 'ag-ui'
+
+    def parse(self, body: Mapping[str, Any]) -> tuple[AGUIRunRequest, RunInput]:
+        request = parse_request(body)
+        return request, request.run_input()
+
+    def encoder(
+        self, request: AGUIRunRequest, run_input: RunInput, approval_id: Callable[[ToolCallPart], str]
+    ) -> EventStreamEncoder:
+        return AGUIEventStream(
+            thread_id=run_input.thread_id,
+            run_id=run_input.run_id,
+            client_protocol_version=request.protocol_version,
+            approval_id=approval_id,
+        )
+
+
+class AGUIEndpoint(ChatEndpoint[AGUIRunRequest]):
+    """`POST` endpoint for an AG-UI `RunAgentInput`; see `ChatEndpoint` for the options. `run.request` is the
+    `AGUIRunRequest` (`.input` is the SDK's `RunAgentInput`: `context`, `forwardedProps`, ...)."""
+
+    def __init__(self, agent: Agent, **options: Any) -> None:
+        super().__init__(agent, AGUIBinding(), **options)

@@ -1,0 +1,127 @@
+"""The live demo server and the Node drivers the end-to-end suites share."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import uvicorn
+
+from uibridge import ModelMessagesTypeAdapter
+from uibridge.core.events import AgentEvent
+from uibridge.core.messages import ModelMessage
+from uibridge.server import AgentRun
+from uibridge.server.demo import DemoAgent
+
+CLIENTS = Path(__file__).resolve().parent.parent / 'clients'
+NODE_TIMEOUT = 120
+
+
+@dataclass
+class Recorder:
+    """What the server saw: every `AgentRun` (`run.input.history` is the history before sanitizing) and
+    every `on_complete` call (the new messages the encoder collected). Filled from the server's thread."""
+
+    runs: list[AgentRun] = field(default_factory=list[AgentRun])
+    completed: list[tuple[list[ModelMessage], AgentRun]] = field(
+        default_factory=list[tuple[list[ModelMessage], AgentRun]]
+    )
+
+    def runs_for(self, thread_id: str) -> list[AgentRun]:
+        return [run for run in self.runs if run.thread_id == thread_id]
+
+    def completed_for(self, thread_id: str) -> list[list[ModelMessage]]:
+        return [messages for messages, run in self.completed if run.thread_id == thread_id]
+
+    async def on_complete(self, messages: list[ModelMessage], run: AgentRun) -> None:
+        self.completed.append((messages, run))
+
+
+@dataclass
+class LiveServer:
+    base_url: str
+    recorder: Recorder
+    demo: DemoAgent
+
+
+@contextmanager
+def serve(app: Any) -> Iterator[str]:
+    """`app` under uvicorn on a free loopback port, in a thread; yields the base URL; stops cleanly."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(('127.0.0.1', 0))
+    port = sock.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, log_level='warning', lifespan='off', timeout_graceful_shutdown=5))
+    thread = threading.Thread(target=server.run, kwargs={'sockets': [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError('uvicorn did not start')
+        time.sleep(0.02)
+    try:
+        yield f'http://127.0.0.1:{port}'
+    finally:
+        server.should_exit = True
+        thread.join(15)
+        sock.close()
+        assert not thread.is_alive(), 'uvicorn did not stop'
+
+
+@contextmanager
+def live_demo(**options: Any) -> Iterator[LiveServer]:
+    """The demo app (`create_app`) with the demo agent (no delays) wrapped to record what it was given."""
+    demo = DemoAgent(delay=0)
+    recorder = Recorder()
+
+    def agent(run: AgentRun) -> AsyncIterator[AgentEvent | ModelMessage]:
+        recorder.runs.append(run)
+        return demo(run)
+
+    from uibridge.server.app import create_app
+
+    app = create_app(agent, on_complete=recorder.on_complete, **options)
+    with serve(app) as base_url:
+        yield LiveServer(base_url, recorder, demo)
+
+
+def run_node(script: str, spec: dict[str, Any]) -> dict[str, Any]:
+    """Run a Node driver in tests/clients on `spec`; its stdout is one JSON document."""
+    node = shutil.which('node')
+    assert node is not None, 'Node 20 is required for the end-to-end suites (see README)'
+    with tempfile.NamedTemporaryFile('w', suffix='.json', delete=False) as handle:
+        json.dump(spec, handle)
+        path = handle.name
+    try:
+        done = subprocess.run(
+            [node, script, path], cwd=CLIENTS, capture_output=True, text=True, timeout=NODE_TIMEOUT, check=False
+        )
+    finally:
+        Path(path).unlink()
+    assert done.returncode == 0, f'{script} failed ({done.returncode}):\n{done.stderr[-4000:]}'
+    result: dict[str, Any] = json.loads(done.stdout)
+    crashed = {name: r['crashed'] for name, r in result.items() if 'crashed' in r}
+    assert not crashed, f'{script} scenarios crashed: {crashed}'
+    return result
+
+
+def model_view(messages: list[ModelMessage]) -> list[dict[str, Any]]:
+    """A history as the model sees it: every message and part, with the bookkeeping no model reads
+    (timestamps, the response's model/provider names, finish reason, metadata, part ids) left out."""
+    dumped = ModelMessagesTypeAdapter.dump_python(messages, mode='json')
+    view: list[dict[str, Any]] = []
+    for message in dumped:
+        kept = {k: v for k, v in message.items() if k in ('kind', 'instructions')}
+        kept['parts'] = [{k: v for k, v in part.items() if k not in ('timestamp', 'id')} for part in message['parts']]
+        view.append(kept)
+    return view
