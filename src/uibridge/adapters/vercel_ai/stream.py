@@ -1,0 +1,428 @@
+"""`VercelAIEventStream`: neutral agent events as the Vercel AI SDK UI message stream (SSE, protocol v1).
+
+The chunk layout is the one `dump_messages` gives for the same messages, so the message a client builds from
+the stream equals the dumped one (ids aside):
+
+- one `start` with a server-chosen `messageId` (unique per response; the id of the assistant message the run
+  continues when the request answered an approval or a client tool); a `start-step` / `finish-step` pair per
+  model response, so an answer that failed validation and its replacement stay apart;
+- text, reasoning and tool-input parts as `*-start` / `*-delta` / `*-end` (`tool-input-available` ends a call),
+  with the same `providerMetadata.uibridge` that `dump_messages` writes; tool results as `tool-output-*` in the
+  step of their call; a denial the client never asked for as an approval request answered `false` then
+  `tool-output-denied`, since the client keeps a denied part only with its approval;
+- `ToolCallReady(answered_by='approval')` as `tool-approval-request` with an approval id the server can verify;
+- retry feedback between steps as a `data-retry-feedback` part holding the seed 003 marker (`load_messages`
+  reads it back as a `RetryFeedbackPart`); a legacy tool-less `RetryPromptPart` has no place in an assistant
+  message and is not sent (it is still collected);
+- `finish` with the Vercel `finishReason` (`tool-calls` while a call waits for the client or an approval);
+  a `RunError` closes what is open, sends `error` with its (already safe) message, then `finish`; a
+  `RunCancelled` sends `abort`. Every stream ends with `data: [DONE]`.
+
+Chunks are plain dicts serialized with `json.dumps`, and each open part keeps its delta prefix pre-encoded:
+a text delta costs one `json.dumps` of the delta text (building a pydantic chunk per delta is several times
+slower; `bench/` and the tests measure it).
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+import warnings
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ...core.approvals import ApprovalSigner
+from ...core.events import (
+    AgentEvent,
+    CustomData,
+    FileOutput,
+    MessageCollector,
+    PartDelta,
+    PartEnd,
+    PartStart,
+    ResponseStart,
+    RetryFeedback,
+    RunCancelled,
+    RunError,
+    RunFinished,
+    ToolCallReady,
+    ToolResult,
+)
+from ...core.feedback import retry_feedback_payload
+from ...core.messages import (
+    FinishReason,
+    ModelMessage,
+    ModelResponse,
+    RetryPromptPart,
+    TextPart,
+    ThinkingPart,
+    ToolCallPart,
+)
+from .provider_metadata import (
+    SIDECAR_KEY,
+    file_metadata,
+    response_info,
+    text_metadata,
+    thinking_metadata,
+    tool_call_metadata,
+    tool_input,
+    tool_result,
+    wrap_metadata,
+)
+
+__all__ = ['VERCEL_AI_HEADERS', 'VercelAIEventStream', 'encode_events']
+
+VERCEL_AI_HEADERS: Mapping[str, str] = {
+    'content-type': 'text/event-stream',
+    'cache-control': 'no-cache',
+    'x-vercel-ai-ui-message-stream': 'v1',
+    'x-accel-buffering': 'no',
+}
+
+_DONE = 'data: [DONE]\n\n'
+_FINISH_REASONS: dict[FinishReason, str] = {
+    'stop': 'stop',
+    'length': 'length',
+    'content_filter': 'content-filter',
+    'tool_call': 'tool-calls',
+    'error': 'error',
+}
+
+
+def _sse(chunk: dict[str, Any]) -> str:
+    return f'data: {json.dumps(chunk, separators=(",", ":"), ensure_ascii=False)}\n\n'
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, separators=(',', ':'), ensure_ascii=False)
+
+
+@dataclass
+class _OpenPart:
+    kind: Literal['text', 'reasoning', 'tool']
+    id: str
+    """The chunk id (text, reasoning) or the tool call id."""
+    delta_prefix: str
+    metadata: dict[str, Any] = field(default_factory=dict[str, Any])
+    """The `uibridge` provider metadata sent at start (text, reasoning) or due at the end (the response info)."""
+    tool_name: str = ''
+
+
+class VercelAIEventStream:
+    """Encodes one run. Sans-IO: `start()`, then `encode(event)` per event, then `close()`; each returns bytes."""
+
+    def __init__(
+        self, *, message_id: str | None = None, approval_id: Callable[[ToolCallPart], str] | None = None
+    ) -> None:
+        self.message_id = message_id if message_id is not None else f'msg_{uuid.uuid4().hex}'
+        self._continues = message_id is not None
+        self._approval_id = approval_id if approval_id is not None else ApprovalSigner().approval_id
+        self._collector = MessageCollector()
+        self._open: dict[int, _OpenPart] = {}
+        self._step = 0
+        self._chunk_ids = 0
+        self._step_open = False
+        self._response_open = False
+        self._response_info: dict[str, Any] | None = None
+        self._started_calls: dict[str, dict[str, Any]] = {}
+        """Calls started in this stream, with the call metadata sent for each."""
+        self._approvals: dict[str, str] = {}
+        self._waiting: set[str] = set()
+        self._started = False
+        self._ended = False
+
+    # ---------------------------------------------------------------------------------- protocol
+
+    @property
+    def headers(self) -> Mapping[str, str]:
+        return VERCEL_AI_HEADERS
+
+    @property
+    def new_messages(self) -> list[ModelMessage]:
+        messages = self._collector.messages
+        if not self._approvals:
+            return messages
+        # The approvals asked for, kept as `load_messages` keeps them, so the dump shows `approval-requested`.
+        result: list[ModelMessage] = []
+        for message in messages:
+            if isinstance(message, ModelResponse):
+                asked = {
+                    part.tool_call_id: {'id': self._approvals[part.tool_call_id]}
+                    for part in message.parts
+                    if isinstance(part, ToolCallPart) and part.tool_call_id in self._approvals
+                }
+                if asked:
+                    metadata = dict(message.metadata or {})
+                    metadata[SIDECAR_KEY] = {**metadata.get(SIDECAR_KEY, {}), 'approvals': asked}
+                    message = message.model_copy(update={'metadata': metadata})
+            result.append(message)
+        return result
+
+    def start(self) -> bytes:
+        if self._started:
+            return b''
+        self._started = True
+        return _sse({'type': 'start', 'messageId': self.message_id}).encode()
+
+    def close(self) -> bytes:
+        if self._ended:
+            return b''
+        return self.encode(RunFinished())
+
+    def encode(self, event: AgentEvent) -> bytes:
+        if self._ended:
+            return b''
+        out = '' if self._started else self.start().decode()
+        # Deltas first: the hot path.
+        if isinstance(event, PartDelta):
+            self._collector.feed(event)
+            open_part = self._open.get(event.index)
+            if open_part is None:
+                raise ValueError(f'a delta for part {event.index}, which is not streaming')
+            return f'{out}{open_part.delta_prefix}{_json(event.delta)}}}\n\n'.encode()
+        return (out + self._encode(event)).encode()
+
+    # ------------------------------------------------------------------------------------ events
+
+    def _encode(self, event: AgentEvent) -> str:
+        match event:
+            case ResponseStart():
+                out = self._close_parts()
+                self._collector.feed(event)
+                return out + self._open_step()
+            case PartStart():
+                out = self._ensure_response(event)
+                return out + self._start_part(event.index, event.part)
+            case PartEnd():
+                self._collector.feed(event)
+                open_part = self._open.pop(event.index, None)
+                if open_part is None:
+                    raise ValueError(f'part {event.index} ended but is not streaming')
+                return self._end_part(open_part, event.signature)
+            case ToolCallReady():
+                self._collector.feed(event)
+                return self._call_ready(event)
+            case ToolResult():
+                return self._tool_result(event)
+            case RetryFeedback():
+                out = self._close_parts()
+                self._collector.feed(event)
+                out += self._close_step()
+                self._response_open = False
+                return out + _sse({'type': 'data-retry-feedback', 'data': retry_feedback_payload(event.part)})
+            case FileOutput():
+                out = self._ensure_response(event)
+                part = event.part
+                chunk: dict[str, Any] = {
+                    'type': 'file',
+                    'url': part.content.data_url,
+                    'mediaType': part.content.media_type,
+                }
+                metadata = wrap_metadata(file_metadata(part, self._take_response_info()))
+                if metadata is not None:
+                    chunk['providerMetadata'] = metadata
+                return out + _sse(chunk)
+            case CustomData():
+                chunk = {'type': f'data-{event.name}'}
+                if event.id is not None:
+                    chunk['id'] = event.id
+                chunk['data'] = event.data
+                if event.transient:
+                    chunk['transient'] = True
+                    return _sse(chunk)
+                out = self._ensure_response(event)
+                return out + _sse(chunk)
+            case RunFinished():
+                out = self._close_parts()
+                self._collector.feed(event)
+                reason = 'tool-calls' if self._waiting else _FINISH_REASONS.get(event.finish_reason or 'stop', 'other')
+                return self._end(out + self._close_step() + _sse({'type': 'finish', 'finishReason': reason}))
+            case RunError():
+                out = self._close_parts(error=event.message)
+                self._collector.feed(event)
+                self._collector.close()
+                out += self._close_step() + _sse({'type': 'error', 'errorText': event.message})
+                return self._end(out + _sse({'type': 'finish', 'finishReason': 'error'}))
+            case RunCancelled():
+                out = self._close_parts()
+                self._collector.feed(event)
+                self._collector.close()
+                chunk = {'type': 'abort'}
+                if event.reason is not None:
+                    chunk['reason'] = event.reason
+                return self._end(out + self._close_step() + _sse(chunk))
+            case PartDelta():  # pragma: no cover - handled in encode()
+                return ''
+
+    def _end(self, out: str) -> str:
+        self._ended = True
+        return out + _DONE
+
+    # ------------------------------------------------------------------------------------- steps
+
+    def _ensure_response(self, event: PartStart | FileOutput | CustomData) -> str:
+        """Feed `event`; open a step first when it starts a response implicitly (as the collector does)."""
+        implicit = not self._response_open
+        out = self._close_parts() if implicit else ''
+        self._collector.feed(event)
+        if implicit:
+            out += self._open_step()
+        return out
+
+    def _open_step(self) -> str:
+        out = self._close_step()
+        self._step += 1
+        self._step_open = True
+        self._response_open = True
+        current = self._collector.messages[-1]
+        assert isinstance(current, ModelResponse)
+        self._response_info = response_info(current, with_finish_reason=False)
+        return out + 'data: {"type":"start-step"}\n\n'
+
+    def _close_step(self) -> str:
+        if not self._step_open:
+            return ''
+        self._step_open = False
+        return 'data: {"type":"finish-step"}\n\n'
+
+    def _take_response_info(self) -> dict[str, Any] | None:
+        info, self._response_info = self._response_info, None
+        return info
+
+    # ------------------------------------------------------------------------------------- parts
+
+    def _start_part(self, index: int, part: TextPart | ThinkingPart | ToolCallPart) -> str:
+        info = self._take_response_info()
+        if isinstance(part, ToolCallPart):
+            call_id = part.tool_call_id
+            prefix = f'data: {{"type":"tool-input-delta","toolCallId":{_json(call_id)},"inputTextDelta":'
+            self._open[index] = _OpenPart('tool', call_id, prefix, {'response': info} if info else {}, part.tool_name)
+            out = _sse({'type': 'tool-input-start', 'toolCallId': call_id, 'toolName': part.tool_name})
+            if isinstance(part.args, str) and part.args:
+                out += f'{prefix}{_json(part.args)}}}\n\n'
+            return out
+        kind: Literal['text', 'reasoning'] = 'text' if isinstance(part, TextPart) else 'reasoning'
+        self._chunk_ids += 1
+        chunk_id = f'{kind[0]}{self._chunk_ids}'
+        prefix = f'data: {{"type":"{kind}-delta","id":{_json(chunk_id)},"delta":'
+        fields = text_metadata(part, info) if isinstance(part, TextPart) else thinking_metadata(part, info)
+        self._open[index] = _OpenPart(kind, chunk_id, prefix, fields)
+        chunk: dict[str, Any] = {'type': f'{kind}-start', 'id': chunk_id}
+        if fields:
+            chunk['providerMetadata'] = wrap_metadata(fields)
+        out = _sse(chunk)
+        if part.content:
+            out += f'{prefix}{_json(part.content)}}}\n\n'
+        return out
+
+    def _end_part(self, open_part: _OpenPart, signature: str | None, error: str | None = None) -> str:
+        if open_part.kind == 'text':
+            return _sse({'type': 'text-end', 'id': open_part.id})
+        if open_part.kind == 'reasoning':
+            chunk: dict[str, Any] = {'type': 'reasoning-end', 'id': open_part.id}
+            if signature is not None:
+                # The client replaces a reasoning part's metadata at the end, so it is sent whole.
+                fields = dict(open_part.metadata)
+                response = fields.pop('response', None)
+                fields['signature'] = signature
+                if response is not None:
+                    fields['response'] = response
+                chunk['providerMetadata'] = wrap_metadata(_ordered_thinking(fields))
+            return _sse(chunk)
+        call = self._find_call(open_part.id)
+        if call is None:
+            call = ToolCallPart(tool_name=open_part.tool_name, tool_call_id=open_part.id)
+        fields = tool_call_metadata(call, open_part.metadata.get('response'))
+        self._started_calls[open_part.id] = fields
+        chunk = {'type': 'tool-input-available', 'toolCallId': open_part.id, 'toolName': open_part.tool_name}
+        if error is not None:
+            chunk['type'] = 'tool-input-error'
+            chunk['errorText'] = error
+        chunk['input'] = tool_input(call)
+        if fields:
+            chunk['providerMetadata'] = wrap_metadata(fields)
+        return _sse(chunk)
+
+    def _close_parts(self, error: str | None = None) -> str:
+        if not self._open:
+            return ''
+        open_parts, self._open = self._open, {}
+        if error is not None:
+            self._collector.close()
+        out: list[str] = []
+        for open_part in open_parts.values():
+            out.append(self._end_part(open_part, None, error if open_part.kind == 'tool' else None))
+        return ''.join(out)
+
+    def _find_call(self, tool_call_id: str) -> ToolCallPart | None:
+        for message in reversed(self._collector.messages):
+            if isinstance(message, ModelResponse):
+                for part in message.parts:
+                    if isinstance(part, ToolCallPart) and part.tool_call_id == tool_call_id:
+                        return part
+        return None
+
+    # ------------------------------------------------------------------------------------- tools
+
+    def _call_ready(self, event: ToolCallReady) -> str:
+        self._waiting.add(event.tool_call_id)
+        if event.answered_by != 'approval':
+            return ''
+        call = self._find_call(event.tool_call_id)
+        if call is None:
+            warnings.warn(f'no tool call {event.tool_call_id!r} to ask an approval for', UserWarning, stacklevel=4)
+            return ''
+        approval_id = self._approval_id(call)
+        self._approvals[event.tool_call_id] = approval_id
+        return _sse({'type': 'tool-approval-request', 'approvalId': approval_id, 'toolCallId': event.tool_call_id})
+
+    def _tool_result(self, event: ToolResult) -> str:
+        out = self._close_parts()
+        self._collector.feed(event)
+        self._response_open = False
+        part = event.part
+        if isinstance(part, RetryPromptPart) and part.tool_name is None:
+            return out
+        call_id = part.tool_call_id
+        self._waiting.discard(call_id)
+        started = call_id in self._started_calls
+        if not started and not self._continues:
+            warnings.warn(
+                f'a result for tool call {call_id!r}, which this stream did not send and does not continue; '
+                'the client could not place it, so it was not sent',
+                UserWarning,
+                stacklevel=4,
+            )
+            return out
+        state, value, fields = tool_result(part)
+        if state == 'output-available':
+            chunk: dict[str, Any] = {'type': 'tool-output-available', 'toolCallId': call_id, 'output': value}
+            chunk['providerMetadata'] = wrap_metadata(fields)
+            return out + _sse(chunk)
+        if state == 'output-error':
+            chunk = {'type': 'tool-output-error', 'toolCallId': call_id, 'errorText': value}
+            chunk['providerMetadata'] = wrap_metadata(fields)
+            return out + _sse(chunk)
+        if started and call_id not in self._approvals:
+            approval_id = call_id
+            out += _sse({'type': 'tool-approval-request', 'approvalId': approval_id, 'toolCallId': call_id})
+            response: dict[str, Any] = {'type': 'tool-approval-response', 'approvalId': approval_id, 'approved': False}
+            response['reason'] = value
+            response['providerMetadata'] = wrap_metadata({**self._started_calls[call_id], 'result': fields})
+            out += _sse(response)
+        return out + _sse({'type': 'tool-output-denied', 'toolCallId': call_id})
+
+
+def _ordered_thinking(fields: dict[str, Any]) -> dict[str, Any]:
+    order = ('id', 'signature', 'provider_name', 'response')
+    return {key: fields[key] for key in order if key in fields}
+
+
+def encode_events(events: Iterable[AgentEvent], **kwargs: Any) -> bytes:
+    """A whole stream for `events` (for tests and benchmarks): start, every event, close."""
+    stream = VercelAIEventStream(**kwargs)
+    chunks = [stream.start()]
+    chunks.extend(stream.encode(event) for event in events)
+    chunks.append(stream.close())
+    return b''.join(chunks)
