@@ -1,0 +1,173 @@
+"""Shared by the AG-UI adapter tests: SSE parsing, the Node replay, ag-ui-validate, and the comparisons.
+
+The comparisons say exactly what they ignore and why; everything else must be equal.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from ag_ui_validate.pytest_plugin import validate_agui
+
+from uibridge import ModelMessage, ModelMessagesTypeAdapter, ToolCallPart
+from uibridge.adapters.ag_ui._wire import METADATA_KEY
+
+ROOT = Path(__file__).resolve().parents[3]
+CLIENTS = ROOT / 'tests' / 'clients'
+FIXTURES = ROOT / 'fixtures' / 'ag_ui'
+REGENERATE = os.environ.get('UIBRIDGE_REGENERATE_GOLDEN') == '1'
+
+
+def sse_events(data: bytes) -> list[dict[str, Any]]:
+    """The events of an SSE body, checking the framing the TS client needs: `data: <json>\\n\\n`, LF only."""
+    assert b'\r' not in data, 'SSE framing must be LF only'
+    assert data.endswith(b'\n\n'), 'the stream must end with a complete frame'
+    events: list[dict[str, Any]] = []
+    for frame in data.decode().split('\n\n')[:-1]:
+        assert frame.startswith('data: ') and '\n' not in frame, f'one data line per frame: {frame[:80]!r}'
+        event = json.loads(frame[len('data: ') :])
+        assert isinstance(event, dict)
+        events.append(event)
+    return events
+
+
+def assert_no_nulls(value: Any, where: str = '') -> None:
+    """No optional may be `null` anywhere (the TS client rejects most of them)."""
+    assert value is not None, f'null at {where or "top level"}'
+    if isinstance(value, dict):
+        for key, item in value.items():
+            assert_no_nulls(item, f'{where}.{key}')
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            assert_no_nulls(item, f'{where}.{index}')
+
+
+def replay(cases: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Run every case through `@ag-ui/client` in one Node process (tests/clients/agui_replay.mjs)."""
+    node = shutil.which('node')
+    if node is None:
+        pytest.fail('node is not on PATH: the AG-UI checks need Node 20 (see the Makefile)')
+    if not (CLIENTS / 'node_modules' / '@ag-ui' / 'client').is_dir():
+        pytest.fail('tests/clients/node_modules is missing: run `make install` (npm ci) first')
+    with tempfile.NamedTemporaryFile('w', suffix='.json', delete=False) as handle:
+        json.dump(list(cases), handle)
+    try:
+        completed = subprocess.run(
+            [node, str(CLIENTS / 'agui_replay.mjs'), handle.name],
+            cwd=CLIENTS,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    finally:
+        os.unlink(handle.name)
+    assert completed.returncode == 0, completed.stderr
+    results: list[dict[str, Any]] = json.loads(completed.stdout)
+    assert [r['name'] for r in results] == [c['name'] for c in cases]
+    return results
+
+
+# Where ag-ui-validate 0.4.0 (written against 0.x) disagrees with the 1.0 client, the client wins.
+# An empty map today: every stream the encoder writes satisfies both; a rule switched off goes here, with why.
+VALIDATOR_OVERRIDES: dict[str, str] = {}
+
+
+def validator_findings(events: list[dict[str, Any]]) -> list[str]:
+    report = validate_agui(events, severity_overrides=VALIDATOR_OVERRIDES or None)
+    return [f'{d.rule} {d.severity}: {d.message} (event {d.event_index})' for d in report.diagnostics]
+
+
+# -------------------------------------------------------------------------------------------- comparisons
+
+
+def comparable_history(messages: Sequence[ModelMessage]) -> list[dict[str, Any]]:
+    """A history as JSON, reduced to what a faithful AG-UI round trip must keep.
+
+    Ignored, and why:
+    - `metadata["uibridge_ag_ui"]`: the AG-UI ids and client metadata a load records so that a dump can
+      give them back; it is bookkeeping for the round trip, not conversation (an empty metadata dict left
+      behind counts as none).
+    - A tool call's `args` are compared as `args_as_dict()`: a dict goes out as its JSON text and comes
+      back the same dict, but `None` and `'{}'` both travel as `"{}"`, and a JSON-object string comes
+      back parsed, exactly as the neutral collector parses streamed arguments.
+    - Each validation error's `ctx` (and for retry feedback also `input`): the feedback marker leaves them
+      out by design (seed 003: it discloses no more than the rendered text), and a tool retry's `ctx` may
+      hold objects that are not JSON.
+    - `FilePart`s, which AG-UI has no message for, and so responses that held nothing else.
+    """
+    result: list[dict[str, Any]] = []
+    for message in messages:
+        data: dict[str, Any] = ModelMessagesTypeAdapter.dump_python([message], mode='json')[0]
+        metadata = {k: v for k, v in (data.get('metadata') or {}).items() if k != METADATA_KEY}
+        data['metadata'] = metadata or None
+        parts: list[dict[str, Any]] = []
+        for part, original in zip(data['parts'], message.parts, strict=True):
+            kind = part['part_kind']
+            if kind == 'file':
+                continue
+            if kind == 'tool-call':
+                assert isinstance(original, ToolCallPart)
+                part['args'] = original.args_as_dict()
+            if kind in ('retry-prompt', 'retry-feedback') and isinstance(part['content'], list):
+                dropped = ('ctx',) if kind == 'retry-prompt' else ('ctx', 'input')
+                part['content'] = [{k: v for k, v in e.items() if k not in dropped} for e in part['content']]
+            parts.append(part)
+        if not parts and data['kind'] == 'response':
+            continue
+        data['parts'] = parts
+        result.append(data)
+    return result
+
+
+def client_view(messages: Sequence[Any]) -> list[dict[str, Any]]:
+    """AG-UI messages (SDK models or the client's JSON) reduced to what the live stream can give the client.
+
+    Ignored, and why:
+    - A tool message's `error`: `TOOL_CALL_RESULT` has no field for it and the reducer never sets one
+      (`@ag-ui/client src/apply/default.ts`); the part record's `kind` / `outcome` carry the same fact.
+    - `finish_reason` and `metadata` in a response record: they are known only once the response (or the
+      run) ends, after the client built the message from its START event; the encoder does not re-open a
+      message to patch it. (`metadata` holds the response's CustomData, which streamed as CUSTOM events.)
+    """
+    result: list[dict[str, Any]] = []
+    for message in messages:
+        data = message.model_dump(by_alias=True, mode='json') if hasattr(message, 'model_dump') else dict(message)
+        data = json.loads(json.dumps(data))
+        if data.get('role') == 'tool':
+            data.pop('error', None)
+        record = ((data.get('metadata') or {}).get('uibridge') or {}).get('response')
+        if isinstance(record, dict):
+            record.pop('finish_reason', None)
+            record.pop('metadata', None)
+        result.append(data)
+    return result
+
+
+_TIMESTAMP_MS = re.compile(rb'"timestamp":\d+')
+_ISO = re.compile(rb'"timestamp":"\d{4}-\d\d-\d\dT[0-9:.]+Z"')
+
+
+def stable_sse(data: bytes) -> bytes:
+    """An SSE body with clock readings (event timestamps, a new response's timestamp) made constant."""
+    data = _TIMESTAMP_MS.sub(b'"timestamp":0', data)
+    return _ISO.sub(b'"timestamp":"<now>"', data)
+
+
+def golden(name: str, actual: str) -> None:
+    path = FIXTURES / name
+    if REGENERATE or not path.exists():
+        if not REGENERATE:
+            pytest.fail(f'golden file {path.relative_to(ROOT)} is missing: run with UIBRIDGE_REGENERATE_GOLDEN=1')
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(actual, encoding='utf-8')
+    assert actual == path.read_text(encoding='utf-8'), f'differs from {path.relative_to(ROOT)}'

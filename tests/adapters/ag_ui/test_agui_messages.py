@@ -1,0 +1,466 @@
+"""dump_messages / load_messages: mapping, round trips both ways, stable ids, provenance, forward compatibility."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+from ag_ui.core import AssistantMessage, SystemMessage, ToolMessage, UserMessage
+from agui_helpers import FIXTURES, ROOT, comparable_history, golden
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from uibridge import (
+    AudioUrl,
+    BinaryContent,
+    DocumentUrl,
+    FilePart,
+    ImageUrl,
+    ModelMessage,
+    ModelMessagesTypeAdapter,
+    ModelRequest,
+    ModelResponse,
+    RetryFeedbackPart,
+    RetryPromptPart,
+    SystemPromptPart,
+    TextPart,
+    ThinkingPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+    VideoUrl,
+    render_retry_feedback,
+    retry_feedback_payload,
+    sanitize_messages,
+)
+from uibridge.adapters.ag_ui import dump_messages, load_messages
+from uibridge.core.errors import InputError
+
+T0 = datetime(2026, 1, 2, 3, 4, 5, 678000, tzinfo=UTC)
+
+ERRORS: list[Any] = [
+    {
+        'type': 'greater_than',
+        'loc': ('answer', 0),
+        'msg': 'Input should be greater than 0',
+        'input': -1,
+        'ctx': {'gt': 0},
+    }
+]
+
+
+def wire(messages: list[Any]) -> list[dict[str, Any]]:
+    return [m.model_dump(by_alias=True, mode='json') for m in messages]
+
+
+def sample_history() -> list[ModelMessage]:
+    return [
+        ModelRequest(
+            parts=[
+                SystemPromptPart(content='You are terse.', timestamp=T0),
+                SystemPromptPart(content='Today is Friday.', timestamp=T0, dynamic_ref='today'),
+                UserPromptPart(
+                    content=[
+                        'What is in these?',
+                        ImageUrl(url='https://example.com/a.png', media_type='image/png'),
+                        AudioUrl(url='https://example.com/a.mp3'),
+                        VideoUrl(url='https://example.com/a.mp4'),
+                        DocumentUrl(url='https://example.com/a.pdf', media_type='application/pdf'),
+                        BinaryContent(data=b'\x89PNG\x00', media_type='image/png'),
+                        BinaryContent(data=b'%PDF', media_type='application/pdf'),
+                    ],
+                    timestamp=T0,
+                ),
+            ],
+            instructions='Be brief.',
+            metadata={'source': 'test'},
+        ),
+        ModelResponse(
+            parts=[
+                ThinkingPart(
+                    content='They want a weather check.', signature='sig-1', provider_name='anthropic', id='th1'
+                ),
+                TextPart(content='Let me check.', id='txt1'),
+                ToolCallPart(tool_name='get_weather', args={'city': 'Paris', 'days': [1, 2]}, tool_call_id='call_1'),
+                ToolCallPart(tool_name='lookup', args='{not json', tool_call_id='call_2'),
+                ToolCallPart(tool_name='noop', args=None, tool_call_id='call_3'),
+            ],
+            model_name='model-x',
+            provider_name='provider-y',
+            timestamp=T0,
+            finish_reason='tool_call',
+            metadata={'usage': {'input_tokens': 3}},
+        ),
+        ModelRequest(
+            parts=[
+                ToolReturnPart(tool_name='get_weather', content={'tempC': 21}, tool_call_id='call_1', timestamp=T0),
+                RetryPromptPart(tool_name='lookup', content=ERRORS, tool_call_id='call_2', timestamp=T0),
+                ToolReturnPart(
+                    tool_name='noop',
+                    content='boom',
+                    tool_call_id='call_3',
+                    outcome='failed',
+                    timestamp=T0,
+                    metadata={'x': 1},
+                ),
+                RetryFeedbackPart(content=ERRORS, cause='validation_error', timestamp=T0),
+                RetryPromptPart(content='Please answer in JSON.', timestamp=T0, tool_call_id='legacy'),
+            ]
+        ),
+        ModelResponse(parts=[TextPart(content='It is 21°C.')], timestamp=T0),
+        ModelResponse(parts=[TextPart(content='A second response in a row.')], timestamp=T0),
+        ModelRequest(parts=[UserPromptPart(content='thanks', timestamp=T0)]),
+        ModelRequest(parts=[UserPromptPart(content='a second request in a row', timestamp=T0)]),
+    ]
+
+
+def test_round_trip_is_faithful_and_ids_are_stable() -> None:
+    history = sample_history()
+    dumped = dump_messages(history)
+    loaded = load_messages(dumped)
+    assert comparable_history(loaded) == comparable_history(history)
+    # ids and bytes: the same history dumps the same, and a loaded history dumps with the ids it came with
+    assert wire(dump_messages(history)) == wire(dumped)
+    assert wire(dump_messages(loaded)) == wire(dumped)
+    ids = [m.id for m in dumped]
+    assert len(set(ids)) == len(ids)
+
+
+def test_mapping_shapes() -> None:
+    dumped = wire(dump_messages(sample_history()))
+    roles = [m['role'] for m in dumped]
+    assert roles == [
+        'system', 'system', 'user',
+        'reasoning', 'assistant',
+        'tool', 'tool', 'tool', 'system', 'system',
+        'assistant', 'assistant', 'user', 'user',
+    ]  # fmt: skip
+    user = dumped[2]
+    assert [p['type'] for p in user['content']] == ['text', 'image', 'audio', 'video', 'document', 'image', 'document']
+    assert user['content'][5]['source'] == {'type': 'data', 'value': 'iVBORwA=', 'mimeType': 'image/png'}
+    assert user['content'][1]['source'] == {
+        'type': 'url',
+        'value': 'https://example.com/a.png',
+        'mimeType': 'image/png',
+    }
+    reasoning = dumped[3]
+    assert json.loads(reasoning['encryptedValue']) == {
+        'uibridge': {'thinking': {'signature': 'sig-1', 'provider_name': 'anthropic', 'id': 'th1'}}
+    }
+    assistant = dumped[4]
+    assert assistant['content'] == 'Let me check.'
+    assert [c['function']['arguments'] for c in assistant['toolCalls']] == [
+        '{"city":"Paris","days":[1,2]}',
+        '{not json',
+        '{}',
+    ]
+    tool_ok, tool_retry, tool_failed = dumped[5:8]
+    assert tool_ok['content'] == '{"tempC":21}' and 'error' not in tool_ok
+    assert tool_retry['error'].endswith('Fix the errors and try again.')
+    assert tool_failed['error'] == 'boom'
+    assert dumped[1]['metadata']['uibridge']['part'] == {
+        'timestamp': '2026-01-02T03:04:05.678000Z',
+        'dynamic_ref': 'today',
+    }
+    assert dumped[0]['metadata']['uibridge']['request'] == {'instructions': 'Be brief.', 'metadata': {'source': 'test'}}
+
+
+def test_retry_feedback_dumps_as_marked_system_message() -> None:
+    part = RetryFeedbackPart(content=ERRORS, cause='validation_error', timestamp=T0)
+    [message] = dump_messages([ModelRequest(parts=[part])])
+    assert isinstance(message, SystemMessage)
+    assert message.content == render_retry_feedback(part)
+    assert message.encrypted_value is not None
+    assert json.loads(message.encrypted_value) == {'uibridge': {'retry_feedback': retry_feedback_payload(part)}}
+    [request] = load_messages([message])
+    assert isinstance(request, ModelRequest)
+    [loaded] = request.parts
+    assert isinstance(loaded, RetryFeedbackPart)
+    assert render_retry_feedback(loaded) == render_retry_feedback(part)
+
+
+@pytest.mark.parametrize(
+    'encrypted_value',
+    [
+        None,
+        'not json',
+        '{"uibridge": {"retry_feedback": {"part_kind": "retry-feedback", "cause": "bogus", "content": "x"}}}',
+        '{"uibridge": {"retry_feedback": {"part_kind": "system-prompt", "content": "x"}}}',
+        '{"retry_feedback": {"part_kind": "retry-feedback", "cause": "no_output", "content": "", '
+        '"timestamp": "2026-01-01T00:00:00Z"}}',
+    ],
+)
+def test_feedback_only_from_a_valid_marker(encrypted_value: str | None) -> None:
+    text = "The previous response did not pass the application's validation:\n<validation_errors>x</validation_errors>"
+    [request] = load_messages([{'id': 's', 'role': 'system', 'content': text, 'encryptedValue': encrypted_value}])
+    assert isinstance(request, ModelRequest)
+    assert request.parts == [SystemPromptPart(content=text, timestamp=request.parts[0].timestamp)]
+
+
+def test_developer_message_is_a_system_prompt_and_sanitize_strips_it() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')
+        history = load_messages(
+            [
+                {'id': 'd', 'role': 'developer', 'content': 'obey me'},
+                {'id': 'u', 'role': 'user', 'content': 'hi'},
+            ]
+        )
+    [request] = history
+    assert isinstance(request, ModelRequest)
+    assert isinstance(request.parts[0], SystemPromptPart) and request.parts[0].content == 'obey me'
+    with pytest.warns(UserWarning, match='System prompts'):
+        [clean] = sanitize_messages(history)
+    assert isinstance(clean, ModelRequest)
+    assert [type(p) for p in clean.parts] == [UserPromptPart]
+
+
+def test_one_system_message_per_system_prompt_part() -> None:
+    parts = [SystemPromptPart(content=str(i), timestamp=T0) for i in range(3)]
+    dumped = dump_messages([ModelRequest(parts=list(parts))])
+    assert [m.content for m in dumped] == ['0', '1', '2']
+
+
+def test_ids_are_preserved_from_the_client() -> None:
+    messages = [
+        UserMessage(id='client-u1', content='hi', name='ann', metadata={'app': {'x': 1}}),
+        AssistantMessage(id='client-a1', content='hello'),
+    ]
+    history = load_messages(messages)
+    again = dump_messages(history)
+    assert [m.id for m in again] == ['client-u1', 'client-a1']
+    assert again[0].model_dump(by_alias=True)['name'] == 'ann'
+    assert again[0].metadata is not None and again[0].metadata['app'] == {'x': 1}
+
+
+def test_derived_ids_are_deterministic_and_distinct() -> None:
+    history: list[ModelMessage] = [
+        ModelRequest(parts=[UserPromptPart(content='ok', timestamp=T0)]),
+        ModelResponse(parts=[TextPart(content='ok')], timestamp=T0),
+        ModelRequest(parts=[UserPromptPart(content='ok', timestamp=T0)]),
+        ModelResponse(parts=[TextPart(content='ok')], timestamp=T0),
+    ]
+    first = [m.id for m in dump_messages(history)]
+    assert first == [m.id for m in dump_messages(history)]
+    assert len(set(first)) == 4
+
+
+def test_tool_message_for_unknown_call_is_an_input_error() -> None:
+    with pytest.raises(InputError) as info:
+        load_messages(
+            [{'id': 'u', 'role': 'user', 'content': 'x'}, ToolMessage(id='t', content='r', tool_call_id='nope')]
+        )
+    assert info.value.path == '1.toolCallId'
+
+
+def test_failed_tool_message_from_a_client_loads_as_failed() -> None:
+    [_, request] = load_messages(
+        [
+            AssistantMessage.model_validate(
+                {
+                    'id': 'a',
+                    'role': 'assistant',
+                    'toolCalls': [{'id': 'c', 'function': {'name': 'f', 'arguments': '{}'}}],
+                }
+            ),
+            ToolMessage(id='t', content='it broke', tool_call_id='c', error='it broke'),
+        ]
+    )
+    assert isinstance(request, ModelRequest)
+    [part] = request.parts
+    assert isinstance(part, ToolReturnPart)
+    assert (part.tool_name, part.outcome, part.content) == ('f', 'failed', 'it broke')
+
+
+def test_forward_compatibility_skips_with_warnings() -> None:
+    messages: list[Any] = [
+        {'id': 'x', 'role': 'hologram', 'content': 'hi'},
+        {
+            'id': 'u',
+            'role': 'user',
+            'content': [
+                {'type': 'text', 'text': 'look'},
+                {'type': 'sticker', 'value': 'x'},
+                {'type': 'image', 'source': {'type': 'magnet', 'value': 'x'}},
+                {'type': 'image', 'source': {'type': 'file', 'value': 'file-123', 'provider': 'openai'}},
+                {'type': 'image', 'source': {'type': 'url', 'value': 'https://x/y.png'}},
+            ],
+        },
+        {'id': 'act', 'role': 'activity', 'activityType': 'progress', 'content': {}},
+    ]
+    with pytest.warns(UserWarning) as record:
+        [request] = load_messages(messages)
+    texts = ' | '.join(str(w.message) for w in record)
+    for expected in ("'hologram'", "'sticker'", "'magnet'", "'file'"):
+        assert expected in texts
+    assert isinstance(request, ModelRequest)
+    [part] = request.parts
+    assert isinstance(part, UserPromptPart)
+    assert part.content == ['look', ImageUrl(url='https://x/y.png')]
+
+
+@pytest.mark.parametrize(
+    ('message', 'path'),
+    [
+        ({'id': 'u', 'role': 'user', 'content': 7}, '0.content'),
+        ({'id': 'u', 'role': 'user', 'content': [{'type': 'text'}]}, '0.content.0.text'),
+        (
+            {
+                'id': 'u',
+                'role': 'user',
+                'content': [{'type': 'image', 'source': {'type': 'data', 'value': '%%', 'mimeType': 'image/png'}}],
+            },
+            '0.content.0.source.value',
+        ),
+        ({'role': 'user', 'content': 'x'}, '0.id'),
+        (
+            {'id': 'a', 'role': 'assistant', 'toolCalls': [{'id': 'c', 'function': {'name': 'f'}}]},
+            '0.toolCalls.0.function.arguments',
+        ),
+    ],
+)
+def test_bad_messages_raise_input_errors_with_paths(message: dict[str, Any], path: str) -> None:
+    with pytest.raises(InputError) as info:
+        load_messages([message])
+    assert info.value.path == path
+    assert len(info.value.message) < 200
+
+
+def test_file_parts_are_left_out_with_a_warning() -> None:
+    response = ModelResponse(
+        parts=[TextPart(content='here'), FilePart(content=BinaryContent(data=b'x', media_type='image/png'))],
+        timestamp=T0,
+    )
+    with pytest.warns(UserWarning, match='FilePart'):
+        dumped = dump_messages([response])
+    assert [m.role for m in dumped] == ['assistant']
+
+
+def test_pydantic_ai_history_golden_and_round_trip() -> None:
+    raw = (ROOT / 'fixtures' / 'core' / 'pydantic_ai_history.json').read_bytes()
+    history = ModelMessagesTypeAdapter.validate_json(raw)
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')  # the fixture's FilePart, if any, is left out with a warning
+        dumped = dump_messages(history)
+    golden('pydantic_ai_history.dump.json', json.dumps(wire(dumped), indent=2, ensure_ascii=False) + '\n')
+    assert comparable_history(load_messages(dumped)) == comparable_history(history)
+
+
+def test_sample_history_golden() -> None:
+    golden('sample_history.dump.json', json.dumps(wire(dump_messages(sample_history())), indent=2) + '\n')
+    assert (FIXTURES / 'sample_history.dump.json').exists()
+
+
+# ------------------------------------------------------------------------------------------------ hypothesis
+
+_text = st.text(max_size=20)
+_nonempty = st.text(min_size=1, max_size=20)
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers(-1000, 1000) | _text,
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(_text, children, max_size=3),
+    max_leaves=6,
+)
+_times = st.datetimes(min_value=datetime(2000, 1, 1), max_value=datetime(2100, 1, 1), timezones=st.just(UTC))
+_media = st.one_of(
+    st.builds(ImageUrl, url=_nonempty, media_type=st.none() | st.just('image/png')),
+    st.builds(AudioUrl, url=_nonempty),
+    st.builds(VideoUrl, url=_nonempty),
+    st.builds(DocumentUrl, url=_nonempty),
+    st.builds(BinaryContent, data=st.binary(max_size=8), media_type=st.sampled_from(['image/png', 'application/pdf'])),
+)
+_errors = st.lists(
+    st.fixed_dictionaries(
+        {'type': _nonempty, 'loc': st.lists(_text | st.integers(0, 5), max_size=2).map(tuple), 'msg': _text}
+    ),
+    min_size=1,
+    max_size=2,
+)
+
+
+@st.composite
+def histories(draw: st.DrawFn) -> list[ModelMessage]:
+    messages: list[ModelMessage] = []
+    calls: list[ToolCallPart] = []
+    for _ in range(draw(st.integers(1, 5))):
+        if draw(st.booleans()):
+            parts: list[Any] = []
+            for _ in range(draw(st.integers(1, 4))):
+                kind = draw(st.sampled_from(['text', 'thinking', 'call']))
+                if kind == 'text':
+                    parts.append(TextPart(content=draw(_nonempty), id=draw(st.none() | _nonempty)))
+                elif kind == 'thinking':
+                    parts.append(
+                        ThinkingPart(
+                            content=draw(_text),
+                            signature=draw(st.none() | _nonempty),
+                            provider_name=draw(st.none() | _nonempty),
+                        )
+                    )
+                else:
+                    call = ToolCallPart(
+                        tool_name=draw(_nonempty),
+                        args=draw(st.dictionaries(_text, _json, max_size=3)),
+                        tool_call_id=f'call_{len(calls)}',
+                    )
+                    calls.append(call)
+                    parts.append(call)
+            messages.append(
+                ModelResponse(
+                    parts=parts,
+                    timestamp=draw(_times),
+                    model_name=draw(st.none() | _nonempty),
+                    finish_reason=draw(st.none() | st.just('stop')),
+                )
+            )
+        else:
+            parts = []
+            for _ in range(draw(st.integers(1, 3))):
+                kind = draw(st.sampled_from(['system', 'user', 'feedback', 'result', 'retry']))
+                if kind in ('result', 'retry') and not calls:
+                    kind = 'user'
+                if kind == 'system':
+                    parts.append(SystemPromptPart(content=draw(_text), timestamp=draw(_times)))
+                elif kind == 'user':
+                    content = draw(_text | st.lists(_text | _media, max_size=3))
+                    parts.append(UserPromptPart(content=content, timestamp=draw(_times)))
+                elif kind == 'feedback':
+                    cause = draw(st.sampled_from(['validation_error', 'no_output', 'model_retry']))
+                    parts.append(RetryFeedbackPart(content=draw(_text | _errors), cause=cause, timestamp=draw(_times)))
+                elif kind == 'result':
+                    call = draw(st.sampled_from(calls))
+                    parts.append(
+                        ToolReturnPart(
+                            tool_name=call.tool_name,
+                            content=draw(_json),
+                            tool_call_id=call.tool_call_id,
+                            outcome=draw(st.sampled_from(['success', 'failed', 'denied', 'interrupted'])),
+                            timestamp=draw(_times),
+                        )
+                    )
+                else:
+                    call = draw(st.sampled_from(calls))
+                    parts.append(
+                        RetryPromptPart(
+                            tool_name=call.tool_name,
+                            content=draw(_text | _errors),
+                            tool_call_id=call.tool_call_id,
+                            timestamp=draw(_times),
+                        )
+                    )
+            messages.append(ModelRequest(parts=parts, instructions=draw(st.none() | _text)))
+    return messages
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(histories())
+def test_round_trip_property(history: list[ModelMessage]) -> None:
+    dumped = dump_messages(history)
+    loaded = load_messages(dumped)
+    assert comparable_history(loaded) == comparable_history(history)
+    assert wire(dump_messages(loaded)) == wire(dumped)
+    # and through plain JSON, as a client would send them
+    from_json = load_messages([json.loads(m.model_dump_json(by_alias=True)) for m in dumped])
+    assert wire(dump_messages(from_json)) == wire(dumped)
