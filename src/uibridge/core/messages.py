@@ -193,12 +193,26 @@ class RetryPromptPart(_Model):
     part_kind: Literal['retry-prompt'] = 'retry-prompt'
 
     def model_response(self) -> str:
-        """The text the model is shown: the errors, then the classic directive."""
+        """The text the model is shown: the errors, then the classic directive.
+
+        Byte for byte what pydantic-ai renders for the same stored part, so a history moved between the two
+        shows the model the same text: `ctx` is never shown, and a tool-less retry leaves out the `input` of
+        root-level errors (the model's whole answer, already in its context).
+        """
         if isinstance(self.content, str):
             description = self.content if self.tool_name is not None else f'Validation feedback:\n{self.content}'
         else:
-            errors = [{k: v for k, v in e.items() if k != 'ctx'} for e in self.content]
-            dumped = json.dumps(pydantic.TypeAdapter(Any).dump_python(errors, mode='json'), indent=2)
+            errors = [
+                {
+                    key: value
+                    for key, value in error.items()
+                    if key != 'ctx' and not (key == 'input' and self.tool_name is None and len(error['loc']) <= 1)
+                }
+                for error in self.content
+            ]
+            dumped = json.dumps(
+                pydantic.TypeAdapter(Any).dump_python(errors, mode='json'), indent=2, ensure_ascii=False
+            )
             plural = '' if len(self.content) == 1 else 's'
             description = f'{len(self.content)} validation error{plural}:\n```json\n{dumped}\n```'
         return f'{description}\n\nFix the errors and try again.'
@@ -241,6 +255,25 @@ class ModelRequest(_Model):
     instructions: str | None = None
     metadata: dict[str, Any] | None = None
     kind: Literal['request'] = 'request'
+
+    @pydantic.field_validator('parts', mode='before')
+    @classmethod
+    def _accept_retried_tool_returns(cls, parts: Any) -> Any:
+        # pydantic-ai (2.68 and later) stores a retry that answers a tool call as a tool return with
+        # `outcome='retried'`; here that is a `RetryPromptPart`, the part that means exactly this.
+        if not isinstance(parts, list):
+            return parts
+        return [_retried_tool_return_as_retry_prompt(part) for part in cast(list[Any], parts)]
+
+
+def _retried_tool_return_as_retry_prompt(part: Any) -> Any:
+    if not isinstance(part, dict):
+        return part
+    data = cast(dict[str, Any], part)
+    if data.get('part_kind') != 'tool-return' or data.get('outcome') != 'retried':
+        return data
+    keys = ('content', 'tool_name', 'tool_call_id', 'timestamp')
+    return {'part_kind': 'retry-prompt', **{key: data[key] for key in keys if key in data}}
 
 
 # ------------------------------------------------------------------------------------------ responses
