@@ -1,6 +1,53 @@
-"""The Vercel AI SDK adapter (`useChat`, `ai` 5 to 7): UI messages, the UI message stream, request parsing."""
+"""The Vercel AI SDK adapter (`useChat`, `ai` 5 to 7): UI messages, the UI message stream, request parsing.
+
+```python
+from uibridge.adapters import vercel_ai
+
+ui = vercel_ai.dump_messages(history)         # -> list[vercel_ai.UIMessage]
+history = vercel_ai.load_messages(ui)         # UIMessage models or plain dicts -> list[ModelMessage]
+request = vercel_ai.parse_request(body)       # the body useChat posts -> VercelChatRequest
+stream = vercel_ai.VercelAIEventStream(message_id=request.continuation_message_id)
+```
+
+No I/O here: the server reads and writes, this package translates.
+"""
 
 from .chunks import UIMessageChunk, UIMessageChunkAdapter
-from .types import UIMessage, UIMessagePart
+from .dump import dump_messages
+from .load import load_messages
+from .request import VercelChatRequest, parse_request
+from .stream import VERCEL_AI_HEADERS, VercelAIEventStream, encode_events
+from .types import (
+    DataUIPart,
+    DynamicToolUIPart,
+    FileUIPart,
+    ReasoningUIPart,
+    StepStartUIPart,
+    TextUIPart,
+    ToolApprovalUI,
+    ToolUIPart,
+    UIMessage,
+    UIMessagePart,
+)
 
-__all__ = ['UIMessage', 'UIMessageChunk', 'UIMessageChunkAdapter', 'UIMessagePart']
+__all__ = [
+    'VERCEL_AI_HEADERS',
+    'DataUIPart',
+    'DynamicToolUIPart',
+    'FileUIPart',
+    'ReasoningUIPart',
+    'StepStartUIPart',
+    'TextUIPart',
+    'ToolApprovalUI',
+    'ToolUIPart',
+    'UIMessage',
+    'UIMessageChunk',
+    'UIMessageChunkAdapter',
+    'UIMessagePart',
+    'VercelAIEventStream',
+    'VercelChatRequest',
+    'dump_messages',
+    'encode_events',
+    'load_messages',
+    'parse_request',
+]
