@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import shutil
 import socket
@@ -122,6 +123,33 @@ def model_view(messages: list[ModelMessage]) -> list[dict[str, Any]]:
     view: list[dict[str, Any]] = []
     for message in dumped:
         kept = {k: v for k, v in message.items() if k in ('kind', 'instructions')}
-        kept['parts'] = [{k: v for k, v in part.items() if k not in ('timestamp', 'id')} for part in message['parts']]
+        kept['parts'] = [_part_view(part) for part in message['parts']]
         view.append(kept)
     return view
+
+
+def _part_view(part: dict[str, Any]) -> dict[str, Any]:
+    view = {k: v for k, v in part.items() if k not in ('timestamp', 'id')}
+    if part['part_kind'] == 'retry-feedback' and isinstance(part['content'], list):
+        # Rendered feedback shows no error's `input` or `ctx` (and the UI marker does not carry them).
+        view['content'] = [{k: v for k, v in e.items() if k not in ('input', 'ctx')} for e in part['content']]
+    return view
+
+
+def completed_by_run(recorder: Recorder) -> dict[int, list[ModelMessage]]:
+    return {id(run): messages for messages, run in recorder.completed}
+
+
+def assert_round_trip(recorder: Recorder, thread_id: str) -> list[AgentRun]:
+    """Each request in the thread carried back, before sanitizing, exactly the history of the request before
+    it plus every message the server produced for it (compared as the model sees them), then whatever the
+    client added. Returns the thread's runs."""
+    runs = recorder.runs_for(thread_id)
+    produced = completed_by_run(recorder)
+    assert len(runs) >= 2
+    for before, after in itertools.pairwise(runs):
+        assert before.input is not None and after.input is not None
+        expected = model_view([*before.input.history, *produced[id(before)]])
+        received = model_view(after.input.history)
+        assert received[: len(expected)] == expected
+    return runs

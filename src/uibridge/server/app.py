@@ -1,0 +1,56 @@
+"""`create_app`: one Starlette app serving an agent over both protocols, and the demo page at `/`."""
+
+from __future__ import annotations
+
+import secrets
+from pathlib import Path
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, Response
+from starlette.routing import Route
+
+from .ag_ui import AGUIEndpoint
+from .run import Agent
+from .vercel_ai import VercelAIEndpoint
+
+__all__ = ['PAGE_PATH', 'create_app']
+
+PAGE_PATH = Path(__file__).parent / 'demo' / 'page.html'
+
+
+def create_app(agent: Agent | None = None, **options: Any) -> Starlette:
+    """`POST /api/chat` (Vercel AI), `POST /ag-ui` (AG-UI) and the demo page at `GET /`.
+
+    `agent` defaults to the built-in demo agent. `options` go to both endpoints (see `ChatEndpoint`);
+    both share one approval secret, random per process unless `approval_secret` is given.
+    """
+    if agent is None:
+        from .demo import DemoAgent
+
+        agent = DemoAgent()
+    options.setdefault('approval_secret', secrets.token_bytes(32))
+    vercel = VercelAIEndpoint(agent, **options)
+    ag_ui = AGUIEndpoint(agent, **options)
+    page = PAGE_PATH.read_text(encoding='utf-8')
+
+    async def index(request: Request) -> Response:
+        return HTMLResponse(page, headers={'cache-control': 'no-cache'})
+
+    async def nothing_to_resume(request: Request) -> Response:
+        # `useChat({resume: true})` asks here for a stream to resume; runs do not outlive their request.
+        return Response(status_code=204)
+
+    app = Starlette(
+        routes=[
+            Route('/', index, methods=['GET']),
+            Route('/api/chat', vercel),
+            Route('/api/chat/{chat_id}/stream', nothing_to_resume, methods=['GET']),
+            Route('/ag-ui', ag_ui),
+        ]
+    )
+    app.state.vercel_ai = vercel
+    app.state.ag_ui = ag_ui
+    app.state.agent = agent
+    return app

@@ -1,0 +1,221 @@
+"""Round trips through the real `@ag-ui/client` `HttpAgent`: what the server produced comes back intact."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from e2e_support import LiveServer, assert_round_trip, completed_by_run, model_view, run_node
+
+from uibridge import (
+    ModelRequest,
+    ModelResponse,
+    RetryFeedbackPart,
+    RetryPromptPart,
+    TextPart,
+    ThinkingPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
+from uibridge.adapters import ag_ui
+
+SCENARIOS: dict[str, list[dict[str, Any]]] = {
+    'text': [{'op': 'send', 'text': 'hello'}, {'op': 'send', 'text': 'and again'}],
+    'think': [{'op': 'send', 'text': 'think about it'}, {'op': 'send', 'text': 'next'}],
+    'tools': [{'op': 'send', 'text': 'retry the weather'}, {'op': 'send', 'text': 'next'}],
+    'feedback': [{'op': 'send', 'text': 'think, then feedback'}, {'op': 'send', 'text': 'next'}],
+    'client': [{'op': 'send', 'text': 'client'}, {'op': 'tool-output', 'content': '{"time":"noon"}'}],
+    'approve': [{'op': 'send', 'text': 'delete'}, {'op': 'resume', 'approved': True}],
+    'deny': [{'op': 'send', 'text': 'delete'}, {'op': 'resume', 'approved': False, 'reason': 'keep it'}],
+    'regenerate': [{'op': 'send', 'text': 'think hello'}, {'op': 'regenerate'}],
+    'edit': [
+        {'op': 'send', 'text': 'hello'},
+        {'op': 'send', 'text': 'weather'},
+        {'op': 'edit', 'index': 0, 'text': 'think edited'},
+    ],
+    'stored': [
+        {'op': 'send', 'text': 'think, retry the weather'},
+        {'op': 'send', 'text': 'feedback'},
+        {'op': 'send', 'text': 'delete'},
+        {'op': 'resume', 'approved': True},
+    ],
+}
+
+
+def thread(name: str) -> str:
+    return f'agui-rt-{name}'
+
+
+@pytest.fixture(scope='module')
+def driven(live_server: LiveServer) -> dict[str, Any]:
+    spec = {
+        'url': f'{live_server.base_url}/ag-ui',
+        'scenarios': [{'name': n, 'threadId': thread(n), 'steps': steps} for n, steps in SCENARIOS.items()],
+    }
+    return run_node('e2e_agui.mjs', spec)
+
+
+def all_parts(messages: list[Any]) -> list[Any]:
+    return [part for message in messages for part in message.parts]
+
+
+@pytest.mark.parametrize('name', list(SCENARIOS))
+def test_every_step_succeeds_in_the_client(driven: dict[str, Any], name: str) -> None:
+    for step in driven[name]['steps']:
+        assert step['error'] is None, (name, step['op'], step['error'])
+        if step['op'] != 'set-messages':
+            assert step['wireEvents'][0] == 'RUN_STARTED'
+            assert step['wireEvents'][-1] == 'RUN_FINISHED'
+
+
+@pytest.mark.parametrize('name', ['text', 'think', 'tools', 'feedback', 'client', 'approve', 'deny', 'stored'])
+def test_the_server_receives_exactly_what_it_produced(
+    driven: dict[str, Any], live_server: LiveServer, name: str
+) -> None:
+    assert_round_trip(live_server.recorder, thread(name))
+
+
+def test_thinking_comes_back_with_its_signature(driven: dict[str, Any], live_server: LiveServer) -> None:
+    first, second = live_server.recorder.runs_for(thread('think'))
+    produced = [p for p in all_parts(completed_by_run(live_server.recorder)[id(first)]) if isinstance(p, ThinkingPart)]
+    assert second.input is not None
+    received = [p for p in all_parts(second.input.history) if isinstance(p, ThinkingPart)]
+    assert received == produced
+    assert produced[0].signature is not None and produced[0].signature.startswith('demo-sig-')
+
+
+def test_tool_calls_come_back_with_their_results_and_retries(driven: dict[str, Any], live_server: LiveServer) -> None:
+    _, second = live_server.recorder.runs_for(thread('tools'))
+    assert second.input is not None
+    parts = all_parts(second.input.history)
+    kinds = [type(p).__name__ for p in parts]
+    assert kinds == [
+        'UserPromptPart',
+        'ToolCallPart',
+        'RetryPromptPart',
+        'ToolCallPart',
+        'ToolReturnPart',
+        'TextPart',
+        'UserPromptPart',
+    ]
+    calls = [p for p in parts if isinstance(p, ToolCallPart)]
+    answers = [p for p in parts if isinstance(p, RetryPromptPart | ToolReturnPart)]
+    assert [c.tool_call_id for c in calls] == [a.tool_call_id for a in answers]
+    assert calls[1].args == {'city': 'Paris'}
+    assert isinstance(answers[1], ToolReturnPart)
+    assert answers[1].content == {'city': 'Paris', 'forecast': 'sunny', 'temperature_c': 21}
+    # What the model is given keeps all of it (tool results are not client-forged system text).
+    assert all_parts(second.messages) == parts
+
+
+def test_retry_feedback_is_rebuilt_from_the_marker_and_then_stripped(
+    driven: dict[str, Any], live_server: LiveServer
+) -> None:
+    first, second = live_server.recorder.runs_for(thread('feedback'))
+    produced = [
+        p for p in all_parts(completed_by_run(live_server.recorder)[id(first)]) if isinstance(p, RetryFeedbackPart)
+    ]
+    assert [p.cause for p in produced] == ['validation_error', 'no_output', 'model_retry']
+    assert second.input is not None
+    received = [p for p in all_parts(second.input.history) if isinstance(p, RetryFeedbackPart)]
+    # The marker discloses no validation `input`, so that is the one thing that does not come back.
+    assert [p.model_dump(exclude={'content'}) for p in received] == [
+        p.model_dump(exclude={'content'}) for p in produced
+    ]
+    assert received[1].content == produced[1].content
+    assert received[2].content == produced[2].content
+    # The server owns the system voice: feedback a client sends back never reaches the model.
+    assert not [p for p in all_parts(second.messages) if isinstance(p, RetryFeedbackPart)]
+    # The client shows it as a system-role message.
+    system = [m for m in driven['feedback']['steps'][0]['messages'] if m['role'] == 'system']
+    assert len(system) == 3
+    assert all('encryptedValue' in m for m in system)
+
+
+def test_a_client_tool_result_reaches_the_agent(driven: dict[str, Any], live_server: LiveServer) -> None:
+    _, second = live_server.recorder.runs_for(thread('client'))
+    [result] = second.tool_results()
+    assert result.tool_name == 'get_local_time'
+    assert result.content == '{"time":"noon"}'
+    final = driven['client']['steps'][-1]['messages'][-1]
+    assert final['role'] == 'assistant'
+    assert final['content'] == 'Your browser answered: get_local_time says {"time":"noon"}.'
+
+
+def test_an_approved_call_runs_once_verified(driven: dict[str, Any], live_server: LiveServer) -> None:
+    first, second = live_server.recorder.runs_for(thread('approve'))
+    [call] = [p for p in all_parts(completed_by_run(live_server.recorder)[id(first)]) if isinstance(p, ToolCallPart)]
+    [approval] = second.approvals
+    assert approval.approved and approval.tool_call_id == call.tool_call_id
+    assert second.pending_tool_calls() == [call]
+    assert call.tool_call_id in [c.tool_call_id for c in live_server.demo.executed]
+    produced = completed_by_run(live_server.recorder)[id(second)]
+    assert isinstance(produced[0], ModelRequest)
+    result = produced[0].parts[0]
+    assert isinstance(result, ToolReturnPart) and result.outcome == 'success'
+    messages = driven['approve']['steps'][-1]['messages']
+    assert messages[-1]['content'] == 'I deleted notes.txt.'
+    assert [m['role'] for m in messages[-3:]] == ['assistant', 'tool', 'assistant']
+    assert driven['approve']['steps'][0]['pendingInterrupts'][0]['toolCallId'] == call.tool_call_id
+
+
+def test_a_denied_call_is_answered_as_denied(driven: dict[str, Any], live_server: LiveServer) -> None:
+    first, second = live_server.recorder.runs_for(thread('deny'))
+    [call] = [p for p in all_parts(completed_by_run(live_server.recorder)[id(first)]) if isinstance(p, ToolCallPart)]
+    [approval] = second.approvals
+    assert not approval.approved and approval.reason == 'keep it'
+    assert call.tool_call_id not in [c.tool_call_id for c in live_server.demo.executed]
+    produced = completed_by_run(live_server.recorder)[id(second)]
+    result = all_parts(produced)[0]
+    assert isinstance(result, ToolReturnPart) and result.outcome == 'denied'
+    assert driven['deny']['steps'][-1]['messages'][-1]['content'] == 'Understood, I left it alone.'
+
+
+def test_regenerate_sends_the_history_without_the_answer(driven: dict[str, Any], live_server: LiveServer) -> None:
+    first, second = live_server.recorder.runs_for(thread('regenerate'))
+    assert first.input is not None and second.input is not None
+    assert model_view(second.input.history) == model_view(first.input.history)
+    messages = driven['regenerate']['steps'][-1]['messages']
+    assert [m['role'] for m in messages] == ['user', 'reasoning', 'assistant']
+
+
+def test_an_edit_sends_the_history_up_to_the_edited_message(driven: dict[str, Any], live_server: LiveServer) -> None:
+    runs = live_server.recorder.runs_for(thread('edit'))
+    assert runs[-1].input is not None
+    assert model_view(runs[-1].input.history) == model_view(
+        [ModelRequest(parts=[UserPromptPart(content='think edited')])]
+    )
+    assert isinstance(runs[-1].messages[0], ModelRequest)
+
+
+def test_a_reload_from_stored_history_continues_the_conversation(
+    driven: dict[str, Any], live_server: LiveServer
+) -> None:
+    last = live_server.recorder.runs_for(thread('stored'))[-1]
+    assert last.input is not None
+    stored = [*last.input.history, *completed_by_run(live_server.recorder)[id(last)]]
+    reloaded = ag_ui.dump_messages(stored)
+    spec = {
+        'url': f'{live_server.base_url}/ag-ui',
+        'scenarios': [
+            {
+                'name': 'reload',
+                'threadId': thread('reloaded'),
+                'steps': [
+                    {'op': 'set-messages', 'messages': [m.model_dump(by_alias=True, mode='json') for m in reloaded]},
+                    {'op': 'send', 'text': 'think about the weather'},
+                ],
+            }
+        ],
+    }
+    result = run_node('e2e_agui.mjs', spec)['reload']
+    assert result['steps'][-1]['error'] is None
+    [run] = live_server.recorder.runs_for(thread('reloaded'))
+    assert run.input is not None
+    assert model_view(run.input.history) == model_view(
+        [*stored, ModelRequest(parts=[UserPromptPart(content='think about the weather')])]
+    )
+    produced = completed_by_run(live_server.recorder)[id(run)]
+    assert isinstance(produced[-1], ModelResponse)
+    assert produced[-1].parts == [TextPart(content='It is sunny in Paris, 21 °C.')]
