@@ -56,7 +56,7 @@ def sanitize_messages(
       `resolved_tool_call_ids` (calls the server itself approved or is waiting on).
     - A message left with no parts is dropped.
     """
-    allowed_schemes = frozenset(scheme.lower() for scheme in allowed_file_url_schemes)
+    allowed_schemes = frozenset(scheme.strip().lower() for scheme in allowed_file_url_schemes)
     removed: set[str] = set()
     result: list[ModelMessage] = []
 
