@@ -8,7 +8,8 @@
 // Usage: node agui_replay.mjs <cases.json>
 //   cases.json: [{"name", "sse" (the response body), "contentType"?, "initialMessages"?, "chunkSize"?}]
 // Prints one JSON array: per case {name, ok, error, warnings (console.warn / console.error lines), eventTypes,
-// messages (agent.messages), newMessages, finished (what onRunFinishedEvent saw), pendingInterrupts}.
+// messages (agent.messages), newMessages, finished (what onRunFinishedEvent saw), runError (RUN_ERROR's message and
+// code, as onRunErrorEvent saw them), pendingInterrupts}.
 // Exit code 0 when every case ran (accepted or not; the caller asserts), 2 on a usage error.
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -63,6 +64,7 @@ for (const c of cases) {
   const agent = new ReplayAgent({ threadId: c.threadId ?? "thread", initialMessages: c.initialMessages ?? [] }, source);
   const eventTypes = [];
   let finished = null;
+  let runError = null;
   let error = null;
   let newMessages = null;
   try {
@@ -70,6 +72,9 @@ for (const c of cases) {
       { runId: c.runId ?? "run" },
       {
         onEvent: ({ event }) => void eventTypes.push(event.type),
+        onRunErrorEvent: ({ event }) => {
+          runError = { message: event.message, code: event.code ?? null };
+        },
         onRunFinishedEvent: (params) => {
           finished = {
             outcome: params.outcome,
@@ -92,6 +97,7 @@ for (const c of cases) {
     messages: agent.messages,
     newMessages,
     finished,
+    runError,
     pendingInterrupts: agent.pendingInterrupts ?? [],
   });
 }

@@ -5,6 +5,7 @@ The comparisons say exactly what they ignore and why; everything else must be eq
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -40,15 +41,28 @@ def sse_events(data: bytes) -> list[dict[str, Any]]:
     return events
 
 
-def assert_no_nulls(value: Any, where: str = '') -> None:
-    """No optional may be `null` anywhere (the TS client rejects most of them)."""
-    assert value is not None, f'null at {where or "top level"}'
-    if isinstance(value, dict):
-        for key, item in value.items():
-            assert_no_nulls(item, f'{where}.{key}')
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            assert_no_nulls(item, f'{where}.{index}')
+def assert_no_nulls(event: dict[str, Any]) -> None:
+    """No optional field may be `null` (the TS client rejects most of them): the event's own fields, its
+    outcome and interrupts, and uibridge's records. Application data (`CUSTOM.value`, a tool result's or a
+    response's own metadata) may hold `null` as a value."""
+
+    def check(value: Any, where: str, skip: frozenset[str] = frozenset()) -> None:
+        assert value is not None, f'null at {where}'
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if key not in skip:
+                    check(item, f'{where}.{key}', skip)
+        elif isinstance(value, list):
+            for index, item in enumerate(value):
+                check(item, f'{where}.{index}', skip)
+
+    for key, value in event.items():
+        if event['type'] == 'CUSTOM' and key == 'value':
+            continue
+        check(value, key, frozenset({'metadata'}) if key == 'metadata' else frozenset())
+    records = (event.get('metadata') or {}).get('uibridge') or {}
+    for name, record in records.items():
+        check({k: v for k, v in record.items() if k != 'metadata'}, f'metadata.uibridge.{name}')
 
 
 def replay(cases: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -77,13 +91,10 @@ def replay(cases: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return results
 
 
-# Where ag-ui-validate 0.4.0 (written against 0.x) disagrees with the 1.0 client, the client wins.
-# An empty map today: every stream the encoder writes satisfies both; a rule switched off goes here, with why.
-VALIDATOR_OVERRIDES: dict[str, str] = {}
-
-
-def validator_findings(events: list[dict[str, Any]]) -> list[str]:
-    report = validate_agui(events, severity_overrides=VALIDATOR_OVERRIDES or None)
+def validator_findings(events: list[dict[str, Any]], overrides: dict[str, str] | None = None) -> list[str]:
+    """ag-ui-validate's findings (it knows 0.x). Where it disagrees with the 1.0 client the client wins:
+    the caller turns a rule off in `overrides` and says why, next to the call."""
+    report = validate_agui(events, severity_overrides=overrides or None)
     return [f'{d.rule} {d.severity}: {d.message} (event {d.event_index})' for d in report.diagnostics]
 
 
@@ -138,6 +149,9 @@ def client_view(messages: Sequence[Any]) -> list[dict[str, Any]]:
     - `finish_reason` and `metadata` in a response record: they are known only once the response (or the
       run) ends, after the client built the message from its START event; the encoder does not re-open a
       message to patch it. (`metadata` holds the response's CustomData, which streamed as CUSTOM events.)
+    - The spelling of a tool call's `arguments` when they are JSON: the stream forwards the model's own
+      argument text, which the collector keeps as the dict it spells, and a dump writes that dict compact.
+      Arguments are compared as the JSON value they parse to (text that is not JSON is compared as is).
     """
     result: list[dict[str, Any]] = []
     for message in messages:
@@ -145,6 +159,9 @@ def client_view(messages: Sequence[Any]) -> list[dict[str, Any]]:
         data = json.loads(json.dumps(data))
         if data.get('role') == 'tool':
             data.pop('error', None)
+        for call in data.get('toolCalls') or []:
+            with contextlib.suppress(ValueError):
+                call['function']['arguments'] = json.loads(call['function']['arguments'])
         record = ((data.get('metadata') or {}).get('uibridge') or {}).get('response')
         if isinstance(record, dict):
             record.pop('finish_reason', None)

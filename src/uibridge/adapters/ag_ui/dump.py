@@ -11,7 +11,7 @@ How each part maps (`_wire` says what rides in `metadata` / `encryptedValue`):
 - `ToolReturnPart` -> a `ToolMessage` (non-string content as compact JSON; `error` set for a failed call);
   a tool-bound `RetryPromptPart` -> a `ToolMessage` whose `error` is the text the model was shown.
 - A `ModelResponse` -> its parts in order: each text part opens an `AssistantMessage`; tool calls join the
-  assistant message just before them or open one with empty content; each thinking part is a
+  assistant message just before them (unless its text is empty) or open one with empty content; each thinking part is a
   `ReasoningMessage`. The stream encoder groups parts by the same rule, so a client's reducer builds the
   same messages from the live stream. `FilePart`s have no AG-UI form and are left out (with a warning).
 
@@ -289,7 +289,13 @@ def _response_drafts(message: ModelResponse) -> list[Draft]:
             uib: dict[str, Any] = {'part': {'id': part.id}} if part.id is not None else {}
             drafts.append({'role': 'assistant', 'content': part.content, '_uib': uib})
         elif isinstance(part, ToolCallPart):
-            if not drafts or drafts[-1]['role'] != 'assistant':
+            # An assistant message with empty text and no calls stands for an empty `TextPart`; a call
+            # joining it would turn it into the empty placeholder a call-only message carries.
+            if (
+                not drafts
+                or drafts[-1]['role'] != 'assistant'
+                or not (drafts[-1]['content'] or 'toolCalls' in drafts[-1])
+            ):
                 drafts.append({'role': 'assistant', 'content': '', '_uib': {}})
             drafts[-1].setdefault('toolCalls', []).append(tool_call_wire(part))
         elif isinstance(part, ThinkingPart):

@@ -145,6 +145,8 @@ class AGUIEventStream:
         self._pending_record: dict[str, Any] | None = None
         self._last_kind: Literal['assistant', 'reasoning'] | None = None
         self._last_assistant_id = ''
+        self._joinable = False
+        """Whether a tool call may join the last assistant message: it has text or calls (dump's rule)."""
         self._ids: list[list[str]] = []
         self._last_side: Literal['request', 'response'] | None = None
         self._approvals: list[str] = []
@@ -301,6 +303,7 @@ class AGUIEventStream:
                 out.append(self._content('TEXT_MESSAGE_CONTENT', 'messageId', message_id, part.content))
             self._last_kind = 'assistant'
             self._last_assistant_id = message_id
+            self._joinable = bool(part.content)
             self._open[event.index] = _Open('text', message_id, part)
         elif isinstance(part, ThinkingPart):
             message_id = self._response_message_id()
@@ -317,7 +320,7 @@ class AGUIEventStream:
             self._last_kind = 'reasoning'
             self._open[event.index] = _Open('thinking', message_id, part, span_id=span_id)
         else:
-            if self._last_kind != 'assistant':
+            if self._last_kind != 'assistant' or not self._joinable:
                 message_id = self._response_message_id()
                 now = _now_ms()
                 out.append(
@@ -330,6 +333,7 @@ class AGUIEventStream:
                 out.append(self._sdk(TextMessageEndEvent(message_id=message_id, timestamp=now)))
                 self._last_kind = 'assistant'
                 self._last_assistant_id = message_id
+            self._joinable = True
             out.append(
                 self._sdk(
                     ToolCallStartEvent(
@@ -352,6 +356,8 @@ class AGUIEventStream:
         if not event.delta:
             return
         if opened.kind == 'text':
+            if opened.id == self._last_assistant_id:
+                self._joinable = True
             out.append(self._content('TEXT_MESSAGE_CONTENT', 'messageId', opened.id, event.delta))
         elif opened.kind == 'thinking':
             out.append(self._content('REASONING_MESSAGE_CONTENT', 'messageId', opened.id, event.delta))

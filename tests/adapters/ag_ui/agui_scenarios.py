@@ -1,0 +1,289 @@
+"""Agent runs as neutral event lists, for the encoder's unit, golden and real-client tests."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from uibridge import (
+    BinaryContent,
+    FilePart,
+    ModelResponse,
+    RetryFeedbackPart,
+    RetryPromptPart,
+    TextPart,
+    ThinkingPart,
+    ToolCallPart,
+    ToolReturnPart,
+)
+from uibridge.core.approvals import ApprovalSigner
+from uibridge.core.events import (
+    AgentEvent,
+    CustomData,
+    FileOutput,
+    PartDelta,
+    PartEnd,
+    PartStart,
+    ResponseStart,
+    RetryFeedback,
+    RunCancelled,
+    RunError,
+    RunFinished,
+    ToolCallReady,
+    ToolResult,
+    events_from_message,
+)
+
+T0 = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+SIGNER = ApprovalSigner(b'test-secret')
+ERRORS: list[Any] = [{'type': 'missing', 'loc': ('answer',), 'msg': 'Field required', 'input': {}}]
+
+
+@dataclass
+class Scenario:
+    name: str
+    events: list[AgentEvent]
+    kwargs: dict[str, Any] = field(default_factory=dict[str, Any])
+    expect_error: str | None = None
+    outcome: str = 'success'
+
+
+def _text_stream(index: int, *chunks: str) -> list[AgentEvent]:
+    return [PartStart(index, TextPart(content=chunks[0])), *(PartDelta(index, c) for c in chunks[1:]), PartEnd(index)]
+
+
+def scenarios() -> list[Scenario]:
+    weather_call = ToolCallPart(tool_name='get_weather', args={'city': 'Paris'}, tool_call_id='call_w')
+    return [
+        Scenario(
+            'text', [ResponseStart(model_name='m1'), *_text_stream(0, 'Hel', 'lo, ', '', 'wörld 🎉 "q" \\ \n\t\x01')]
+        ),
+        Scenario(
+            'reasoning_then_text',
+            [
+                ResponseStart(provider_name='anthropic'),
+                PartStart(0, ThinkingPart(content='Let me', provider_name='anthropic')),
+                PartDelta(0, ' think.'),
+                PartEnd(0, signature='sig-abc'),
+                *_text_stream(1, 'Done.'),
+                RunFinished('stop'),
+            ],
+        ),
+        Scenario(
+            'server_tool_loop',
+            [
+                ResponseStart(),
+                *_text_stream(0, 'Checking.'),
+                PartStart(1, ToolCallPart(tool_name='get_weather', tool_call_id='call_w')),
+                PartDelta(1, '{"city":'),
+                PartDelta(1, '"Paris"}'),
+                PartEnd(1),
+                ToolResult(
+                    ToolReturnPart(tool_name='get_weather', content={'tempC': 21}, tool_call_id='call_w', timestamp=T0)
+                ),
+                ResponseStart(),
+                *_text_stream(0, 'It is 21°C.'),
+            ],
+        ),
+        Scenario(
+            'parallel_calls_interleaved',
+            [
+                PartStart(0, ToolCallPart(tool_name='a', tool_call_id='call_a')),
+                PartStart(1, ToolCallPart(tool_name='b', tool_call_id='call_b')),
+                PartDelta(0, '{"x"'),
+                PartDelta(1, '{"y"'),
+                PartDelta(0, ':1}'),
+                PartDelta(1, ':2}'),
+                PartEnd(1),
+                PartEnd(0),
+                ToolResult(ToolReturnPart(tool_name='a', content='A', tool_call_id='call_a', timestamp=T0)),
+                ToolResult(ToolReturnPart(tool_name='b', content=['B', 2], tool_call_id='call_b', timestamp=T0)),
+            ],
+        ),
+        Scenario(
+            'whole_messages',
+            [
+                *events_from_message(
+                    ModelResponse(
+                        parts=[
+                            ThinkingPart(content='hmm', signature='s', id='r1'),
+                            TextPart(content='Answer', id='t1'),
+                            ToolCallPart(tool_name='f', args={'k': [1, {'z': None}]}, tool_call_id='call_f'),
+                        ]
+                    )
+                ),
+                ToolResult(
+                    ToolReturnPart(tool_name='f', content='nope', tool_call_id='call_f', outcome='failed', timestamp=T0)
+                ),
+            ],
+        ),
+        Scenario(
+            'tool_retry_and_feedback',
+            [
+                PartStart(0, ToolCallPart(tool_name='g', args='{"q": 1}', tool_call_id='call_g')),
+                PartEnd(0),
+                ToolResult(RetryPromptPart(tool_name='g', content=ERRORS, tool_call_id='call_g', timestamp=T0)),
+                ResponseStart(),
+                *_text_stream(0, '{"answer": '),
+                RetryFeedback(RetryFeedbackPart(content=ERRORS, cause='validation_error', timestamp=T0)),
+                RetryFeedback(RetryFeedbackPart(content='', cause='no_output', timestamp=T0)),
+                RetryFeedback(RetryFeedbackPart(content='too long </system>', cause='model_retry', timestamp=T0)),
+                ResponseStart(),
+                *_text_stream(0, '{"answer": 1}'),
+            ],
+        ),
+        Scenario(
+            'denied_and_interrupted',
+            [
+                PartStart(0, ToolCallPart(tool_name='rm', args={'path': '/'}, tool_call_id='call_rm')),
+                PartEnd(0),
+                PartStart(1, ToolCallPart(tool_name='slow', args={}, tool_call_id='call_slow')),
+                PartEnd(1),
+                ToolResult(
+                    ToolReturnPart(
+                        tool_name='rm', content='denied', tool_call_id='call_rm', outcome='denied', timestamp=T0
+                    )
+                ),
+                ToolResult(
+                    ToolReturnPart(
+                        tool_name='slow', content='stop', tool_call_id='call_slow', outcome='interrupted', timestamp=T0
+                    )
+                ),
+            ],
+        ),
+        Scenario(
+            'client_tool_pending',
+            [
+                *_text_stream(0, 'Asking the browser.'),
+                PartStart(1, ToolCallPart(tool_name='confirm', args={'q': 'ok?'}, tool_call_id='call_c')),
+                PartEnd(1),
+                ToolCallReady('call_c', 'client'),
+                RunFinished('tool_call'),
+            ],
+            outcome='success',
+        ),
+        Scenario(
+            'approval_interrupt',
+            [
+                PartStart(0, weather_call),
+                PartEnd(0),
+                ToolCallReady('call_w', 'approval'),
+                PartStart(1, ToolCallPart(tool_name='confirm', args={}, tool_call_id='call_c2')),
+                PartEnd(1),
+                ToolCallReady('call_c2', 'client'),
+            ],
+            kwargs={'approval_id': SIGNER.approval_id},
+            outcome='interrupt',
+        ),
+        Scenario(
+            'error_mid_stream',
+            [
+                ResponseStart(),
+                PartStart(0, ThinkingPart(content='thinking')),
+                PartStart(1, TextPart(content='partial')),
+                PartStart(2, ToolCallPart(tool_name='f', tool_call_id='call_e')),
+                PartDelta(2, '{"a"'),
+                RunError('The model is unavailable; try again.', code='model_error'),
+                *_text_stream(3, 'never sent'),
+            ],
+            expect_error='The model is unavailable; try again.',
+        ),
+        Scenario(
+            'cancelled_1_0',
+            [*_text_stream(0, 'Stopping'), RunCancelled()],
+            kwargs={'client_protocol_version': '1.0'},
+            outcome='cancelled',
+        ),
+        Scenario('cancelled_pre_1_0', [PartStart(0, TextPart(content='Stop')), RunCancelled()], outcome='success'),
+        Scenario(
+            'custom_and_file',
+            [
+                CustomData('acme.progress', {'pct': 50}),
+                *_text_stream(0, 'Here is a picture.'),
+                FileOutput(FilePart(content=BinaryContent(data=b'png', media_type='image/png'))),
+                CustomData('acme.ping', None, transient=True),
+            ],
+        ),
+        Scenario('empty_run', []),
+        Scenario(
+            'unclosed_parts_at_close',
+            [PartStart(0, TextPart(content='dangling')), PartStart(1, ThinkingPart(content='x'))],
+        ),
+        Scenario(
+            'tool_only_response_after_reasoning',
+            [
+                PartStart(0, ThinkingPart(content='plan')),
+                PartEnd(0),
+                PartStart(1, ToolCallPart(tool_name='t', args={'n': 1}, tool_call_id='call_t')),
+                PartEnd(1),
+                ToolResult(ToolReturnPart(tool_name='t', content=None, tool_call_id='call_t', timestamp=T0)),
+            ],
+        ),
+    ]
+
+
+def random_scenario(seed: int) -> Scenario:
+    """A random but well-formed run. A response's tool calls all follow its last text or thinking part, so
+    they share one assistant message: the client's reducer files each tool result right after the message
+    that owns the call, which matches the dump's order only then (see the stream module's docstring)."""
+    rng = random.Random(seed)
+    events: list[AgentEvent] = []
+    words = ['alpha', 'β', ' ', '"', '\\', '\n', '🎉', '</system>', 'x' * 30, '']
+    counter = 0
+
+    def text() -> str:
+        return ''.join(rng.choice(words) for _ in range(rng.randint(0, 4)))
+
+    pick: Callable[[], str] = text
+    for _ in range(rng.randint(1, 4)):
+        if rng.random() < 0.7:
+            events.append(ResponseStart(model_name=rng.choice([None, 'm'])))
+        index = 0
+        calls: list[ToolCallPart] = []
+        for _ in range(rng.randint(0, 2)):
+            kind = rng.choice(['text', 'thinking'])
+            part = TextPart(content=pick()) if kind == 'text' else ThinkingPart(content=pick())
+            events.append(PartStart(index, part))
+            events.extend(PartDelta(index, pick()) for _ in range(rng.randint(0, 3)))
+            events.append(PartEnd(index, signature=rng.choice([None, 'sig']) if kind == 'thinking' else None))
+            index += 1
+        for _ in range(rng.randint(0, 2)):
+            counter += 1
+            call = ToolCallPart(tool_name=rng.choice(['f', 'g']), tool_call_id=f'call_{seed}_{counter}')
+            events.append(PartStart(index, call))
+            events.append(PartDelta(index, '{"n": '))
+            events.append(PartDelta(index, f'{counter}}}'))
+            events.append(PartEnd(index))
+            calls.append(call)
+            index += 1
+        for call in calls:
+            if rng.random() < 0.5:
+                content = rng.choice(['ok', {'n': 1}, [1, 2], None])
+                events.append(
+                    ToolResult(
+                        ToolReturnPart(
+                            tool_name=call.tool_name,
+                            content=content,
+                            tool_call_id=call.tool_call_id,
+                            timestamp=T0 + timedelta(seconds=counter),
+                        )
+                    )
+                )
+            else:
+                events.append(
+                    ToolResult(
+                        RetryPromptPart(
+                            tool_name=call.tool_name,
+                            content=pick() or 'bad',
+                            tool_call_id=call.tool_call_id,
+                            timestamp=T0,
+                        )
+                    )
+                )
+        if rng.random() < 0.3:
+            events.append(RetryFeedback(RetryFeedbackPart(content=pick(), cause='model_retry', timestamp=T0)))
+    events.append(RunFinished())
+    return Scenario(f'random_{seed}', events)

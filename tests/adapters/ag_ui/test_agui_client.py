@@ -1,0 +1,113 @@
+"""Every encoded stream, through the real `@ag-ui/client` 1.0 pipeline and through ag-ui-validate.
+
+One Node process replays all scenarios (tests/clients/agui_replay.mjs): HTTP body in small chunks -> the
+client's SSE parser -> CompatibilityBoundary -> enforceEvents -> transformChunks -> verifyEvents -> the
+reducer. Each must pass with no error and no warning, build exactly the messages `dump_messages` gives for
+the stream's `new_messages` (see `client_view` for the one field the live stream cannot carry), and load
+back into the same history.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import pytest
+from agui_helpers import (
+    assert_no_nulls,
+    client_view,
+    comparable_history,
+    replay,
+    sse_events,
+    validator_findings,
+)
+from agui_scenarios import SIGNER, Scenario, random_scenario, scenarios
+
+from uibridge import ModelMessage, ModelResponse, ToolCallPart
+from uibridge.adapters.ag_ui import AGUIEventStream, dump_messages, load_messages
+
+ALL = scenarios() + [random_scenario(seed) for seed in range(40)]
+
+
+def encode(scenario: Scenario) -> tuple[AGUIEventStream, bytes]:
+    stream = AGUIEventStream(thread_id='thread', run_id=f'run-{scenario.name}', **scenario.kwargs)
+    chunks = [stream.start(), *(stream.encode(e) for e in scenario.events), stream.close()]
+    return stream, b''.join(chunks)
+
+
+@pytest.fixture(scope='module')
+def runs() -> dict[str, tuple[Scenario, AGUIEventStream, bytes, dict[str, Any]]]:
+    encoded = {s.name: (s, *encode(s)) for s in ALL}
+    cases = [
+        {'name': name, 'sse': body.decode(), 'runId': f'run-{name}', 'chunkSize': 7 + i % 50}
+        for i, (name, (_, _, body)) in enumerate(encoded.items())
+    ]
+    results = replay(cases)
+    return {r['name']: (*encoded[r['name']], r) for r in results}
+
+
+def live_history(messages: list[ModelMessage]) -> list[ModelMessage]:
+    """A history without each response's `finish_reason` and `metadata`: the stream puts response facts only
+    in the START event of the response's first message, before those are final (see `client_view`)."""
+    return [
+        m.model_copy(update={'finish_reason': None, 'metadata': None}) if isinstance(m, ModelResponse) else m
+        for m in messages
+    ]
+
+
+@pytest.mark.parametrize('name', [s.name for s in ALL])
+def test_real_client_builds_what_dump_gives(runs: dict[str, Any], name: str) -> None:
+    scenario, stream, _, result = runs[name]
+    assert result['warnings'] == []
+    assert result['ok'], result['error']
+    if scenario.expect_error is not None:
+        # RUN_ERROR ends the run without failing runAgent: the client reports it to onRunErrorEvent.
+        assert result['runError']['message'] == scenario.expect_error
+    else:
+        assert result['runError'] is None
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')  # FileParts are left out of a dump with a warning
+        expected = client_view(dump_messages(stream.new_messages))
+    assert client_view(result['messages']) == expected
+    loaded = load_messages(result['messages'])
+    assert comparable_history(live_history(loaded)) == comparable_history(live_history(stream.new_messages))
+
+
+@pytest.mark.parametrize('name', [s.name for s in ALL])
+def test_outcome(runs: dict[str, Any], name: str) -> None:
+    scenario, stream, _, result = runs[name]
+    if scenario.expect_error is not None:
+        assert result['finished'] is None
+        return
+    finished = result['finished']
+    assert finished['outcome'] == scenario.outcome
+    if scenario.name == 'client_tool_pending':
+        assert finished['pendingToolCallIds'] == ['call_c']
+    if scenario.outcome == 'interrupt':
+        [interrupt] = finished['interrupts']
+        assert interrupt['reason'] == 'tool_approval' and interrupt['toolCallId'] == 'call_w'
+        assert result['pendingInterrupts'] == finished['interrupts']
+        call = next(
+            p
+            for m in stream.new_messages
+            if isinstance(m, ModelResponse)
+            for p in m.parts
+            if isinstance(p, ToolCallPart) and p.tool_call_id == 'call_w'
+        )
+        assert SIGNER.verify(interrupt['id'], call)
+
+
+@pytest.mark.parametrize('name', [s.name for s in ALL])
+def test_wire_rules_and_ag_ui_validate(runs: dict[str, Any], name: str) -> None:
+    scenario, _, body, _ = runs[name]
+    events = sse_events(body)
+    assert events[0]['type'] == 'RUN_STARTED' and events[0]['protocolVersion'] == '1.0'
+    terminal = [i for i, e in enumerate(events) if e['type'] in ('RUN_FINISHED', 'RUN_ERROR')]
+    assert terminal == [len(events) - 1]
+    for event in events:
+        assert type(event['timestamp']) is int
+        assert_no_nulls(event)
+    # A run cut short by an error leaves a streamed tool call's argument text unfinished. The 1.0 client does
+    # not check argument JSON (verifyEvents rule 20); ag-ui-validate 0.4.0 does (AGUI204), and the client wins.
+    overrides = {'AGUI204': 'off'} if scenario.expect_error is not None else {}
+    assert validator_findings(events, overrides) == []
