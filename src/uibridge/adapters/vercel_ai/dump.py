@@ -126,10 +126,11 @@ def dump_messages(messages: Sequence[ModelMessage]) -> list[UIMessage]:
                     )
                 continue
             assistant = None
-            draft = _dump_prompt(part, request_info)
+            info = cast(dict[str, Any], messages_info).get(str(index)) if isinstance(messages_info, dict) else None
+            bare = isinstance(info, dict) and cast(dict[str, Any], info).get('bare') is True
+            draft = _dump_prompt(part, request_info, bare=bare)
             request_info = None
-            if isinstance(messages_info, dict):
-                _apply_message_info(draft, cast(dict[str, Any], messages_info).get(str(index)))
+            _apply_message_info(draft, info)
             drafts.append(draft)
         previous_was_request = True
 
@@ -182,10 +183,14 @@ def _with_request(fields: dict[str, Any], request_info: dict[str, Any] | None) -
 
 
 def _dump_prompt(
-    part: SystemPromptPart | UserPromptPart | RetryFeedbackPart | RetryPromptPart, request_info: dict[str, Any] | None
+    part: SystemPromptPart | UserPromptPart | RetryFeedbackPart | RetryPromptPart,
+    request_info: dict[str, Any] | None,
+    *,
+    bare: bool,
 ) -> _Draft:
+    """`bare`: the message came from a client without uibridge's metadata, so none is added back."""
     if isinstance(part, SystemPromptPart):
-        fields: dict[str, Any] = {'timestamp': iso(part.timestamp)}
+        fields: dict[str, Any] = {} if bare else {'timestamp': iso(part.timestamp)}
         if part.dynamic_ref is not None:
             fields['dynamic_ref'] = part.dynamic_ref
         text = TextUIPart(text=part.content, provider_metadata=wrap_metadata(_with_request(fields, request_info)))
@@ -202,11 +207,11 @@ def _dump_prompt(
             text=part.model_response(), provider_metadata=wrap_metadata(_with_request(fields, request_info))
         )
         return _Draft('user', [text])
-    return _Draft('user', _dump_user_content(part, request_info))
+    return _Draft('user', _dump_user_content(part, request_info, bare=bare))
 
 
-def _dump_user_content(part: UserPromptPart, request_info: dict[str, Any] | None) -> list[UIMessagePart]:
-    first: dict[str, Any] = _with_request({'timestamp': iso(part.timestamp)}, request_info)
+def _dump_user_content(part: UserPromptPart, request_info: dict[str, Any] | None, *, bare: bool) -> list[UIMessagePart]:
+    first: dict[str, Any] = _with_request({} if bare else {'timestamp': iso(part.timestamp)}, request_info)
     content = part.content
     if isinstance(content, str):
         return [TextUIPart(text=content, provider_metadata=wrap_metadata(first))]
@@ -267,7 +272,9 @@ def _dump_response(
     side = sidecar(response.metadata)
     approvals = side.get('approvals')
     approvals = cast(dict[str, Any], approvals) if isinstance(approvals, dict) else {}
-    info: dict[str, Any] | None = response_info(response)
+    info: dict[str, Any] | None = None if side.get('bare') is True else response_info(response)
+    bare_results = side.get('bare_results')
+    bare_results = set(cast(list[Any], bare_results)) if isinstance(bare_results, list) else set[Any]()
     pending = 0
     for position, part in enumerate(response.parts):
         while pending < len(extras) and extras[pending][0] <= position:
@@ -293,7 +300,9 @@ def _dump_response(
             )
         else:
             dumped_calls.add(part.tool_call_id)
-            parts.append(tool_part(part, results.get(part.tool_call_id), approvals.get(part.tool_call_id), info))
+            result = results.get(part.tool_call_id)
+            bare = part.tool_call_id in bare_results
+            parts.append(tool_part(part, result, approvals.get(part.tool_call_id), info, bare_result=bare))
         info = None
     parts.extend(extra for _, extra in extras[pending:])
 
@@ -303,8 +312,11 @@ def tool_part(
     result: ToolReturnPart | RetryPromptPart | None,
     approval: Any,
     response: dict[str, Any] | None,
+    *,
+    bare_result: bool = False,
 ) -> ToolUIPart:
-    """One `tool-{name}` part: the call, merged with its result or its approval state."""
+    """One `tool-{name}` part: the call, merged with its result or its approval state. `bare_result`: the
+    result came from a client (a client tool's output) without uibridge's metadata, so no timestamp is added."""
     call_fields = tool_call_metadata(call, response)
     approval_ui = ToolApprovalUI.model_validate(approval) if isinstance(approval, dict) else None
     base: dict[str, Any] = {'type': f'tool-{call.tool_name}', 'tool_call_id': call.tool_call_id}
@@ -316,6 +328,8 @@ def tool_part(
             state = 'approval-requested' if approval_ui.approved is None else 'approval-responded'
         return ToolUIPart(**base, state=state, approval=approval_ui, call_provider_metadata=wrap_metadata(call_fields))
     state, value, result_fields = tool_result(result)
+    if bare_result:
+        result_fields.pop('timestamp', None)
     if state == 'output-denied':
         if approval_ui is None or approval_ui.approved is not False:
             approval_ui = ToolApprovalUI(id=call.tool_call_id, approved=False, reason=value)

@@ -150,6 +150,12 @@ class _Loader:
         prompt = _system_part(texts, first) if message.role == 'system' else _user_part(content, message.parts, first)
         request = self._request_for(first.get('request'))
         info = self._message_info(index, message, new=False)
+        stamped = next(
+            (ours(p.provider_metadata) for p in message.parts if isinstance(p, TextUIPart | FileUIPart)),
+            dict[str, Any](),
+        )
+        if not isinstance(prompt, RetryFeedbackPart) and 'timestamp' not in stamped:
+            info['bare'] = True
         if inserts:
             info['parts'] = inserts
         if info:
@@ -227,6 +233,9 @@ class _Loader:
 
     def _apply_response_info(self, response: ModelResponse, info: Any) -> None:
         if not isinstance(info, dict):
+            if not response.parts:
+                # The step's first part carries no response info: a client wrote it; dump adds none back.
+                _response_sidecar(response)['bare'] = True
             return
         info = cast(dict[str, Any], info)
         timestamp = parse_time(info.get('timestamp'))
@@ -283,15 +292,15 @@ class _Loader:
         )
         response.parts.append(call)
         if part.approval is not None and part.approval != _derived_denial(part, call_fields):
-            side = cast(dict[str, Any], response.metadata.setdefault(SIDECAR_KEY, {})) if response.metadata else None
-            if side is None:
-                response.metadata = {SIDECAR_KEY: {}}
-                side = cast(dict[str, Any], response.metadata[SIDECAR_KEY])
-            approvals = cast(dict[str, Any], side.setdefault('approvals', {}))
+            approvals = cast(dict[str, Any], _response_sidecar(response).setdefault('approvals', {}))
             approvals[part.tool_call_id] = part.approval.model_dump(mode='json')
         result = _tool_result(part, call_fields)
         if result is not None:
             self.results.append(result)
+            fields = call_fields.get('result') if part.state == 'output-denied' else ours(part.result_provider_metadata)
+            if not isinstance(fields, dict) or 'timestamp' not in fields:
+                bare = cast(list[str], _response_sidecar(response).setdefault('bare_results', []))
+                bare.append(part.tool_call_id)
 
     def _add_data(self, part: DataUIPart) -> None:
         if part.name == 'retry-feedback':
@@ -339,6 +348,12 @@ class _Loader:
 
 
 # ------------------------------------------------------------------------------------------ parts
+
+
+def _response_sidecar(response: ModelResponse) -> dict[str, Any]:
+    if response.metadata is None:
+        response.metadata = {}
+    return cast(dict[str, Any], response.metadata.setdefault(SIDECAR_KEY, {}))
 
 
 def _sidecar(request: ModelRequest) -> dict[str, Any]:

@@ -1,0 +1,569 @@
+"""Shared material for the Vercel AI adapter tests: histories, event scenarios, comparisons, the Node check.
+
+Every history uses fixed timestamps so dumps are byte-stable (the golden files depend on it).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from uibridge import (
+    BinaryContent,
+    DocumentUrl,
+    FilePart,
+    ImageUrl,
+    ModelMessage,
+    ModelMessagesTypeAdapter,
+    ModelRequest,
+    ModelResponse,
+    RetryFeedbackPart,
+    RetryPromptPart,
+    SystemPromptPart,
+    TextPart,
+    ThinkingPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+    render_retry_feedback,
+)
+from uibridge.core.events import (
+    AgentEvent,
+    CustomData,
+    FileOutput,
+    PartDelta,
+    PartEnd,
+    PartStart,
+    ResponseStart,
+    RunCancelled,
+    RunError,
+    RunFinished,
+    ToolCallReady,
+    ToolResult,
+    events_from_message,
+)
+from uibridge.core.messages import AudioUrl, VideoUrl
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[2]
+FIXTURES = ROOT / 'fixtures' / 'vercel_ai'
+CLIENTS = ROOT / 'tests' / 'clients'
+CHECK_SCRIPT = CLIENTS / 'vercel_check.mjs'
+
+T0 = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+T1 = datetime(2026, 1, 2, 3, 4, 6, 500000, tzinfo=UTC)
+
+ERRORS: list[Any] = [
+    {'type': 'missing', 'loc': ('city',), 'msg': 'Field required', 'input': {'town': 'Paris'}},
+    {
+        'type': 'greater_than',
+        'loc': ('days', 0),
+        'msg': 'Input should be greater than 0',
+        'input': -1,
+        'ctx': {'gt': 0},
+    },
+]
+
+
+def approval_id(call: ToolCallPart) -> str:
+    """Deterministic approval ids for golden streams (the server uses an `ApprovalSigner`)."""
+    return f'apr_{call.tool_call_id}'
+
+
+# ------------------------------------------------------------------------------------------ histories
+
+
+def _histories() -> dict[str, list[ModelMessage]]:
+    user = ModelRequest(
+        parts=[
+            SystemPromptPart(content='You are a weather bot.', timestamp=T0),
+            UserPromptPart(content='Weather in Paris?', timestamp=T0),
+        ]
+    )
+    return {
+        'text_chat': [
+            user,
+            ModelResponse(
+                parts=[TextPart(content='It is sunny.')],
+                model_name='gpt-x',
+                provider_name='openai',
+                timestamp=T1,
+                finish_reason='stop',
+            ),
+        ],
+        'tool_calls': [
+            user,
+            ModelResponse(
+                parts=[
+                    TextPart(content='Let me check.', id='msg_1'),
+                    ToolCallPart(tool_name='get_weather', args={'city': 'Paris'}, tool_call_id='call_1'),
+                    ToolCallPart(tool_name='get-forecast', args={'city': 'Paris', 'days': 2}, tool_call_id='call_2'),
+                ],
+                timestamp=T1,
+                finish_reason='tool_call',
+            ),
+            ModelRequest(
+                parts=[
+                    ToolReturnPart(
+                        tool_name='get_weather',
+                        content={'sky': 'sunny', 'temp_c': 21},
+                        tool_call_id='call_1',
+                        timestamp=T1,
+                    ),
+                    ToolReturnPart(
+                        tool_name='get-forecast',
+                        content='rain tomorrow',
+                        tool_call_id='call_2',
+                        timestamp=T1,
+                        metadata={'source': 'met'},
+                    ),
+                ]
+            ),
+            ModelResponse(parts=[TextPart(content='Sunny today, rain tomorrow.')], timestamp=T1),
+        ],
+        'thinking': [
+            user,
+            ModelResponse(
+                parts=[
+                    ThinkingPart(
+                        content='The user wants weather.',
+                        id='rs_1',
+                        signature='c2lnbmF0dXJl',
+                        provider_name='anthropic',
+                    ),
+                    ThinkingPart(content='No signature here.'),
+                    TextPart(content='Sunny.'),
+                ],
+                timestamp=T1,
+            ),
+        ],
+        'tool_errors': [
+            user,
+            ModelResponse(
+                parts=[
+                    ToolCallPart(tool_name='get_weather', args={'town': 'Paris'}, tool_call_id='call_r1'),
+                    ToolCallPart(tool_name='get_weather', args='{"city": "Paris"}', tool_call_id='call_r2'),
+                    ToolCallPart(tool_name='explode', args=None, tool_call_id='call_f1'),
+                    ToolCallPart(tool_name='explode', args='not json', tool_call_id='call_f2'),
+                    ToolCallPart(tool_name='delete_all', args={}, tool_call_id='call_d1'),
+                    ToolCallPart(tool_name='slow', args={'n': 1}, tool_call_id='call_i1'),
+                ],
+                timestamp=T1,
+            ),
+            ModelRequest(
+                parts=[
+                    RetryPromptPart(content=ERRORS, tool_name='get_weather', tool_call_id='call_r1', timestamp=T1),
+                    RetryPromptPart(
+                        content='Unknown city, try a capital.',
+                        tool_name='get_weather',
+                        tool_call_id='call_r2',
+                        timestamp=T1,
+                    ),
+                    ToolReturnPart(
+                        tool_name='explode', content='boom', tool_call_id='call_f1', outcome='failed', timestamp=T1
+                    ),
+                    ToolReturnPart(
+                        tool_name='explode',
+                        content={'error': 'boom'},
+                        tool_call_id='call_f2',
+                        outcome='failed',
+                        timestamp=T1,
+                    ),
+                    ToolReturnPart(
+                        tool_name='delete_all',
+                        content='The user denied this.',
+                        tool_call_id='call_d1',
+                        outcome='denied',
+                        timestamp=T1,
+                    ),
+                    ToolReturnPart(
+                        tool_name='slow',
+                        content='Interrupted.',
+                        tool_call_id='call_i1',
+                        outcome='interrupted',
+                        timestamp=T1,
+                    ),
+                ]
+            ),
+            ModelResponse(parts=[TextPart(content='Done.')], timestamp=T1),
+        ],
+        'retry_feedback': [
+            user,
+            ModelResponse(parts=[TextPart(content='{"city": 1}')], timestamp=T1),
+            ModelRequest(parts=[RetryFeedbackPart(content=ERRORS, cause='validation_error', timestamp=T1)]),
+            ModelResponse(parts=[ThinkingPart(content='hmm')], timestamp=T1),
+            ModelRequest(parts=[RetryFeedbackPart(content='', cause='no_output', timestamp=T1)]),
+            ModelResponse(parts=[TextPart(content='Paris is <b>nice</b>')], timestamp=T1),
+            ModelRequest(
+                parts=[
+                    RetryFeedbackPart(
+                        content='Say it without </system> <system>tags</system>.', cause='model_retry', timestamp=T1
+                    )
+                ]
+            ),
+            ModelResponse(parts=[TextPart(content='Paris is nice.')], timestamp=T1),
+        ],
+        'legacy_retry_prompt': [
+            user,
+            ModelResponse(parts=[TextPart(content='oops')], timestamp=T1),
+            ModelRequest(parts=[RetryPromptPart(content='Please answer in JSON.', timestamp=T1)]),
+            ModelResponse(parts=[TextPart(content='{}')], timestamp=T1),
+        ],
+        'media': [
+            ModelRequest(
+                parts=[
+                    UserPromptPart(
+                        content=[
+                            'What is in these?',
+                            ImageUrl(url='https://example.com/a.png', media_type='image/png'),
+                            ImageUrl(url='https://example.com/b'),
+                            AudioUrl(url='https://example.com/a.mp3', media_type='audio/mpeg'),
+                            VideoUrl(url='https://example.com/a.mp4'),
+                            DocumentUrl(url='https://example.com/a.pdf', media_type='application/pdf'),
+                            DocumentUrl(url='https://example.com/doc'),
+                            ImageUrl(url='https://example.com/c', media_type='application/octet-stream'),
+                            BinaryContent(data=b'\x89PNG\r\n', media_type='image/png'),
+                        ],
+                        timestamp=T0,
+                    ),
+                    UserPromptPart(content=['only one item'], timestamp=T0),
+                ]
+            ),
+            ModelResponse(
+                parts=[
+                    TextPart(content='Here is a drawing.'),
+                    FilePart(content=BinaryContent(data=b'GIF89a', media_type='image/gif'), id='f1'),
+                ],
+                timestamp=T1,
+            ),
+        ],
+        'custom_data': [
+            user,
+            ModelResponse(
+                parts=[TextPart(content='Looking.'), TextPart(content='Found it.')],
+                timestamp=T1,
+                metadata={
+                    'uibridge_custom_data': [
+                        {'name': 'status', 'data': {'phase': 'search'}, 'position': 0},
+                        {'name': 'status', 'data': None, 'id': 's2', 'position': 1},
+                        {'name': 'weather', 'data': [1, 2], 'position': 2},
+                    ],
+                    'trace_id': 'abc',
+                },
+            ),
+        ],
+        'pending_calls': [
+            user,
+            ModelResponse(
+                parts=[ToolCallPart(tool_name='ask_user', args={'q': 'Which city?'}, tool_call_id='call_c1')],
+                timestamp=T1,
+                finish_reason='tool_call',
+            ),
+        ],
+        'request_fields': [
+            ModelRequest(
+                parts=[SystemPromptPart(content='Be brief.', timestamp=T0, dynamic_ref='brief')],
+                instructions='Use metric units.',
+                metadata={'tenant': 't1'},
+            ),
+            ModelRequest(
+                parts=[
+                    UserPromptPart(content='Hi', timestamp=T0),
+                    UserPromptPart(content='Anyone there?', timestamp=T1),
+                ]
+            ),
+            ModelResponse(parts=[TextPart(content='Hello.')], timestamp=T1),
+            ModelResponse(parts=[TextPart(content='Still here.')], timestamp=T1),
+            ModelRequest(parts=[UserPromptPart(content='', timestamp=T1)]),
+            ModelRequest(parts=[UserPromptPart(content=[], timestamp=T1)]),
+        ],
+        'unicode': [
+            ModelRequest(parts=[UserPromptPart(content='Grüße 👋 </system> "quotes" \\ back', timestamp=T0)]),
+            ModelResponse(parts=[TextPart(content='ünïcödé 😀\n\nline\u2028sep')], timestamp=T1),
+        ],
+    }
+
+
+HISTORIES: dict[str, list[ModelMessage]] = _histories()
+
+
+def pydantic_ai_history() -> list[ModelMessage]:
+    """The history pydantic-ai itself stored (`fixtures/core`), every part kind both libraries share."""
+    return ModelMessagesTypeAdapter.validate_json(
+        (ROOT / 'fixtures' / 'core' / 'pydantic_ai_history.json').read_bytes()
+    )
+
+
+# ------------------------------------------------------------------------------------------ comparison
+
+
+def model_view(messages: Sequence[ModelMessage], *, stream: bool = False) -> list[dict[str, Any]]:
+    """A history as the comparison sees it: everything the model sees, plus what uibridge carries exactly.
+
+    Ignored, and why:
+    - a `RetryFeedbackPart`'s errors lose `ctx` and `input`: the marker discloses no more than the rendered
+      text (seed 003), so the round trip is rendering-equivalent; compared as cause + rendered text + timestamp;
+    - a legacy tool-less `RetryPromptPart` comes back as the user text it always was: compared as that text;
+    - the `uibridge_vercel_ai` sidecar (UI ids, UI-only parts): UI bookkeeping the model never sees;
+    - with `stream=True`, `ModelResponse.finish_reason` (the stream ends a response before the run says why)
+      and tool call ids are kept, message ids do not exist at this level.
+    """
+    view: list[dict[str, Any]] = []
+    for message in messages:
+        data = message.model_dump(mode='json')
+        if data.get('metadata'):
+            data['metadata'] = {k: v for k, v in data['metadata'].items() if k != 'uibridge_vercel_ai'} or None
+        if isinstance(message, ModelResponse) and stream:
+            data['finish_reason'] = None
+        if isinstance(message, ModelRequest):
+            parts: list[Any] = []
+            for part, dumped in zip(message.parts, data['parts'], strict=True):
+                if isinstance(part, RetryFeedbackPart):
+                    dumped = {
+                        'part_kind': 'retry-feedback',
+                        'cause': part.cause,
+                        'text': render_retry_feedback(part),
+                        'timestamp': dumped['timestamp'],
+                    }
+                elif isinstance(part, RetryPromptPart) and part.tool_name is None:
+                    dumped = {
+                        'part_kind': 'user-prompt',
+                        'content': part.model_response(),
+                        'timestamp': dumped['timestamp'],
+                    }
+                parts.append(dumped)
+            data['parts'] = parts
+        view.append(data)
+    return view
+
+
+def ui_view(message: dict[str, Any]) -> dict[str, Any]:
+    """A UI message as a client built it from the stream, for comparing with a dumped one.
+
+    Ignored: the message `id` (the stream's is chosen per response), a `reasoning` part's `id` (a chunk id),
+    `response.finish_reason` in part metadata (known only after the parts were sent), and keys whose value
+    is `undefined` in the client (they never reach JSON).
+    """
+    parts: list[Any] = []
+    for part in message['parts']:
+        part = dict(part)
+        if part['type'] == 'reasoning':
+            part.pop('id', None)
+        for key in ('providerMetadata', 'callProviderMetadata', 'resultProviderMetadata'):
+            ours = part.get(key, {}).get('uibridge', {})
+            if isinstance(ours.get('response'), dict):
+                part[key] = json.loads(json.dumps(part[key]))
+                part[key]['uibridge']['response'].pop('finish_reason', None)
+        parts.append(part)
+    return {'role': message['role'], 'metadata': message.get('metadata'), 'parts': parts}
+
+
+# ------------------------------------------------------------------------------------------ streams
+
+
+@dataclass
+class Scenario:
+    """A run's events, the history before it, and how the encoder is set up."""
+
+    events: list[AgentEvent]
+    history: list[ModelMessage] = field(default_factory=list[ModelMessage])
+    continues: bool = False
+    """The run continues the history's last assistant message (an approval or client tool answered)."""
+    error: str | None = None
+    """The error text the client must report, for a run that fails."""
+
+
+def _whole(*messages: ModelMessage) -> list[AgentEvent]:
+    return [event for message in messages for event in events_from_message(message)]
+
+
+def _scenarios() -> dict[str, Scenario]:
+    h = HISTORIES
+    call = ToolCallPart(tool_name='get_weather', args={'city': 'Paris'}, tool_call_id='call_1')
+    ask = ModelRequest(parts=[UserPromptPart(content='Delete everything', timestamp=T0)])
+    danger = ModelResponse(
+        parts=[ToolCallPart(tool_name='delete_all', args={'confirm': True}, tool_call_id='call_a1')], timestamp=T1
+    )
+    approved = danger.model_copy(
+        update={'metadata': {'uibridge_vercel_ai': {'approvals': {'call_a1': {'id': 'apr_call_a1', 'approved': True}}}}}
+    )
+    refused = danger.model_copy(
+        update={
+            'metadata': {
+                'uibridge_vercel_ai': {
+                    'approvals': {'call_a1': {'id': 'apr_call_a1', 'approved': False, 'reason': 'Too risky'}}
+                }
+            }
+        }
+    )
+    return {
+        'text_deltas': Scenario(
+            [
+                ResponseStart(model_name='gpt-x', provider_name='openai'),
+                PartStart(0, TextPart(content='')),
+                *[PartDelta(0, piece) for piece in ('It ', 'is ', 'sunny', ' "today" \n', '😀')],
+                PartEnd(0),
+                RunFinished('stop'),
+            ]
+        ),
+        'whole_messages': Scenario([*_whole(*h['tool_calls'][1:]), RunFinished('stop')]),
+        'thinking_signature': Scenario([*_whole(*h['thinking'][1:]), RunFinished()]),
+        'tool_errors': Scenario([*_whole(*h['tool_errors'][1:]), RunFinished('stop')]),
+        'parallel_tool_deltas': Scenario(
+            [
+                ResponseStart(),
+                PartStart(0, ToolCallPart(tool_name='a', args='', tool_call_id='c_a')),
+                PartStart(1, ToolCallPart(tool_name='b', args='{"x"', tool_call_id='c_b')),
+                PartDelta(0, '{"q": '),
+                PartDelta(1, ': [1, 2]}'),
+                PartDelta(0, '"hi"}'),
+                PartEnd(1),
+                PartEnd(0),
+                ToolResult(ToolReturnPart(tool_name='b', content=[1, 2], tool_call_id='c_b', timestamp=T1)),
+                ToolResult(ToolReturnPart(tool_name='a', content=None, tool_call_id='c_a', timestamp=T1)),
+                ResponseStart(),
+                PartStart(0, TextPart(content='Both done.')),
+                PartEnd(0),
+                RunFinished('stop'),
+            ]
+        ),
+        'retry_feedback': Scenario([*_whole(*h['retry_feedback'][1:]), RunFinished('stop')]),
+        'client_tool': Scenario(
+            [
+                ResponseStart(),
+                PartStart(0, call),
+                PartEnd(0),
+                ToolCallReady('call_1', 'client'),
+                RunFinished('stop'),
+            ]
+        ),
+        'approval_request': Scenario(
+            [*_whole(danger), ToolCallReady('call_a1', 'approval'), RunFinished()], history=[ask]
+        ),
+        'approval_granted': Scenario(
+            [
+                ToolResult(
+                    ToolReturnPart(tool_name='delete_all', content='deleted', tool_call_id='call_a1', timestamp=T1)
+                ),
+                ResponseStart(),
+                PartStart(0, TextPart(content='All gone.')),
+                PartEnd(0),
+                RunFinished('stop'),
+            ],
+            history=[ask, approved],
+            continues=True,
+        ),
+        'approval_refused': Scenario(
+            [
+                ToolResult(
+                    ToolReturnPart(
+                        tool_name='delete_all',
+                        content='Too risky',
+                        tool_call_id='call_a1',
+                        outcome='denied',
+                        timestamp=T1,
+                    )
+                ),
+                ResponseStart(),
+                PartStart(0, TextPart(content='I will not.')),
+                PartEnd(0),
+                RunFinished('stop'),
+            ],
+            history=[ask, refused],
+            continues=True,
+        ),
+        'denied_by_server': Scenario(
+            [
+                *_whole(danger),
+                ToolResult(
+                    ToolReturnPart(
+                        tool_name='delete_all',
+                        content='Not allowed here.',
+                        tool_call_id='call_a1',
+                        outcome='denied',
+                        timestamp=T1,
+                    )
+                ),
+                *_whole(ModelResponse(parts=[TextPart(content='Sorry.')], timestamp=T1)),
+                RunFinished('stop'),
+            ],
+            history=[ask],
+        ),
+        'files_and_data': Scenario(
+            [
+                CustomData('status', {'phase': 'start'}),
+                CustomData('progress', 0.5, transient=True),
+                ResponseStart(),
+                PartStart(0, TextPart(content='A picture:')),
+                PartEnd(0),
+                FileOutput(FilePart(content=BinaryContent(data=b'GIF89a', media_type='image/gif'), id='f1')),
+                CustomData('status', {'phase': 'done'}, id='s1'),
+                RunFinished('length'),
+            ]
+        ),
+        'error_mid_text': Scenario(
+            [
+                ResponseStart(),
+                PartStart(0, TextPart(content='Partial')),
+                PartDelta(0, ' answer'),
+                RunError('The model is unavailable.'),
+                PartDelta(0, 'ignored'),
+            ],
+            error='The model is unavailable.',
+        ),
+        'cancelled': Scenario(
+            [
+                ResponseStart(),
+                PartStart(0, ThinkingPart(content='Let me')),
+                PartDelta(0, ' think'),
+                RunCancelled('user stop'),
+            ]
+        ),
+        'content_filter': Scenario(
+            [*_whole(ModelResponse(parts=[TextPart(content='…')], timestamp=T1)), RunFinished('content_filter')]
+        ),
+        'no_events': Scenario([]),
+    }
+
+
+SCENARIOS: dict[str, Scenario] = _scenarios()
+
+
+def normalise_sse(data: bytes) -> str:
+    """An encoded stream with what differs per run (message ids, response timestamps) replaced."""
+    text = data.decode()
+    text = re.sub(r'"messageId":"msg_[0-9a-f]{32}"', '"messageId":"<message id>"', text)
+    return re.sub(
+        r'"timestamp":"20\d\d-[^"]*"',
+        lambda m: m.group(0) if '2026-01-02' in m.group(0) else '"timestamp":"<now>"',
+        text,
+    )
+
+
+# ------------------------------------------------------------------------------------------ node
+
+
+def run_client_check(cases: dict[str, Any]) -> dict[str, Any]:
+    """Run `tests/clients/vercel_check.mjs` once on many cases (see its header for the format)."""
+    assert (CLIENTS / 'node_modules' / 'ai').is_dir(), 'tests/clients/node_modules is missing: run `make install`'
+    result = subprocess.run(
+        ['node', str(CHECK_SCRIPT)],
+        input=json.dumps(cases),
+        capture_output=True,
+        text=True,
+        cwd=CLIENTS,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    return json.loads(result.stdout)
+
+
+def dumped_json(messages: Sequence[ModelMessage], dump: Callable[[Sequence[ModelMessage]], Sequence[Any]]) -> list[Any]:
+    return [message.model_dump(mode='json') for message in dump(messages)]
