@@ -11,6 +11,7 @@
 //   {"op": "tool-output", "content"}         answer every tool call that has no result with a tool message and run
 //   {"op": "set-messages", "messages"}       replace the history (a reload from stored history, or a forged one)
 //   {"op": "edit-tool-args", "arguments"}    rewrite the arguments of the tool calls that have no result
+//   {"op": "run", "resume"?}                  run again with no new message (and this resume list, if given)
 // Output: {"<name>": {"steps": [{"op", "error", "messages", "pendingInterrupts", "wireEvents"}], "requests": [...]}}
 import { HttpAgent } from '@ag-ui/client';
 import { readFileSync } from 'node:fs';
@@ -78,6 +79,8 @@ async function runScenario(scenario) {
       for (const call of unanswered(agent.messages)) {
         agent.addMessage({ id: nextId('tool'), role: 'tool', toolCallId: call.id, content: step.content });
       }
+    } else if (step.op === 'run') {
+      if (step.resume) params.resume = step.resume;
     } else if (step.op === 'set-messages') {
       agent.setMessages(step.messages);
       run = false;

@@ -12,6 +12,8 @@
 //   {"op": "set-messages", "messages"}                                  replace the history (a page reload from stored history,
 //                                                                       or a forged one)
 //   {"op": "edit-tool-input", "input"}                                  rewrite the input of the call awaiting approval
+//   {"op": "continue"}                                                  sendMessage() with no new message (continues the
+//                                                                       last assistant message, as after an approval)
 // Output: {"<name>": {"steps": [{"op", "status", "error", "messages"}], "requests": [<POST bodies>]}}
 import { AbstractChat, DefaultChatTransport, safeValidateUIMessages } from 'ai';
 import { readFileSync } from 'node:fs';
@@ -72,6 +74,8 @@ async function runScenario(scenario) {
       const part = toolParts(chat).find((p) => p.state === 'input-available');
       if (!part) throw new Error('no tool call is waiting for the client');
       await chat.addToolOutput({ tool: part.type.slice(5), toolCallId: part.toolCallId, output: step.output });
+      await chat.sendMessage();
+    } else if (step.op === 'continue') {
       await chat.sendMessage();
     } else if (step.op === 'set-messages') {
       chat.messages = step.messages;

@@ -47,12 +47,25 @@ class Recorder:
     async def on_complete(self, messages: list[ModelMessage], run: AgentRun) -> None:
         self.completed.append((messages, run))
 
+    def settle(self, timeout: float = 10) -> None:
+        """Wait for `on_complete` of every run: the server calls it just after the client saw the end."""
+        deadline = time.monotonic() + timeout
+        while len(self.completed) < len(self.runs):
+            assert time.monotonic() < deadline, 'a run never reached on_complete'
+            time.sleep(0.01)
+
 
 @dataclass
 class LiveServer:
     base_url: str
     recorder: Recorder
     demo: DemoAgent
+
+    def drive(self, script: str, spec: dict[str, Any]) -> dict[str, Any]:
+        """`run_node`, then wait until the server has finished every run the scenarios started."""
+        result = run_node(script, spec)
+        self.recorder.settle()
+        return result
 
 
 @contextmanager

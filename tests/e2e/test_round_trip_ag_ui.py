@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from e2e_support import LiveServer, assert_round_trip, completed_by_run, model_view, run_node
+from e2e_support import LiveServer, assert_round_trip, completed_by_run, model_view
 
 from uibridge import (
     ModelRequest,
@@ -53,7 +53,7 @@ def driven(live_server: LiveServer) -> dict[str, Any]:
         'url': f'{live_server.base_url}/ag-ui',
         'scenarios': [{'name': n, 'threadId': thread(n), 'steps': steps} for n, steps in SCENARIOS.items()],
     }
-    return run_node('e2e_agui.mjs', spec)
+    return live_server.drive('e2e_agui.mjs', spec)
 
 
 def all_parts(messages: list[Any]) -> list[Any]:
@@ -209,7 +209,7 @@ def test_a_reload_from_stored_history_continues_the_conversation(
             }
         ],
     }
-    result = run_node('e2e_agui.mjs', spec)['reload']
+    result = live_server.drive('e2e_agui.mjs', spec)['reload']
     assert result['steps'][-1]['error'] is None
     [run] = live_server.recorder.runs_for(thread('reloaded'))
     assert run.input is not None

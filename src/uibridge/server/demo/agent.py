@@ -165,8 +165,8 @@ class DemoAgent:
         quoted = json.dumps({'answer': 41, 'question': text}, ensure_ascii=False)
         async for event in self._text(0, quoted):
             yield event
-        # The validator quotes the model's answer, which quotes the user: text uibridge frames when it renders.
-        rejection = f'The answer must be 42, not 41. You answered: {quoted}'
+        # The validator quotes the user's question: text uibridge must frame when it renders the feedback.
+        rejection = f'The answer must be 42, not 41. The question was: {text}'
         yield ModelRequest(parts=[RetryFeedbackPart(content=rejection, cause='model_retry')])
         yield ResponseStart(model_name='demo')
         async for event in self._text(0, '{"answer": 42}'):
