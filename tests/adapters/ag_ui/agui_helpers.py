@@ -65,8 +65,8 @@ def assert_no_nulls(event: dict[str, Any]) -> None:
         check({k: v for k, v in record.items() if k != 'metadata'}, f'metadata.uibridge.{name}')
 
 
-def replay(cases: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Run every case through `@ag-ui/client` in one Node process (tests/clients/agui_replay.mjs)."""
+def replay(cases: Sequence[dict[str, Any]], script: str = 'agui_replay.mjs') -> list[dict[str, Any]]:
+    """Run every case through `@ag-ui/client` in one Node process (a script in tests/clients/)."""
     node = shutil.which('node')
     if node is None:
         pytest.fail('node is not on PATH: the AG-UI checks need Node 20 (see the Makefile)')
@@ -76,7 +76,7 @@ def replay(cases: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         json.dump(list(cases), handle)
     try:
         completed = subprocess.run(
-            [node, str(CLIENTS / 'agui_replay.mjs'), handle.name],
+            [node, str(CLIENTS / script), handle.name],
             cwd=CLIENTS,
             capture_output=True,
             text=True,

@@ -1,0 +1,200 @@
+"""`neutralize_tags`: ours against the peer's, on prose, on adversarial input, and with 1,000 registered tags.
+
+Bars (issue 6): at least 5x faster than the peer on 1 MB of prose with frequent tag-like fragments and on
+1 MB of adversarial input; linear (10 MB under 11x the time of 1 MB); with 1,000 registered tags, under
+1.5x our own time with none. Registries are process-wide, so each registry size runs in a fresh subprocess.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from _harness import Row, compare, fmt_time, print_table, time_one
+
+MB = 1_000_000
+
+_SENTENCE = (
+    'the model answered that a tool returned its result before the user asked again and then the assistant '
+    'summarised what it found in the report while every step of the plan kept its own notes for later review'
+)
+_WORDS = _SENTENCE.split(' ')
+# The tag-like fragments the issue names: two that must be escaped, two that must stay as written.
+_FRAGMENTS = ('</system>', '< / tool_result >', '<div>', 'a < b')
+
+
+def prose(size: int) -> str:
+    """Prose with a tag-like fragment about every eight words (one `<` per ~55 characters)."""
+    rng = random.Random(6)
+    out: list[str] = []
+    length = 0
+    while length < size:
+        sentence = [rng.choice(_WORDS) for _ in range(rng.randint(6, 12))]
+        sentence.insert(rng.randrange(len(sentence)), rng.choice(_FRAGMENTS))
+        text = ' '.join(sentence).capitalize() + '. '
+        out.append(text)
+        length += len(text)
+    return ''.join(out)[:size]
+
+
+def lt_then_spaces(size: int) -> str:
+    return '<' + ' ' * (size - 1)
+
+
+def lt_space_pairs(size: int) -> str:
+    return '< ' * (size // 2)
+
+
+def syste_near_misses(size: int) -> str:
+    return ('<syste' * (size // 6 + 1))[:size]
+
+
+ADVERSARIAL: dict[str, Callable[[int], str]] = {
+    '`<` then spaces': lt_then_spaces,
+    '`< ` repeated': lt_space_pairs,
+    '`<syste` near misses': syste_near_misses,
+}
+
+REGISTERED = 1_000
+
+
+def registered_names(count: int) -> list[str]:
+    """Plausible extension tag names, sharing prefixes the way real ones do."""
+    rng = random.Random(1000)
+    words = ['judge', 'memory', 'note', 'plan', 'review', 'score', 'trace', 'policy', 'draft', 'claim', 'quote']
+    return [f'{rng.choice(words)}_{rng.choice(words)}_{i}' for i in range(count)]
+
+
+def _load(impl: str) -> tuple[Callable[[str], str], Callable[[str], object]]:
+    if impl == 'ours':
+        from uibridge.core.framing import neutralize_tags, register_tag
+    else:
+        from pydantic_ai.framing import neutralize_tags, register_tag
+    return neutralize_tags, register_tag
+
+
+def child(impl: str, count: int) -> None:
+    """Run in a fresh process: register `count` tags, then time `neutralize_tags` on the 1 MB prose."""
+    neutralize, register = _load(impl)
+    start = time.perf_counter()
+    for name in registered_names(count):
+        register(name)
+    register_s = time.perf_counter() - start
+    text = prose(MB)
+    median = time_one(lambda: neutralize(text), repeat=9)
+    print(json.dumps({'median': median, 'register': register_s}))
+
+
+def _run_child(impl: str, count: int) -> dict[str, float]:
+    out = subprocess.run(
+        [sys.executable, str(Path(__file__).resolve()), '--child', impl, str(count)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return json.loads(out.stdout)
+
+
+def main() -> bool:
+    ours, _ = _load('ours')
+    peer, _ = _load('peer')
+    rows: list[Row] = []
+    notes: list[str] = []
+
+    text = prose(MB)
+    assert ours(text) == peer(text), 'the two libraries escape this prose differently: not like for like'
+    t_ours, t_peer = compare([lambda: ours(text), lambda: peer(text)], repeat=9)
+    speedup = t_peer / t_ours
+    rows.append(
+        Row(
+            '1 MB prose, tag-like fragments',
+            fmt_time(t_ours),
+            fmt_time(t_peer),
+            f'{speedup:.1f}x faster',
+            '≥ 5x faster',
+            speedup >= 5,
+        )
+    )
+    notes.append(
+        f'prose: {text.count("<"):,} `<`, {ours(text).count("&lt;"):,} escaped; identical output from both libraries.'
+    )
+
+    for label, make in ADVERSARIAL.items():
+        one = make(MB)
+        assert ours(one) == peer(one)
+        t_ours, t_peer = compare([lambda one=one: ours(one), lambda one=one: peer(one)], repeat=5)
+        speedup = t_peer / t_ours
+        rows.append(
+            Row(
+                f'1 MB {label}',
+                fmt_time(t_ours),
+                fmt_time(t_peer),
+                f'{speedup:.1f}x faster',
+                '≥ 5x faster',
+                speedup >= 5,
+            )
+        )
+        ten = make(10 * MB)
+        t_ten = time_one(lambda ten=ten: ours(ten), repeat=5)
+        growth = t_ten / t_ours
+        rows.append(
+            Row(
+                f'10 MB {label} (ours vs ours at 1 MB)',
+                fmt_time(t_ten),
+                '—',
+                f'{growth:.1f}x the 1 MB time',
+                '< 11x',
+                growth < 11,
+            )
+        )
+
+    ours_none, ours_many = _run_child('ours', 0), _run_child('ours', REGISTERED)
+    peer_none, peer_many = _run_child('peer', 0), _run_child('peer', REGISTERED)
+    growth = ours_many['median'] / ours_none['median']
+    rows.append(
+        Row(
+            f'1 MB prose, {REGISTERED:,} tags registered (vs none)',
+            fmt_time(ours_many['median']),
+            fmt_time(peer_many['median']),
+            f'{growth:.2f}x ours with none',
+            '< 1.5x',
+            growth < 1.5,
+        )
+    )
+    rows.append(
+        Row(
+            '1 MB prose, none registered (fresh process)',
+            fmt_time(ours_none['median']),
+            fmt_time(peer_none['median']),
+            f'{peer_none["median"] / ours_none["median"]:.1f}x faster',
+            '—',
+            None,
+        )
+    )
+    rows.append(
+        Row(
+            f'registering {REGISTERED:,} tags',
+            fmt_time(ours_many['register']),
+            fmt_time(peer_many['register']),
+            f'{peer_many["register"] / ours_many["register"]:.0f}x faster',
+            '—',
+            None,
+        )
+    )
+    notes.append(
+        f'with {REGISTERED:,} registered the peer takes {peer_many["median"] / peer_none["median"]:.1f}x its own '
+        'time with none; each registry size runs in its own fresh process.'
+    )
+    return print_table('`neutralize_tags`', rows, notes)
+
+
+if __name__ == '__main__':
+    if len(sys.argv) == 4 and sys.argv[1] == '--child':
+        child(sys.argv[2], int(sys.argv[3]))
+    else:
+        sys.exit(0 if main() else 1)
