@@ -273,6 +273,8 @@ def _dump_response(
     approvals = side.get('approvals')
     approvals = cast(dict[str, Any], approvals) if isinstance(approvals, dict) else {}
     info: dict[str, Any] | None = None if side.get('bare') is True else response_info(response)
+    reasoning_ids = side.get('reasoning_ids')
+    reasoning_ids = cast(dict[str, Any], reasoning_ids) if isinstance(reasoning_ids, dict) else dict[str, Any]()
     bare_results = side.get('bare_results')
     bare_results = set(cast(list[Any], bare_results)) if isinstance(bare_results, list) else set[Any]()
     pending = 0
@@ -287,7 +289,10 @@ def _dump_response(
         elif isinstance(part, ThinkingPart):
             parts.append(
                 ReasoningUIPart(
-                    text=part.content, state='done', provider_metadata=wrap_metadata(thinking_metadata(part, info))
+                    text=part.content,
+                    id=_str_or_none(reasoning_ids.get(str(position))),
+                    state='done',
+                    provider_metadata=wrap_metadata(thinking_metadata(part, info)),
                 )
             )
         elif isinstance(part, FilePart):
@@ -346,6 +351,10 @@ def tool_part(
         call_provider_metadata=wrap_metadata(call_fields),
         result_provider_metadata=wrap_metadata(result_fields),
     )
+
+
+def _str_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def _ui_only_sequence(response: ModelResponse) -> list[tuple[int, UIMessagePart]]:

@@ -257,6 +257,10 @@ class _Loader:
         if isinstance(part, TextUIPart):
             response.parts.append(TextPart(content=part.text, id=part_id))
             return
+        if part.id is not None:
+            # The UI's own id for the part (a stream chunk id), not the provider's: kept beside, not in, the part.
+            ids = cast(dict[str, Any], _response_sidecar(response).setdefault('reasoning_ids', {}))
+            ids[str(len(response.parts))] = part.id
         signature, provider = fields.get('signature'), fields.get('provider_name')
         response.parts.append(
             ThinkingPart(

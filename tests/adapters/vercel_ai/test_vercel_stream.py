@@ -1,0 +1,224 @@
+"""VercelAIEventStream: framing, chunk schema, steps, finish reasons, errors, approvals, goldens."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+import pytest
+from vercel_ai_cases import FIXTURES, HISTORIES, SCENARIOS, T1, Scenario, approval_id, normalise_sse
+
+from uibridge import ModelResponse, RetryFeedbackPart, TextPart, ToolCallPart, retry_feedback_payload
+from uibridge.adapters.vercel_ai import UIMessageChunkAdapter, VercelAIEventStream, encode_events
+from uibridge.core.approvals import ApprovalSigner
+from uibridge.core.events import (
+    AgentEvent,
+    PartDelta,
+    PartEnd,
+    PartStart,
+    ResponseStart,
+    RetryFeedback,
+    RunCancelled,
+    RunError,
+    RunFinished,
+    ToolCallReady,
+)
+from uibridge.core.messages import FinishReason
+from uibridge.core.stream import EventStreamEncoder
+
+REGENERATE = os.environ.get('UIBRIDGE_REGENERATE_GOLDENS') == '1'
+
+
+def encode(scenario: Scenario) -> tuple[bytes, VercelAIEventStream]:
+    stream = VercelAIEventStream(message_id='msg_continued' if scenario.continues else None, approval_id=approval_id)
+    data = stream.start() + b''.join(stream.encode(event) for event in scenario.events) + stream.close()
+    return data, stream
+
+
+def chunks_of(data: bytes) -> list[dict[str, Any]]:
+    text = data.decode()
+    assert text.endswith('data: [DONE]\n\n')
+    events = text.split('\n\n')
+    assert events[-1] == ''
+    chunks: list[dict[str, Any]] = []
+    for event in events[:-2]:
+        assert event.startswith('data: ') and '\n' not in event
+        chunks.append(json.loads(event[len('data: ') :]))
+    return chunks
+
+
+def test_headers() -> None:
+    assert dict(VercelAIEventStream().headers) == {
+        'content-type': 'text/event-stream',
+        'cache-control': 'no-cache',
+        'x-vercel-ai-ui-message-stream': 'v1',
+        'x-accel-buffering': 'no',
+    }
+
+
+def test_it_is_an_event_stream_encoder() -> None:
+    encoder: EventStreamEncoder = VercelAIEventStream()
+    assert encoder.start().startswith(b'data: {"type":"start"')
+
+
+@pytest.mark.parametrize('name', list(SCENARIOS))
+def test_every_chunk_is_valid_and_ordered(name: str) -> None:
+    chunks = chunks_of(encode(SCENARIOS[name])[0])
+    assert chunks[0]['type'] == 'start'
+    assert [c['type'] for c in chunks].count('start') == 1
+    assert chunks[-1]['type'] in ('finish', 'abort')
+    open_ids: set[str] = set()
+    steps = 0
+    for chunk in chunks:
+        model = UIMessageChunkAdapter.validate_python(chunk)
+        assert model.model_dump(mode='json') == chunk, 'a key the schema does not know, or a null'
+        kind = chunk['type']
+        if kind.endswith('-start') and kind != 'tool-input-start':
+            open_ids.add(f'{kind[: -len("-start")]}:{chunk.get("id")}')
+        elif kind.endswith(('-delta', '-end')) and not kind.startswith('tool'):
+            key = f'{kind.rsplit("-", 1)[0]}:{chunk["id"]}'
+            assert key in open_ids, f'{kind} before its start'
+            if kind.endswith('-end'):
+                open_ids.discard(key)
+        if kind == 'start-step':
+            assert steps == 0
+            steps = 1
+        elif kind == 'finish-step':
+            assert steps == 1
+            steps = 0
+    assert steps == 0
+    assert not {key for key in open_ids if not key.startswith('step')}, 'a part left open'
+
+
+def test_message_ids_are_unique_unless_continuing() -> None:
+    ids = {VercelAIEventStream().message_id for _ in range(50)}
+    assert len(ids) == 50
+    assert VercelAIEventStream(message_id='m1').start() == b'data: {"type":"start","messageId":"m1"}\n\n'
+
+
+@pytest.mark.parametrize(
+    ('reason', 'expected'),
+    [
+        (None, 'stop'),
+        ('stop', 'stop'),
+        ('length', 'length'),
+        ('content_filter', 'content-filter'),
+        ('tool_call', 'tool-calls'),
+        ('error', 'error'),
+    ],
+)
+def test_finish_reason(reason: FinishReason | None, expected: str) -> None:
+    assert chunks_of(encode_events([RunFinished(reason)]))[-1] == {'type': 'finish', 'finishReason': expected}
+
+
+@pytest.mark.parametrize('answered_by', ['client', 'approval'])
+def test_a_call_waiting_for_the_client_finishes_with_tool_calls(answered_by: Any) -> None:
+    events: list[AgentEvent] = [
+        PartStart(0, ToolCallPart(tool_name='t', args={}, tool_call_id='c')),
+        PartEnd(0),
+        ToolCallReady('c', answered_by),
+        RunFinished('stop'),
+    ]
+    assert chunks_of(encode_events(events))[-1] == {'type': 'finish', 'finishReason': 'tool-calls'}
+
+
+def test_the_approval_id_is_one_the_server_can_verify() -> None:
+    signer = ApprovalSigner('secret')
+    call = ToolCallPart(tool_name='delete', args={'all': True}, tool_call_id='c')
+    events: list[AgentEvent] = [PartStart(0, call), PartEnd(0), ToolCallReady('c', 'approval')]
+    stream = VercelAIEventStream(approval_id=signer.approval_id)
+    chunks = chunks_of(stream.start() + b''.join(stream.encode(e) for e in events) + stream.close())
+    (request,) = [c for c in chunks if c['type'] == 'tool-approval-request']
+    assert request['toolCallId'] == 'c'
+    assert signer.verify(request['approvalId'], call)
+    assert not signer.verify(request['approvalId'], call.model_copy(update={'args': {'all': False}}))
+    response = stream.new_messages[0]
+    assert isinstance(response, ModelResponse)
+    assert response.metadata == {'uibridge_vercel_ai': {'approvals': {'c': {'id': request['approvalId']}}}}
+
+
+def test_an_error_closes_open_parts_then_sends_error_and_finish() -> None:
+    chunks = chunks_of(encode(SCENARIOS['error_mid_text'])[0])
+    kinds = [c['type'] for c in chunks]
+    assert kinds[-4:] == ['text-end', 'finish-step', 'error', 'finish']
+    assert chunks[-2] == {'type': 'error', 'errorText': 'The model is unavailable.'}
+    assert chunks[-1]['finishReason'] == 'error'
+    assert 'ignored' not in json.dumps(chunks)
+
+
+def test_an_error_ends_an_open_tool_call_as_an_input_error() -> None:
+    events: list[AgentEvent] = [
+        PartStart(0, ToolCallPart(tool_name='t', args='{"a": ', tool_call_id='c')),
+        RunError('Something went wrong.'),
+    ]
+    chunks = chunks_of(encode_events(events))
+    (error,) = [c for c in chunks if c['type'] == 'tool-input-error']
+    assert error['errorText'] == 'Something went wrong.'
+
+
+def test_cancel_sends_abort() -> None:
+    chunks = chunks_of(encode(SCENARIOS['cancelled'])[0])
+    assert chunks[-1] == {'type': 'abort', 'reason': 'user stop'}
+    assert 'finish' not in [c['type'] for c in chunks]
+    assert chunks_of(encode_events([RunCancelled()]))[-1] == {'type': 'abort'}
+
+
+def test_nothing_after_the_end() -> None:
+    stream = VercelAIEventStream()
+    stream.start()
+    assert stream.encode(RunFinished()).endswith(b'data: [DONE]\n\n')
+    assert stream.encode(PartStart(0, TextPart(content='late'))) == b''
+    assert stream.close() == b''
+
+
+def test_close_finishes_a_stream_that_did_not_end() -> None:
+    stream = VercelAIEventStream()
+    data = stream.start() + stream.encode(PartStart(0, TextPart(content='x'))) + stream.close()
+    assert [c['type'] for c in chunks_of(data)][-4:] == ['text-delta', 'text-end', 'finish-step', 'finish']
+
+
+def test_retry_feedback_sits_between_steps_as_a_data_part() -> None:
+    part = RetryFeedbackPart(content='No tool was called.', cause='model_retry', timestamp=T1)
+    events: list[AgentEvent] = [
+        ResponseStart(),
+        PartStart(0, TextPart(content='bad')),
+        PartEnd(0),
+        RetryFeedback(part),
+        ResponseStart(),
+        PartStart(0, TextPart(content='good')),
+        PartEnd(0),
+    ]
+    chunks = chunks_of(encode_events(events))
+    kinds = [c['type'] for c in chunks]
+    at = kinds.index('data-retry-feedback')
+    assert kinds[at - 1] == 'finish-step' and kinds[at + 1] == 'start-step'
+    assert chunks[at] == {'type': 'data-retry-feedback', 'data': retry_feedback_payload(part)}
+    assert kinds.count('start-step') == 2
+
+
+def test_deltas_are_escaped_json() -> None:
+    stream = VercelAIEventStream()
+    stream.start()
+    stream.encode(PartStart(0, TextPart(content='')))
+    nasty = '"}\n\ndata: {"type":"error","errorText":"x"}\n\n\u2028'
+    data = stream.encode(PartDelta(0, nasty))
+    (chunk,) = chunks_of(data + b'data: [DONE]\n\n')
+    assert chunk['delta'] == nasty
+
+
+def test_new_messages_are_what_the_events_describe() -> None:
+    _, stream = encode(SCENARIOS['whole_messages'])
+    source = HISTORIES['tool_calls'][1:]
+    assert [m.kind for m in stream.new_messages] == [m.kind for m in source]
+    assert [m.parts for m in stream.new_messages] == [m.parts for m in source]
+    assert stream.new_messages[-1].finish_reason == 'stop'  # pyright: ignore[reportAttributeAccessIssue]
+
+
+@pytest.mark.parametrize('name', list(SCENARIOS))
+def test_stream_matches_the_golden_file(name: str) -> None:
+    path = FIXTURES / f'{name}.sse'
+    text = normalise_sse(encode(SCENARIOS[name])[0])
+    if REGENERATE:
+        path.write_text(text)
+    assert path.read_text() == text
