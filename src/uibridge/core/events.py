@@ -196,7 +196,8 @@ class MessageCollector:
     """Folds a run's events into the `ModelMessage`s they describe.
 
     Deltas are joined once, at `PartEnd` (or when the messages are read), so collecting costs O(1) per delta.
-    A tool call's streamed argument text becomes a dict when it is a JSON object, as a stored history holds it.
+    A tool call's streamed argument text becomes a dict when it is a JSON object, as a stored history holds it;
+    arguments that arrive whole in `PartStart`, with no deltas, are kept exactly as given.
     """
 
     def __init__(self) -> None:
@@ -210,13 +211,21 @@ class MessageCollector:
 
     @property
     def messages(self) -> list[ModelMessage]:
-        """A snapshot of the messages so far; parts still streaming are included as far as they got."""
-        if not self._open or self._response is None:
-            return list(self._messages)
-        parts = list(self._response.parts)
-        for index, open_part in self._open.items():
-            parts[self._slots[index]] = _finished(open_part, None)
-        return [*self._messages[:-1], self._response.model_copy(update={'parts': parts})]
+        """A snapshot of the messages so far; parts still streaming are included as far as they got.
+
+        The snapshot is the caller's: later events change neither it nor are changed by what the caller does
+        with it (each message and its parts list are copies; the parts themselves are never mutated).
+        """
+        snapshot: list[ModelMessage] = []
+        for message in self._messages:
+            if message is self._response and self._open:
+                parts = list(message.parts)
+                for index, open_part in self._open.items():
+                    parts[self._slots[index]] = _finished(open_part, None)
+                snapshot.append(message.model_copy(update={'parts': parts}))
+            else:
+                snapshot.append(message.model_copy(update={'parts': list(message.parts)}))
+        return snapshot
 
     def close(self) -> None:
         """End every part still streaming (the run stopped mid-part: an error or a cancel)."""
@@ -306,9 +315,9 @@ def _finished(open_part: _OpenPart, signature: str | None) -> StreamablePart:
     part = open_part.part
     added = ''.join(open_part.chunks)
     if isinstance(part, ToolCallPart):
-        args = part.args
-        if added:
-            args = (args if isinstance(args, str) else '') + added
+        if not added:
+            return part  # arguments that arrived whole stay as the agent wrote them
+        args = (part.args if isinstance(part.args, str) else '') + added
         return part.model_copy(update={'args': _parse_args(args)})
     update: dict[str, Any] = {'content': part.content + added}
     if isinstance(part, ThinkingPart) and signature is not None:
