@@ -19,7 +19,8 @@ from __future__ import annotations
 import json
 import logging
 import warnings
-from collections.abc import Awaitable, Callable, Iterable, Mapping, MutableMapping
+from collections.abc import Awaitable, Callable, Generator, Iterable, Mapping, MutableMapping
+from contextlib import contextmanager
 from typing import Any, Generic, Protocol, TypeAlias, TypeVar
 
 import anyio
@@ -47,6 +48,7 @@ Send: TypeAlias = Callable[[Message], Awaitable[None]]
 DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024
 _MAX_ERROR_CHARS = 300
 _ON_COMPLETE_TIMEOUT = 30.0
+_MAX_LOGGED_WARNINGS = 20
 
 RequestT = TypeVar('RequestT')
 
@@ -144,7 +146,8 @@ class ChatEndpoint(Generic[RequestT]):
 
     def _parse(self, body: Mapping[str, Any]) -> tuple[RequestT, RunInput]:
         try:
-            return self.binding.parse(body)
+            with _warnings_logged(self.binding.name):
+                return self.binding.parse(body)
         except InputError as error:
             raise Rejected(422, error.message, error.path) from None
         except RecursionError:
@@ -159,16 +162,13 @@ class ChatEndpoint(Generic[RequestT]):
         """Verify approvals and sanitize the history: the `AgentRun` the agent will get."""
         approvals = verify_approvals(run_input.history, run_input.approvals, self.signer)
         resolved = frozenset(a.tool_call_id for a in approvals if a.tool_call_id is not None)
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter('always')
+        with _warnings_logged(f'{self.binding.name} run {run_input.run_id}'):
             messages = sanitize_messages(
                 run_input.history,
                 strip_system_prompts=self.strip_system_prompts,
                 allowed_file_url_schemes=self.allowed_file_url_schemes,
                 resolved_tool_call_ids=resolved,
             )
-        for warning in caught:
-            logger.warning('%s request %s: %s', self.binding.name, run_input.run_id, warning.message)
         return AgentRun(
             messages=messages,
             thread_id=run_input.thread_id,
@@ -195,6 +195,19 @@ class ChatEndpoint(Generic[RequestT]):
                 await self.on_complete(encoder.new_messages, run)
             except Exception:
                 logger.exception('on_complete failed for run %s', run.run_id)
+
+
+@contextmanager
+def _warnings_logged(context: str) -> Generator[None]:
+    """Route the warnings parsing and sanitizing raise (a skipped unknown part, a stripped system prompt)
+    to the server's log, where every request's warnings show, instead of Python's once-per-place display."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter('always')
+        try:
+            yield
+        finally:
+            for warning in caught[:_MAX_LOGGED_WARNINGS]:
+                logger.warning('%s: %s', context, warning.message)
 
 
 def _headers(scope: Scope) -> dict[str, str]:
