@@ -8,7 +8,7 @@ INSTALLED := $(VENV)/.installed
 CLIENTS := tests/clients
 NODE_INSTALLED := $(CLIENTS)/node_modules/.installed
 
-.PHONY: test lint typecheck pytest install clean serve
+.PHONY: test lint typecheck pytest install clean serve bench
 
 install: $(INSTALLED) $(NODE_INSTALLED)
 
@@ -41,3 +41,18 @@ serve: $(INSTALLED)
 
 clean:
 	rm -rf $(VENV) $(CLIENTS)/node_modules
+
+# Benchmarks against the peer (pydantic-ai's UI adapters), in an environment of their own, bench/.venv: the
+# peer is installed only there, never as a dependency of uibridge. Not part of `make test`. Runs every
+# benchmark and writes bench/RESULTS.md; `make bench BENCH_ARGS=framing` runs one and only prints it.
+BENCH_VENV := bench/.venv
+BENCH_INSTALLED := $(BENCH_VENV)/.installed
+
+$(BENCH_INSTALLED): pyproject.toml bench/requirements.txt
+	test -x $(BENCH_VENV)/bin/python || $(PYTHON) -m venv $(BENCH_VENV)
+	$(BENCH_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(BENCH_VENV)/bin/python -m pip install --quiet -e '.[server]' -r bench/requirements.txt
+	touch $@
+
+bench: $(BENCH_INSTALLED)
+	$(BENCH_VENV)/bin/python bench/run_all.py $(BENCH_ARGS)
