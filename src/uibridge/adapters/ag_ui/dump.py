@@ -16,8 +16,9 @@ How each part maps (`_wire` says what rides in `metadata` / `encryptedValue`):
   same messages from the live stream. `FilePart`s have no AG-UI form and are left out (with a warning).
 
 Ids: the ids a `ModelMessage` was loaded with (or streamed with, see `AGUIEventStream.new_messages`) are
-reused when they still describe the same number of AG-UI messages. Otherwise ids are derived from the
-message's position and content, so dumping the same history twice gives the same ids, never random ones.
+reused when they still describe the same number of AG-UI messages. Otherwise an id is a hash of the AG-UI
+message and its position in the history, so dumping the same history twice gives the same ids, never
+random ones.
 """
 
 from __future__ import annotations
@@ -37,7 +38,6 @@ from ...core.messages import (
     FilePart,
     ImageUrl,
     ModelMessage,
-    ModelMessagesTypeAdapter,
     ModelRequest,
     ModelResponse,
     RetryFeedbackPart,
@@ -87,7 +87,7 @@ def dump_messages(messages: Sequence[ModelMessage]) -> list[Message]:
             entry = entries[position] if entries is not None else {}
             message_id = entry.get('id')
             if not isinstance(message_id, str) or not message_id or message_id in used:
-                message_id = _derived_id(message, index, position, used)
+                message_id = _derived_id(draft, index, position, used)
             used.add(message_id)
             result.append(_finish(draft, message_id, entry))
     return result
@@ -119,8 +119,10 @@ def _stored_entries(message: ModelMessage, count: int) -> list[dict[str, Any]] |
     return [cast(dict[str, Any], e) if isinstance(e, dict) else {} for e in cast(list[Any], entries)]
 
 
-def _derived_id(message: ModelMessage, index: int, position: int, used: set[str]) -> str:
-    body = ModelMessagesTypeAdapter.dump_json([message])
+def _derived_id(draft: Draft, index: int, position: int, used: set[str]) -> str:
+    # Hashed from the AG-UI message itself (records included, so timestamps tell equal texts apart) and
+    # its place in the history: stable across dumps and across changes to the neutral model's JSON.
+    body = compact_json(draft).encode()
     digest = hashlib.sha256(f'{index}:{position}:'.encode() + body).hexdigest()
     candidate = f'msg_{digest[:24]}'
     salt = 0

@@ -15,9 +15,9 @@ record (see `_wire`) starts a new one, so a history that dump wrote comes back w
   says otherwise) or, from dump's record, the tool-bound `RetryPromptPart` it was.
 - `activity` messages are UI-only and are left out silently.
 
-Forward compatibility: a message with an unknown `role`, a content part with an unknown `type`, or a media
-part with an unknown (or, for the neutral model, unusable `file`) `source.type` is skipped with a
-`UserWarning`; the rest of the request still loads.
+Forward compatibility (`validation`): a message with an unknown `role`, a content part with an unknown
+`type`, or a media part with an unknown `source.type` is skipped with a `UserWarning`; so is a `file`
+source, a provider's file handle the neutral model has no form for. The rest of the request still loads.
 """
 
 from __future__ import annotations
@@ -67,12 +67,10 @@ from ...core.messages import (
     VideoUrl,
 )
 from ._wire import METADATA_KEY, WIRE_KEY, message_adapter, parse_iso, read_marker, record, warn
+from .validation import original_part_path, prefilter_message, validation_error
 
-__all__ = ['error_path', 'load_messages', 'original_part_path', 'prefilter_message', 'validation_error']
+__all__ = ['load_messages']
 
-_ROLES = frozenset({'developer', 'system', 'assistant', 'user', 'tool', 'activity', 'reasoning'})
-_PART_TYPES = frozenset({'text', 'image', 'audio', 'video', 'document'})
-_SOURCE_TYPES = frozenset({'data', 'url', 'file'})
 _OUTCOMES: frozenset[str] = frozenset(get_args(ToolReturnOutcome))
 _FINISH_REASONS: frozenset[str] = frozenset(get_args(FinishReason))
 _errors_adapter = pydantic.TypeAdapter(list[ErrorDetails])
@@ -86,92 +84,6 @@ def load_messages(messages: Sequence[Message | Mapping[str, Any]]) -> list[Model
         if message is not None:
             loader.add(message, index)
     return loader.finish()
-
-
-# ------------------------------------------------------------------------------------ validation
-
-
-def prefilter_message(raw: Any, path: str) -> tuple[Any, list[int] | None] | None:
-    """`raw` with what a newer client may send and this version cannot read skipped (each with a warning).
-
-    Returns `None` for a message to skip, else the message and, when content parts were skipped, the
-    original index of each part kept (so an error can name the part as the client numbered it).
-    Anything malformed in a way no version allows is left for validation to report.
-    """
-    if not isinstance(raw, Mapping):
-        return raw, None
-    message = cast(Mapping[str, Any], raw)
-    role = message.get('role')
-    if isinstance(role, str) and role not in _ROLES:
-        warn(f'{path}: skipped a message with role {role[:40]!r}, which this version of AG-UI does not know.')
-        return None
-    content = message.get('content')
-    if role in ('user', 'tool') and isinstance(content, list):
-        kept: list[Any] = []
-        kept_indexes: list[int] = []
-        for position, item in enumerate(cast(list[Any], content)):
-            if _known_part(item, f'{path}.content.{position}'):
-                kept.append(item)
-                kept_indexes.append(position)
-        if len(kept) != len(cast(list[Any], content)):
-            return {**message, 'content': kept}, kept_indexes
-    return message, None
-
-
-def original_part_path(rest: str, part_indexes: list[int] | None) -> str:
-    """`rest` (a path inside one message) with a filtered content index turned back into the client's."""
-    if part_indexes is None or not rest.startswith('content.'):
-        return rest
-    position, _, tail = rest[len('content.') :].partition('.')
-    if not position.isdigit() or int(position) >= len(part_indexes):
-        return rest
-    return '.'.join(p for p in ('content', str(part_indexes[int(position)]), tail) if p)
-
-
-def _known_part(item: Any, path: str) -> bool:
-    if not isinstance(item, Mapping):
-        return True
-    part = cast(Mapping[str, Any], item)
-    part_type = part.get('type')
-    if isinstance(part_type, str) and part_type not in _PART_TYPES:
-        warn(f'{path}: skipped a content part of type {part_type[:40]!r}, which this version does not know.')
-        return False
-    source = part.get('source')
-    if isinstance(source, Mapping):
-        source_type = cast(Mapping[str, Any], source).get('type')
-        if isinstance(source_type, str) and source_type not in _SOURCE_TYPES:
-            warn(f'{path}: skipped a content part with source type {source_type[:40]!r}, unknown to this version.')
-            return False
-    return True
-
-
-_TYPE_NAMES = frozenset({'str', 'int', 'float', 'bool', 'dict', 'list', 'none', 'tuple'})
-
-
-def error_path(loc: tuple[int | str, ...]) -> str:
-    """A JSON path from a pydantic error location, leaving out the union-member tags pydantic adds
-    (a message's role, a part's or source's type, `str` / `list[...]` for a `str | list` field)."""
-    kept: list[str] = []
-    previous: int | str | None = None
-    for item in loc:
-        tag = isinstance(item, str) and (
-            not item.isidentifier()
-            or item in _TYPE_NAMES
-            or (item in _ROLES and (previous is None or isinstance(previous, int)))
-            or (item in _PART_TYPES and isinstance(previous, int))
-            or (item in _SOURCE_TYPES and previous == 'source')
-        )
-        if not tag:
-            kept.append(str(item))
-        previous = item
-    return '.'.join(kept)
-
-
-def validation_error(error: pydantic.ValidationError, prefix: str) -> InputError:
-    # The most specific error: a union reports one per member, the deepest one is where the input went wrong.
-    first = max(error.errors(include_url=False, include_input=False), key=lambda e: len(e['loc']))
-    path = error_path(first['loc'])
-    return InputError(first['msg'], f'{prefix}.{path}' if prefix and path else prefix or path)
 
 
 def _coerce(raw: Any, path: str) -> Message | None:

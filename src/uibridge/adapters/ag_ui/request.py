@@ -1,7 +1,7 @@
 """`parse_request`: an AG-UI `RunAgentInput` body as what the server needs to run the agent.
 
 The body is validated with the SDK's own `RunAgentInput` model, after the forward-compatibility pass of
-`load.prefilter_message` (a message with an unknown role, or a content part / source of an unknown type,
+`validation.prefilter_message` (a message with an unknown role, or a content part / source of an unknown type,
 is skipped with a warning rather than failing the request). Every failure is an `InputError` with a short
 message and the JSON path in the body as the client sent it (indexes count skipped messages too).
 
@@ -29,7 +29,8 @@ from ag_ui.core import RunAgentInput
 
 from ...core.errors import InputError
 from ...core.run import ClientTool, RunInput, ToolApproval
-from .load import load_messages, original_part_path, prefilter_message, validation_error
+from .load import load_messages
+from .validation import original_part_path, prefilter_message, validation_error
 
 __all__ = ['AGUIRunRequest', 'parse_request']
 

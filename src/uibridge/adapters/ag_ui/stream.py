@@ -25,24 +25,23 @@ The stream is built so that the messages `@ag-ui/client`'s reducer assembles fro
   1.0 or later; an older client (or one that declared nothing) gets a plain `RUN_FINISHED`, which every
   version reads as a finished run, instead of an outcome it may not know. A `RunError` closes everything
   open and ends with `RUN_ERROR`.
-- Every event has an integer millisecond `timestamp`; no optional field is ever `null` (the SDK models
-  omit them); frames are `data: <json>\\n\\n` with LF only.
 
-Hot path: text, reasoning and argument deltas are formatted directly instead of through an SDK model
-(about 3x cheaper per delta, measured in the tests); a property test checks the bytes are exactly what
-`ag_ui.encoder.EventEncoder` writes for the same event. Everything else goes through the SDK models.
+One order the stream cannot reproduce: the reducer files each `TOOL_CALL_RESULT` right after the assistant
+message that owns the call, while a dump keeps a response's messages together and its tool results after
+them. The two agree whenever a response's tool calls share one assistant message (calls after the
+response's last text or thinking part, the usual shape); when text or thinking comes between a response's
+calls, the client holds the same messages with the tool messages placed earlier.
+
+Framing and the delta hot path are in `frames`.
 """
 
 from __future__ import annotations
 
-import json
-import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from ag_ui.core import (
-    BaseEvent,
     CustomEvent,
     Interrupt,
     ReasoningEncryptedValueEvent,
@@ -63,7 +62,6 @@ from ag_ui.core import (
     ToolCallStartEvent,
 )
 from ag_ui.core.version import PROTOCOL_VERSION
-from ag_ui.encoder import EventEncoder
 
 from ...core.events import (
     AgentEvent,
@@ -84,31 +82,15 @@ from ...core.events import (
 from ...core.messages import ModelMessage, ModelResponse, TextPart, ThinkingPart, ToolCallPart
 from ._wire import METADATA_KEY, WIRE_KEY, compact_json
 from .dump import feedback_message, response_record, thinking_marker, tool_message
+from .frames import CONTENT_TYPE, declares_1_0, delta_frame, now_ms, sdk_frame
 
 __all__ = ['AGUIEventStream', 'encode_events']
-
-_encoder = EventEncoder()
-_dumps = json.JSONEncoder(ensure_ascii=False).encode
-
-
-def _now_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 def _call_id(call: ToolCallPart) -> str:
     # Only for tests and demos: a server should pass `ApprovalSigner(...).approval_id`, or a client can
     # approve a call it wrote itself by echoing its id.
     return call.tool_call_id
-
-
-def declares_1_0(version: str | None) -> bool:
-    """Whether a client's declared `protocolVersion` is 1.0 or later (`major.minor`; anything else: no)."""
-    if version is None:
-        return False
-    major, sep, minor = version.partition('.')
-    if not sep or not major.isdigit() or not minor.isdigit():
-        return False
-    return int(major) >= 1
 
 
 @dataclass
@@ -157,15 +139,15 @@ class AGUIEventStream:
 
     @property
     def headers(self) -> Mapping[str, str]:
-        return {'content-type': _encoder.get_content_type(), 'cache-control': 'no-cache', 'x-accel-buffering': 'no'}
+        return {'content-type': CONTENT_TYPE, 'cache-control': 'no-cache', 'x-accel-buffering': 'no'}
 
     def start(self) -> bytes:
         if self._started:
             return b''
         self._started = True
-        return self._sdk(
+        return sdk_frame(
             RunStartedEvent(
-                thread_id=self.thread_id, run_id=self.run_id, protocol_version=PROTOCOL_VERSION, timestamp=_now_ms()
+                thread_id=self.thread_id, run_id=self.run_id, protocol_version=PROTOCOL_VERSION, timestamp=now_ms()
             )
         )
 
@@ -190,13 +172,13 @@ class AGUIEventStream:
                 self._answered.add(event.part.tool_call_id)
                 draft = tool_message(event.part)
                 out.append(
-                    self._sdk(
+                    sdk_frame(
                         ToolCallResultEvent(
                             message_id=self._request_message_id(),
                             tool_call_id=event.part.tool_call_id,
                             content=draft['content'],
                             metadata={WIRE_KEY: draft['_uib']},
-                            timestamp=_now_ms(),
+                            timestamp=now_ms(),
                         )
                     )
                 )
@@ -209,7 +191,7 @@ class AGUIEventStream:
             case CustomData():
                 if not event.transient and not self._in_response:
                     self._start_response()
-                out.append(self._sdk(CustomEvent(name=event.name, value=event.data, timestamp=_now_ms())))
+                out.append(sdk_frame(CustomEvent(name=event.name, value=event.data, timestamp=now_ms())))
             case FileOutput():
                 if not self._in_response:
                     self._start_response()
@@ -218,7 +200,7 @@ class AGUIEventStream:
             case RunError():
                 self._close_parts(out)
                 self._ended = True
-                out.append(self._sdk(RunErrorEvent(message=event.message, code=event.code, timestamp=_now_ms())))
+                out.append(sdk_frame(RunErrorEvent(message=event.message, code=event.code, timestamp=now_ms())))
             case RunCancelled():
                 self._close_parts(out)
                 self._ended = True
@@ -293,14 +275,14 @@ class AGUIEventStream:
             message_id = self._response_message_id()
             metadata = self._metadata({'id': part.id} if part.id is not None else None)
             out.append(
-                self._sdk(
+                sdk_frame(
                     TextMessageStartEvent(
-                        message_id=message_id, role='assistant', metadata=metadata, timestamp=_now_ms()
+                        message_id=message_id, role='assistant', metadata=metadata, timestamp=now_ms()
                     )
                 )
             )
             if part.content:
-                out.append(self._content('TEXT_MESSAGE_CONTENT', 'messageId', message_id, part.content))
+                out.append(delta_frame('TEXT_MESSAGE_CONTENT', 'messageId', message_id, part.content))
             self._last_kind = 'assistant'
             self._last_assistant_id = message_id
             self._joinable = bool(part.content)
@@ -308,39 +290,39 @@ class AGUIEventStream:
         elif isinstance(part, ThinkingPart):
             message_id = self._response_message_id()
             span_id = f'{message_id}.reasoning'
-            now = _now_ms()
-            out.append(self._sdk(ReasoningStartEvent(message_id=span_id, timestamp=now)))
+            now = now_ms()
+            out.append(sdk_frame(ReasoningStartEvent(message_id=span_id, timestamp=now)))
             out.append(
-                self._sdk(
+                sdk_frame(
                     ReasoningMessageStartEvent(message_id=message_id, metadata=self._metadata(None), timestamp=now)
                 )
             )
             if part.content:
-                out.append(self._content('REASONING_MESSAGE_CONTENT', 'messageId', message_id, part.content))
+                out.append(delta_frame('REASONING_MESSAGE_CONTENT', 'messageId', message_id, part.content))
             self._last_kind = 'reasoning'
             self._open[event.index] = _Open('thinking', message_id, part, span_id=span_id)
         else:
             if self._last_kind != 'assistant' or not self._joinable:
                 message_id = self._response_message_id()
-                now = _now_ms()
+                now = now_ms()
                 out.append(
-                    self._sdk(
+                    sdk_frame(
                         TextMessageStartEvent(
                             message_id=message_id, role='assistant', metadata=self._metadata(None), timestamp=now
                         )
                     )
                 )
-                out.append(self._sdk(TextMessageEndEvent(message_id=message_id, timestamp=now)))
+                out.append(sdk_frame(TextMessageEndEvent(message_id=message_id, timestamp=now)))
                 self._last_kind = 'assistant'
                 self._last_assistant_id = message_id
             self._joinable = True
             out.append(
-                self._sdk(
+                sdk_frame(
                     ToolCallStartEvent(
                         tool_call_id=part.tool_call_id,
                         tool_call_name=part.tool_name,
                         parent_message_id=self._last_assistant_id,
-                        timestamp=_now_ms(),
+                        timestamp=now_ms(),
                     )
                 )
             )
@@ -348,7 +330,7 @@ class AGUIEventStream:
             if isinstance(part.args, dict):
                 opened.held_args = compact_json(part.args)
             elif part.args:
-                out.append(self._content('TOOL_CALL_ARGS', 'toolCallId', part.tool_call_id, part.args))
+                out.append(delta_frame('TOOL_CALL_ARGS', 'toolCallId', part.tool_call_id, part.args))
             self._open[event.index] = opened
 
     def _delta(self, event: PartDelta, out: list[bytes]) -> None:
@@ -358,19 +340,19 @@ class AGUIEventStream:
         if opened.kind == 'text':
             if opened.id == self._last_assistant_id:
                 self._joinable = True
-            out.append(self._content('TEXT_MESSAGE_CONTENT', 'messageId', opened.id, event.delta))
+            out.append(delta_frame('TEXT_MESSAGE_CONTENT', 'messageId', opened.id, event.delta))
         elif opened.kind == 'thinking':
-            out.append(self._content('REASONING_MESSAGE_CONTENT', 'messageId', opened.id, event.delta))
+            out.append(delta_frame('REASONING_MESSAGE_CONTENT', 'messageId', opened.id, event.delta))
         else:
             opened.held_args = None
-            out.append(self._content('TOOL_CALL_ARGS', 'toolCallId', opened.id, event.delta))
+            out.append(delta_frame('TOOL_CALL_ARGS', 'toolCallId', opened.id, event.delta))
 
     def _part_end(self, opened: _Open, signature: str | None, out: list[bytes]) -> None:
-        now = _now_ms()
+        now = now_ms()
         if opened.kind == 'text':
-            out.append(self._sdk(TextMessageEndEvent(message_id=opened.id, timestamp=now)))
+            out.append(sdk_frame(TextMessageEndEvent(message_id=opened.id, timestamp=now)))
         elif opened.kind == 'thinking':
-            out.append(self._sdk(ReasoningMessageEndEvent(message_id=opened.id, timestamp=now)))
+            out.append(sdk_frame(ReasoningMessageEndEvent(message_id=opened.id, timestamp=now)))
             part = opened.part
             assert isinstance(part, ThinkingPart)
             if signature is not None:
@@ -378,17 +360,17 @@ class AGUIEventStream:
             encrypted = thinking_marker(part)
             if encrypted is not None:
                 out.append(
-                    self._sdk(
+                    sdk_frame(
                         ReasoningEncryptedValueEvent(
                             subtype='message', entity_id=opened.id, encrypted_value=encrypted, timestamp=now
                         )
                     )
                 )
-            out.append(self._sdk(ReasoningEndEvent(message_id=opened.span_id, timestamp=now)))
+            out.append(sdk_frame(ReasoningEndEvent(message_id=opened.span_id, timestamp=now)))
         else:
             if opened.held_args is not None:
-                out.append(self._content('TOOL_CALL_ARGS', 'toolCallId', opened.id, opened.held_args))
-            out.append(self._sdk(ToolCallEndEvent(tool_call_id=opened.id, timestamp=now)))
+                out.append(delta_frame('TOOL_CALL_ARGS', 'toolCallId', opened.id, opened.held_args))
+            out.append(sdk_frame(ToolCallEndEvent(tool_call_id=opened.id, timestamp=now)))
 
     def _close_parts(self, out: list[bytes]) -> None:
         for index in sorted(self._open):
@@ -397,13 +379,13 @@ class AGUIEventStream:
     def _feedback(self, event: RetryFeedback, out: list[bytes]) -> None:
         draft = feedback_message(event.part)
         message_id = self._request_message_id()
-        now = _now_ms()
-        out.append(self._sdk(TextMessageStartEvent(message_id=message_id, role='system', timestamp=now)))
+        now = now_ms()
+        out.append(sdk_frame(TextMessageStartEvent(message_id=message_id, role='system', timestamp=now)))
         if draft['content']:
-            out.append(self._content('TEXT_MESSAGE_CONTENT', 'messageId', message_id, draft['content']))
-        out.append(self._sdk(TextMessageEndEvent(message_id=message_id, timestamp=now)))
+            out.append(delta_frame('TEXT_MESSAGE_CONTENT', 'messageId', message_id, draft['content']))
+        out.append(sdk_frame(TextMessageEndEvent(message_id=message_id, timestamp=now)))
         out.append(
-            self._sdk(
+            sdk_frame(
                 ReasoningEncryptedValueEvent(
                     subtype='message', entity_id=message_id, encrypted_value=draft['encryptedValue'], timestamp=now
                 )
@@ -441,23 +423,9 @@ class AGUIEventStream:
     def _run_finished(
         self, outcome: RunFinishedSuccessOutcome | RunFinishedInterruptOutcome | RunFinishedCancelledOutcome | None
     ) -> bytes:
-        return self._sdk(
-            RunFinishedEvent(thread_id=self.thread_id, run_id=self.run_id, outcome=outcome, timestamp=_now_ms())
+        return sdk_frame(
+            RunFinishedEvent(thread_id=self.thread_id, run_id=self.run_id, outcome=outcome, timestamp=now_ms())
         )
-
-    # ---------------------------------------------------------------------------- serialization
-
-    @staticmethod
-    def _sdk(event: BaseEvent) -> bytes:
-        return _encoder.encode(event).encode()
-
-    @staticmethod
-    def _content(event_type: str, id_key: str, entity_id: str, delta: str) -> bytes:
-        # Field order as the SDK model serializes it: type, timestamp, then the event's own fields.
-        return (
-            f'data: {{"type":"{event_type}","timestamp":{_now_ms()},"{id_key}":{_dumps(entity_id)},'
-            f'"delta":{_dumps(delta)}}}\n\n'
-        ).encode()
 
 
 def encode_events(events: Iterable[AgentEvent], **kwargs: Any) -> bytes:
