@@ -10,7 +10,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -109,22 +109,31 @@ def live_demo(**options: Any) -> Iterator[LiveServer]:
         yield LiveServer(base_url, recorder, demo)
 
 
-def run_node(script: str, spec: dict[str, Any]) -> dict[str, Any]:
-    """Run a Node driver in tests/clients on `spec`; its stdout is one JSON document."""
+def run_node(script: str, spec: dict[str, Any] | None = None, *, args: Sequence[str] = ()) -> dict[str, Any]:
+    """Run a Node driver in tests/clients (on `spec`, written to a file, or on `args`); its stdout is one
+    JSON document."""
     node = shutil.which('node')
     assert node is not None, 'Node 20 is required for the end-to-end suites (see README)'
-    with tempfile.NamedTemporaryFile('w', suffix='.json', delete=False) as handle:
-        json.dump(spec, handle)
-        path = handle.name
+    path: str | None = None
+    if spec is not None:
+        with tempfile.NamedTemporaryFile('w', suffix='.json', delete=False) as handle:
+            json.dump(spec, handle)
+            path = handle.name
     try:
         done = subprocess.run(
-            [node, script, path], cwd=CLIENTS, capture_output=True, text=True, timeout=NODE_TIMEOUT, check=False
+            [node, script, *([path] if path else []), *args],
+            cwd=CLIENTS,
+            capture_output=True,
+            text=True,
+            timeout=NODE_TIMEOUT,
+            check=False,
         )
     finally:
-        Path(path).unlink()
+        if path is not None:
+            Path(path).unlink()
     assert done.returncode == 0, f'{script} failed ({done.returncode}):\n{done.stderr[-4000:]}'
     result: dict[str, Any] = json.loads(done.stdout)
-    crashed = {name: r['crashed'] for name, r in result.items() if 'crashed' in r}
+    crashed = {name: r['crashed'] for name, r in result.items() if isinstance(r, dict) and 'crashed' in r}
     assert not crashed, f'{script} scenarios crashed: {crashed}'
     return result
 
