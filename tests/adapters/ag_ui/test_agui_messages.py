@@ -135,7 +135,7 @@ def test_mapping_shapes() -> None:
     assert roles == [
         'system', 'system', 'user',
         'reasoning', 'assistant',
-        'tool', 'tool', 'tool', 'system', 'system',
+        'tool', 'tool', 'tool', 'system', 'user',
         'assistant', 'assistant', 'user', 'user',
     ]  # fmt: skip
     user = dumped[2]
@@ -198,6 +198,16 @@ def test_feedback_only_from_a_valid_marker(encrypted_value: str | None) -> None:
     [request] = load_messages([{'id': 's', 'role': 'system', 'content': text, 'encryptedValue': encrypted_value}])
     assert isinstance(request, ModelRequest)
     assert request.parts == [SystemPromptPart(content=text, timestamp=request.parts[0].timestamp)]
+
+
+def test_legacy_tool_less_retry_prompt_is_user_text() -> None:
+    part = RetryPromptPart(content='Please answer in JSON.', timestamp=T0)
+    [message] = dump_messages([ModelRequest(parts=[part])])
+    assert isinstance(message, UserMessage)
+    assert message.content == part.model_response() and message.encrypted_value is None
+    [request] = load_messages([message])
+    assert isinstance(request, ModelRequest)
+    assert request.parts == [UserPromptPart(content=part.model_response(), timestamp=T0)]
 
 
 def test_developer_message_is_a_system_prompt_and_sanitize_strips_it() -> None:

@@ -13,8 +13,8 @@ echoes both back unchanged: a message's `metadata` object and its `encryptedValu
     `dynamic_ref`, a text part's `id`, a tool result's `kind` (`retry-prompt`), `outcome` (when not
     success), `json` (the content was JSON, dumped compact) and `metadata`.
 - `encryptedValue` holds a JSON string namespaced the same way, `{"uibridge": {<kind>: <payload>}}`:
-  `retry_feedback` (seed 003; the payload is `retry_feedback_payload(part)`), `retry_prompt` (a legacy
-  tool-less `RetryPromptPart`) and `thinking` (a thinking part's `signature`, `provider_name` and `id`).
+  `retry_feedback` (seed 003; the payload is `retry_feedback_payload(part)`) and `thinking` (a thinking
+  part's `signature`, `provider_name` and `id`).
 
 On the neutral side, `ModelRequest.metadata` / `ModelResponse.metadata` keep under `METADATA_KEY`
 (`uibridge_ag_ui`) one entry per AG-UI message the `ModelMessage` was loaded from or streamed as

@@ -4,8 +4,8 @@ How each part maps (`_wire` says what rides in `metadata` / `encryptedValue`):
 
 - `SystemPromptPart` -> one `SystemMessage` per part, never merged. `RetryFeedbackPart` -> a `SystemMessage`
   whose content is `render_retry_feedback(part)` and whose `encryptedValue` is the retry-feedback marker
-  (seed 003). A legacy tool-less `RetryPromptPart` -> a `SystemMessage` with its `model_response()` text and
-  a `retry_prompt` marker.
+  (seed 003). A legacy tool-less `RetryPromptPart` -> a `UserMessage` holding its `model_response()`: the user
+  text it always was for the model, which loads back as that `UserPromptPart` (no marker a client could forge).
 - `UserPromptPart` -> a `UserMessage`: string content stays a string, a list becomes text and media parts
   (`image` / `audio` / `video` / `document`, with a `url` source, or a `data` source for inline bytes).
 - `ToolReturnPart` -> a `ToolMessage` (non-string content as compact JSON; `error` set for a failed call);
@@ -56,6 +56,7 @@ from ._wire import METADATA_KEY, WIRE_KEY, compact_json, iso, marker, message_ad
 __all__ = [
     'dump_messages',
     'feedback_message',
+    'legacy_retry_message',
     'request_record',
     'response_record',
     'retry_prompt_part_dict',
@@ -161,14 +162,7 @@ def _request_drafts(message: ModelRequest, *, follows_request: bool) -> list[Dra
         elif isinstance(part, RetryFeedbackPart):
             drafts.append(feedback_message(part))
         elif isinstance(part, RetryPromptPart) and part.tool_name is None:
-            drafts.append(
-                {
-                    'role': 'system',
-                    'content': part.model_response(),
-                    'encryptedValue': marker('retry_prompt', retry_prompt_part_dict(part)),
-                    '_uib': {},
-                }
-            )
+            drafts.append(legacy_retry_message(part))
         else:
             drafts.append(tool_message(part))
     if drafts:
@@ -176,6 +170,12 @@ def _request_drafts(message: ModelRequest, *, follows_request: bool) -> list[Dra
         if record is not None:
             drafts[0]['_uib'] = {'request': record, **drafts[0]['_uib']}
     return drafts
+
+
+def legacy_retry_message(part: RetryPromptPart) -> Draft:
+    """A tool-less `RetryPromptPart` is the user text it always was for the model: no marker, so a client
+    cannot make one up to get past `sanitize_messages`; it loads back as that `UserPromptPart`."""
+    return {'role': 'user', 'content': part.model_response(), '_uib': {'part': {'timestamp': iso(part.timestamp)}}}
 
 
 def feedback_message(part: RetryFeedbackPart) -> Draft:

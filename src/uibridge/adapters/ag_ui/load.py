@@ -269,12 +269,6 @@ def _system(message: SystemMessage | DeveloperMessage, part_record: dict[str, An
         feedback = retry_feedback_from_payload(read_marker(message.encrypted_value, 'retry_feedback'))
         if feedback is not None:
             return feedback
-        legacy = read_marker(message.encrypted_value, 'retry_prompt')
-        if isinstance(legacy, dict) and cast(dict[str, Any], legacy).get('tool_name') is None:
-            try:
-                return RetryPromptPart.model_validate(legacy)
-            except pydantic.ValidationError:
-                pass
     part = SystemPromptPart(content=message.content)
     timestamp = _timestamp(part_record)
     if timestamp is not None:

@@ -14,6 +14,7 @@ The stream is built so that the messages `@ag-ui/client`'s reducer assembles fro
 - `TOOL_CALL_RESULT`'s `messageId` is the id `dump_messages` gives that `ToolMessage`; its `metadata`
   holds the part record. The reducer has no way to set a tool message's `error`, so the live message
   lacks it; the record's `kind` / `outcome` keep what is needed to rebuild the part.
+- A legacy tool-less `RetryPromptPart` is a `role: user` text message, as dump writes it.
 - Retry feedback is a `role: system` text message plus a `REASONING_ENCRYPTED_VALUE` (`subtype: message`)
   carrying the seed-003 marker, so the reducer builds the very `SystemMessage` dump gives.
 - `CustomData` is a `CUSTOM` event (shown live, kept only in the response's metadata); a `FileOutput` has
@@ -79,9 +80,9 @@ from ...core.events import (
     ToolCallReady,
     ToolResult,
 )
-from ...core.messages import ModelMessage, ModelResponse, TextPart, ThinkingPart, ToolCallPart
+from ...core.messages import ModelMessage, ModelResponse, RetryPromptPart, TextPart, ThinkingPart, ToolCallPart
 from ._wire import METADATA_KEY, WIRE_KEY, compact_json
-from .dump import feedback_message, response_record, thinking_marker, tool_message
+from .dump import feedback_message, legacy_retry_message, response_record, thinking_marker, tool_message
 from .frames import CONTENT_TYPE, declares_1_0, delta_frame, now_ms, sdk_frame
 
 __all__ = ['AGUIEventStream', 'encode_events']
@@ -167,6 +168,9 @@ class AGUIEventStream:
             case ResponseStart():
                 self._close_parts(out)
                 self._start_response()
+            case ToolResult() if isinstance(event.part, RetryPromptPart) and event.part.tool_name is None:
+                self._close_parts(out)
+                self._legacy_retry(event.part, out)
             case ToolResult():
                 self._close_parts(out)
                 self._answered.add(event.part.tool_call_id)
@@ -375,6 +379,17 @@ class AGUIEventStream:
     def _close_parts(self, out: list[bytes]) -> None:
         for index in sorted(self._open):
             self._part_end(self._open.pop(index), None, out)
+
+    def _legacy_retry(self, part: RetryPromptPart, out: list[bytes]) -> None:
+        draft = legacy_retry_message(part)
+        message_id = self._request_message_id()
+        now = now_ms()
+        metadata = {WIRE_KEY: draft['_uib']}
+        out.append(
+            sdk_frame(TextMessageStartEvent(message_id=message_id, role='user', metadata=metadata, timestamp=now))
+        )
+        out.append(delta_frame('TEXT_MESSAGE_CONTENT', 'messageId', message_id, draft['content']))
+        out.append(sdk_frame(TextMessageEndEvent(message_id=message_id, timestamp=now)))
 
     def _feedback(self, event: RetryFeedback, out: list[bytes]) -> None:
         draft = feedback_message(event.part)
