@@ -12,7 +12,8 @@
 //   {"op": "set-messages", "messages"}       replace the history (a reload from stored history, or a forged one)
 //   {"op": "edit-tool-args", "arguments"}    rewrite the arguments of the tool calls that have no result
 //   {"op": "run", "resume"?}                  run again with no new message (and this resume list, if given)
-// Output: {"<name>": {"steps": [{"op", "error", "messages", "pendingInterrupts", "wireEvents"}], "requests": [...]}}
+// Output: {"<name>": {"steps": [{"op", "error", "messages", "pendingInterrupts", "wireEvents", "runError"}],
+//                     "requests": [...]}}
 import { HttpAgent } from '@ag-ui/client';
 import { readFileSync } from 'node:fs';
 
@@ -106,6 +107,7 @@ async function runScenario(scenario) {
       messages: structuredClone(agent.messages),
       pendingInterrupts: structuredClone(agent.pendingInterrupts ?? []),
       wireEvents: wireEvents.map((e) => e.type),
+      runError: wireEvents.find((e) => e.type === 'RUN_ERROR')?.message ?? null,
     });
   }
   return { steps, requests };
