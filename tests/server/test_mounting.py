@@ -1,0 +1,54 @@
+"""The endpoints work the ways the README mounts them: a Starlette `Route`, a `Mount`, the app itself."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+import pytest
+from starlette.applications import Starlette
+from starlette.routing import Mount, Route
+
+from uibridge import ModelResponse, TextPart
+from uibridge.core.messages import ModelMessage
+from uibridge.server import AgentRun, AGUIEndpoint, VercelAIEndpoint
+
+pytestmark = pytest.mark.anyio
+
+VERCEL_BODY = {'id': 'c', 'messages': [{'id': 'u', 'role': 'user', 'parts': [{'type': 'text', 'text': 'hi'}]}]}
+AGUI_BODY = {'threadId': 't', 'runId': 'r', 'messages': [{'id': 'u', 'role': 'user', 'content': 'hi'}]}
+
+
+async def agent(run: AgentRun) -> AsyncIterator[ModelMessage]:
+    yield ModelResponse(parts=[TextPart(content=f'{len(run.messages)} messages so far.')])
+
+
+async def post(app: Any, path: str, body: dict[str, Any]) -> httpx.Response:
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url='http://test', follow_redirects=True) as client:
+        return await client.post(path, json=body)
+
+
+@pytest.mark.parametrize(
+    'app',
+    [
+        Starlette(routes=[Route('/api/chat', VercelAIEndpoint(agent)), Route('/ag-ui', AGUIEndpoint(agent))]),
+        Starlette(routes=[Mount('/api/chat', VercelAIEndpoint(agent)), Mount('/ag-ui', AGUIEndpoint(agent))]),
+    ],
+    ids=['route', 'mount'],
+)
+async def test_routed_and_mounted(app: Any) -> None:
+    vercel = await post(app, '/api/chat', VERCEL_BODY)
+    assert vercel.status_code == 200
+    assert '1 messages so far.' in vercel.text
+    assert vercel.headers['x-vercel-ai-ui-message-stream'] == 'v1'
+    ag_ui = await post(app, '/ag-ui', AGUI_BODY)
+    assert ag_ui.status_code == 200
+    assert '"RUN_FINISHED"' in ag_ui.text
+
+
+async def test_an_endpoint_is_an_app_by_itself() -> None:
+    response = await post(AGUIEndpoint(agent), '/', AGUI_BODY)
+    assert response.status_code == 200
+    assert '1 messages so far.' in response.text
