@@ -311,8 +311,8 @@ def model_view(messages: Sequence[ModelMessage], *, stream: bool = False) -> lis
       text (seed 003), so the round trip is rendering-equivalent; compared as cause + rendered text + timestamp;
     - a legacy tool-less `RetryPromptPart` comes back as the user text it always was: compared as that text;
     - the `uibridge_vercel_ai` sidecar (UI ids, UI-only parts): UI bookkeeping the model never sees;
-    - with `stream=True`, `ModelResponse.finish_reason` (the stream ends a response before the run says why)
-      and tool call ids are kept, message ids do not exist at this level.
+    - with `stream=True`, `ModelResponse.finish_reason` (the stream ends a response before the run says why),
+      and the timestamp of a response with no parts (custom data only): no part carries it to the client.
     """
     view: list[dict[str, Any]] = []
     for message in messages:
@@ -321,6 +321,8 @@ def model_view(messages: Sequence[ModelMessage], *, stream: bool = False) -> lis
             data['metadata'] = {k: v for k, v in data['metadata'].items() if k != 'uibridge_vercel_ai'} or None
         if isinstance(message, ModelResponse) and stream:
             data['finish_reason'] = None
+            if not message.parts:
+                data['timestamp'] = None
         if isinstance(message, ModelRequest):
             parts: list[Any] = []
             for part, dumped in zip(message.parts, data['parts'], strict=True):

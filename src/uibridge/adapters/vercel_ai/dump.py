@@ -92,12 +92,12 @@ class _Draft:
 
 def dump_messages(messages: Sequence[ModelMessage]) -> list[UIMessage]:
     """The UI messages for `messages`; deterministic (same history, same ids and bytes)."""
-    results: dict[str, ToolReturnPart | RetryPromptPart] = {}
+    results: dict[str, tuple[ToolReturnPart | RetryPromptPart, int]] = {}
     for message in messages:
         if isinstance(message, ModelRequest):
-            for part in message.parts:
+            for index, part in enumerate(message.parts):
                 if isinstance(part, ToolReturnPart) or (isinstance(part, RetryPromptPart) and part.tool_name):
-                    results.setdefault(part.tool_call_id, part)
+                    results.setdefault(part.tool_call_id, (part, index))
 
     drafts: list[_Draft] = []
     assistant: _Draft | None = None
@@ -264,7 +264,7 @@ def ui_only_part(data: Any) -> UIMessagePart | None:
 def _dump_response(
     response: ModelResponse,
     parts: list[UIMessagePart],
-    results: dict[str, ToolReturnPart | RetryPromptPart],
+    results: dict[str, tuple[ToolReturnPart | RetryPromptPart, int]],
     dumped_calls: set[str],
 ) -> None:
     parts.append(StepStartUIPart())
@@ -314,7 +314,7 @@ def _dump_response(
 
 def tool_part(
     call: ToolCallPart,
-    result: ToolReturnPart | RetryPromptPart | None,
+    result: tuple[ToolReturnPart | RetryPromptPart, int] | None,
     approval: Any,
     response: dict[str, Any] | None,
     *,
@@ -332,13 +332,15 @@ def tool_part(
         else:
             state = 'approval-requested' if approval_ui.approved is None else 'approval-responded'
         return ToolUIPart(**base, state=state, approval=approval_ui, call_provider_metadata=wrap_metadata(call_fields))
-    state, value, result_fields = tool_result(result)
+    state, value, result_fields = tool_result(*result)
     if bare_result:
         result_fields.pop('timestamp', None)
+        result_fields.pop('index', None)
     if state == 'output-denied':
         if approval_ui is None or approval_ui.approved is not False:
             approval_ui = ToolApprovalUI(id=call.tool_call_id, approved=False, reason=value)
-        call_fields['result'] = result_fields
+        if result_fields:
+            call_fields['result'] = result_fields
         return ToolUIPart(**base, state=state, approval=approval_ui, call_provider_metadata=wrap_metadata(call_fields))
     if approval_ui is not None and approval_ui.approved is not True:
         approval_ui = None

@@ -103,7 +103,8 @@ class _Loader:
         self.out: list[ModelMessage] = []
         self.request: ModelRequest | None = None
         self.response: ModelResponse | None = None
-        self.results: list[ModelRequestPart] = []
+        self.results: list[tuple[int | None, ModelRequestPart]] = []
+        """The current step's tool results, with their place in the request when the UI says it."""
         self.previous_role: str | None = None
         self.message_info: dict[str, Any] | None = None
         self.ui_only_slot = 0
@@ -227,7 +228,9 @@ class _Loader:
         """Close the current response; its tool results become the request that follows it."""
         self.response = None
         if self.results:
-            self.request = ModelRequest(parts=self.results)
+            if all(index is not None for index, _ in self.results):
+                self.results.sort(key=lambda item: cast(int, item[0]))
+            self.request = ModelRequest(parts=[part for _, part in self.results])
             self.out.append(self.request)
             self.results = []
 
@@ -300,8 +303,9 @@ class _Loader:
             approvals[part.tool_call_id] = part.approval.model_dump(mode='json')
         result = _tool_result(part, call_fields)
         if result is not None:
-            self.results.append(result)
             fields = call_fields.get('result') if part.state == 'output-denied' else ours(part.result_provider_metadata)
+            index = cast(dict[str, Any], fields).get('index') if isinstance(fields, dict) else None
+            self.results.append((index if isinstance(index, int) else None, result))
             if not isinstance(fields, dict) or 'timestamp' not in fields:
                 bare = cast(list[str], _response_sidecar(response).setdefault('bare_results', []))
                 bare.append(part.tool_call_id)

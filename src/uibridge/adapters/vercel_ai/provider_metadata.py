@@ -162,9 +162,13 @@ def tool_call_metadata(call: ToolCallPart, response: dict[str, Any] | None) -> d
 ResultState: TypeAlias = Literal['output-available', 'output-error', 'output-denied']
 
 
-def tool_result(part: ToolReturnPart | RetryPromptPart) -> tuple[ResultState, Any, dict[str, Any]]:
-    """The tool part `state`, its `output` (or `errorText`, or the denial reason), and its result metadata."""
-    fields: dict[str, Any] = {'timestamp': iso(part.timestamp)}
+def tool_result(part: ToolReturnPart | RetryPromptPart, index: int) -> tuple[ResultState, Any, dict[str, Any]]:
+    """The tool part `state`, its `output` (or `errorText`, or the denial reason), and its result metadata.
+
+    `index` is the result's place in its request: results arrive in any order (parallel tools), while the UI
+    keeps them with their calls, in call order.
+    """
+    fields: dict[str, Any] = {'timestamp': iso(part.timestamp), 'index': index}
     if isinstance(part, RetryPromptPart):
         text = part.model_response()
         if text.endswith(RETRY_SUFFIX):
@@ -175,12 +179,12 @@ def tool_result(part: ToolReturnPart | RetryPromptPart) -> tuple[ResultState, An
         fields['metadata'] = jsonable(part.metadata)
     if part.outcome == 'success':
         return 'output-available', jsonable(part.content), fields
-    fields['outcome'] = part.outcome
     text = part.model_response_str()
     if not isinstance(part.content, str):
         fields['content'] = jsonable(part.content)
     if part.outcome == 'denied':
-        return 'output-denied', text, fields
+        return 'output-denied', text, fields  # the state says it all
+    fields['outcome'] = part.outcome
     return 'output-error', text, fields
 
 

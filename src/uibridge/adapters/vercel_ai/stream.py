@@ -122,6 +122,8 @@ class VercelAIEventStream:
         self._open: dict[int, _OpenPart] = {}
         self._step = 0
         self._chunk_ids = 0
+        self._request_slot = 0
+        """Where the next tool result lands in its request (the collector's layout, for `index`)."""
         self._step_open = False
         self._response_open = False
         self._response_info: dict[str, Any] | None = None
@@ -208,6 +210,7 @@ class VercelAIEventStream:
             case RetryFeedback():
                 out = self._close_parts()
                 self._collector.feed(event)
+                self._request_slot += 1
                 out += self._close_step()
                 self._response_open = False
                 return out + _sse({'type': 'data-retry-feedback', 'data': retry_feedback_payload(event.part)})
@@ -275,6 +278,7 @@ class VercelAIEventStream:
         self._step += 1
         self._step_open = True
         self._response_open = True
+        self._request_slot = 0
         current = self._collector.messages[-1]
         assert isinstance(current, ModelResponse)
         self._response_info = response_info(current, with_finish_reason=False)
@@ -381,6 +385,8 @@ class VercelAIEventStream:
         out = self._close_parts()
         self._collector.feed(event)
         self._response_open = False
+        slot = self._request_slot
+        self._request_slot += 1
         part = event.part
         if isinstance(part, RetryPromptPart) and part.tool_name is None:
             return out
@@ -395,7 +401,7 @@ class VercelAIEventStream:
                 stacklevel=4,
             )
             return out
-        state, value, fields = tool_result(part)
+        state, value, fields = tool_result(part, slot)
         if state == 'output-available':
             chunk: dict[str, Any] = {'type': 'tool-output-available', 'toolCallId': call_id, 'output': value}
             chunk['providerMetadata'] = wrap_metadata(fields)
@@ -409,7 +415,10 @@ class VercelAIEventStream:
             out += _sse({'type': 'tool-approval-request', 'approvalId': approval_id, 'toolCallId': call_id})
             response: dict[str, Any] = {'type': 'tool-approval-response', 'approvalId': approval_id, 'approved': False}
             response['reason'] = value
-            response['providerMetadata'] = wrap_metadata({**self._started_calls[call_id], 'result': fields})
+            call_fields = {**self._started_calls[call_id], 'result': fields} if fields else self._started_calls[call_id]
+            metadata = wrap_metadata(call_fields)
+            if metadata is not None:
+                response['providerMetadata'] = metadata
             out += _sse(response)
         return out + _sse({'type': 'tool-output-denied', 'toolCallId': call_id})
 
