@@ -508,7 +508,10 @@ def test_property_wrap_holds_exactly_its_own_two_tags(body: str, tag: str, attrs
         out = wrap(tag, body, **attrs)  # pyright: ignore[reportArgumentType]
         closing = f'</{tag}>'
         assert framing_tags(out, set(_TAGS_FOR_BODIES)) == [(0, tag, False), (len(out) - len(closing), tag, True)]
-        assert only_lt_escaped(body, out[len(open_tag(tag, **attrs)) : -len(closing)])  # pyright: ignore[reportArgumentType]
+        inner = out[len(open_tag(tag, **attrs)) : -len(closing)]  # pyright: ignore[reportArgumentType]
+        assert only_lt_escaped(body, inner)
+        # And no more than that: every `<` escaped was a framing-tag spelling.
+        assert inner.count('&lt;') - body.count('&lt;') == len(framing_tags(body, set(_TAGS_FOR_BODIES)))
 
 
 @settings(max_examples=400, deadline=None)
@@ -594,3 +597,14 @@ def test_cost_per_lt_does_not_grow_with_registered_tags() -> None:
     assert after / before < 3, (before, after)
     # Compiled once on first use, not once per registration (which took ~10 s for 1,000 names).
     assert registering < 2, registering
+
+
+@settings(max_examples=300, deadline=None)
+@given(body=bodies)
+def test_property_the_system_block_holds_exactly_its_own_two_tags_and_escapes_nothing_else(body: str) -> None:
+    out = framing._render_system(body)
+    assert framing_tags(out, {'system'}) == [(0, 'system', False), (len(out) - len('</system>'), 'system', True)]
+    inner = out[len('<system>') : -len('</system>')]
+    assert only_lt_escaped(body, inner)
+    # Only `system` spellings are escaped; data tags inside the application's own voice block stay as written.
+    assert inner.count('&lt;') - body.count('&lt;') == len(framing_tags(body, {'system'}))

@@ -1,5 +1,7 @@
 """Every example and stated rule of seed 000, verbatim where the seed gives output."""
 
+from collections.abc import Callable
+
 import pytest
 
 from uibridge import UserError, close_tag, neutralize_tags, open_tag, register_tag, wrap
@@ -25,21 +27,23 @@ def test_open_and_close_tag_frame_a_non_string_body() -> None:
     assert f'{content[0]} {content[2]}' == '<tool_result tool_name="screenshot"> </tool_result>'
 
 
-@pytest.mark.parametrize('call', [wrap, open_tag, close_tag])
-def test_system_is_refused_by_every_rendering_function(call: object) -> None:
+RENDERERS: list[Callable[[str], str]] = [
+    lambda tag: wrap(tag, 'x'),  # pyright: ignore[reportArgumentType]
+    lambda tag: open_tag(tag),  # pyright: ignore[reportArgumentType]
+    lambda tag: close_tag(tag),  # pyright: ignore[reportArgumentType]
+]
+
+
+@pytest.mark.parametrize('render', RENDERERS, ids=['wrap', 'open_tag', 'close_tag'])
+def test_system_is_refused_by_every_rendering_function(render: Callable[[str], str]) -> None:
     with pytest.raises(UserError, match='voice tag'):
-        if call is wrap:
-            wrap('system', 'x')  # pyright: ignore[reportArgumentType]
-        elif call is open_tag:
-            open_tag('system')  # pyright: ignore[reportArgumentType]
-        else:
-            close_tag('system')  # pyright: ignore[reportArgumentType]
+        render('system')
 
 
-def test_an_unregistered_tag_is_refused() -> None:
-    for render in (lambda: wrap('memory', 'x'), lambda: open_tag('memory'), lambda: close_tag('memory')):  # pyright: ignore[reportArgumentType]
-        with pytest.raises(UserError, match='not registered'):
-            render()
+@pytest.mark.parametrize('render', RENDERERS, ids=['wrap', 'open_tag', 'close_tag'])
+def test_an_unregistered_tag_is_refused(render: Callable[[str], str]) -> None:
+    with pytest.raises(UserError, match='not registered'):
+        render('memory')
 
 
 def test_register_tag_then_wrap_and_neutralize_escape_it(monkeypatch: pytest.MonkeyPatch) -> None:
