@@ -52,3 +52,45 @@ async def test_an_endpoint_is_an_app_by_itself() -> None:
     response = await post(AGUIEndpoint(agent), '/', AGUI_BODY)
     assert response.status_code == 200
     assert '1 messages so far.' in response.text
+
+
+@pytest.mark.parametrize(
+    ('path', 'body', 'error', 'where'),
+    [
+        (
+            '/api/chat',
+            {
+                'id': 'c',
+                'messages': [
+                    {
+                        'id': 's',
+                        'role': 'system',
+                        'parts': [{'type': 'file', 'mediaType': 'image/png', 'url': 'https://x/y.png'}],
+                    }
+                ],
+            },
+            "a 'file' part cannot be in a system message",
+            'messages.0.parts.0',
+        ),
+        (
+            '/ag-ui',
+            {
+                'threadId': 't',
+                'runId': 'r',
+                'messages': [
+                    {'id': 'u', 'role': 'user', 'content': 'x'},
+                    {'id': 't1', 'role': 'tool', 'toolCallId': 'nope', 'content': 'x'},
+                ],
+            },
+            'a tool message answers a tool call that no earlier assistant message made',
+            'messages.1.toolCallId',
+        ),
+    ],
+)
+async def test_unloadable_content_is_a_422_naming_the_message_and_part(
+    path: str, body: dict[str, Any], error: str, where: str
+) -> None:
+    app = Starlette(routes=[Route('/api/chat', VercelAIEndpoint(agent)), Route('/ag-ui', AGUIEndpoint(agent))])
+    response = await post(app, path, body)
+    assert response.status_code == 422
+    assert response.json() == {'error': error, 'path': where}
