@@ -482,3 +482,39 @@ def test_stored_retry_prompts_render_exactly_as_pydantic_ai_renders_them() -> No
 def test_the_fixture_history_survives_our_round_trip() -> None:
     messages = load_fixture()
     assert ModelMessagesTypeAdapter.validate_json(ModelMessagesTypeAdapter.dump_json(messages)) == messages
+
+
+def test_tool_return_text_for_the_model() -> None:
+    assert ToolReturnPart(tool_name='t', content='as is </x>', tool_call_id='c').model_response_str() == 'as is </x>'
+    part = ToolReturnPart(tool_name='t', content={'é': [1, None], 'when': T0}, tool_call_id='c')
+    assert part.model_response_str() == '{"é":[1,null],"when":"2026-01-02T03:04:05.678000Z"}'
+
+
+def test_the_public_face_of_the_design_is_importable_from_the_package() -> None:
+    import uibridge
+
+    design = [
+        'wrap',
+        'neutralize_tags',
+        'open_tag',
+        'close_tag',
+        'register_tag',
+        'DataTag',
+        'RegisteredTag',
+        'UserError',
+        'sanitize_messages',
+        'ModelRequest',
+        'ModelResponse',
+        'ModelMessage',
+        'ModelMessagesTypeAdapter',
+        'SystemPromptPart',
+        'UserPromptPart',
+        'ToolReturnPart',
+        'RetryPromptPart',
+        'RetryFeedbackPart',
+        'TextPart',
+        'ThinkingPart',
+        'ToolCallPart',
+    ]
+    assert set(design) <= set(uibridge.__all__)
+    assert all(getattr(uibridge, name) is not None for name in uibridge.__all__)
