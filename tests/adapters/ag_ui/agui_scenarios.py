@@ -11,6 +11,8 @@ from typing import Any
 from uibridge import (
     BinaryContent,
     FilePart,
+    ModelMessage,
+    ModelRequest,
     ModelResponse,
     RetryFeedbackPart,
     RetryPromptPart,
@@ -18,6 +20,7 @@ from uibridge import (
     ThinkingPart,
     ToolCallPart,
     ToolReturnPart,
+    UserPromptPart,
 )
 from uibridge.core.approvals import ApprovalSigner
 from uibridge.core.events import (
@@ -49,6 +52,8 @@ class Scenario:
     kwargs: dict[str, Any] = field(default_factory=dict[str, Any])
     expect_error: str | None = None
     outcome: str = 'success'
+    history: list[ModelMessage] = field(default_factory=list[ModelMessage])
+    """What the client already holds (sent as `initialMessages`, dumped)."""
 
 
 def _text_stream(index: int, *chunks: str) -> list[AgentEvent]:
@@ -206,6 +211,20 @@ def scenarios() -> list[Scenario]:
                 *_text_stream(0, 'Here is a picture.'),
                 FileOutput(FilePart(content=BinaryContent(data=b'png', media_type='image/png'))),
                 CustomData('acme.ping', None, transient=True),
+            ],
+        ),
+        Scenario(
+            'resumed_after_approval',
+            [
+                ToolResult(
+                    ToolReturnPart(tool_name='get_weather', content='sunny', tool_call_id='call_w', timestamp=T0)
+                ),
+                ResponseStart(),
+                *_text_stream(0, 'It is sunny.'),
+            ],
+            history=[
+                ModelRequest(parts=[UserPromptPart(content='Weather in Paris?', timestamp=T0)]),
+                ModelResponse(parts=[weather_call], timestamp=T0),
             ],
         ),
         Scenario('empty_run', []),
