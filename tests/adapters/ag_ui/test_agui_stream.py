@@ -9,8 +9,8 @@ import pytest
 from ag_ui.core import ReasoningMessageContentEvent, TextMessageContentEvent, ToolCallArgsEvent
 from ag_ui.encoder import EventEncoder
 from agui_helpers import golden, sse_events, stable_sse
-from agui_scenarios import T0, scenarios
-from hypothesis import given
+from agui_scenarios import T0, random_scenario, scenarios
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from uibridge import ModelResponse, RetryFeedbackPart, TextPart, ToolCallPart
@@ -232,3 +232,52 @@ def test_golden_streams(name: str) -> None:
     scenario = next(s for s in scenarios() if s.name == name)
     body = encode_events(scenario.events, thread_id='thread', run_id='run', **scenario.kwargs)
     golden(f'stream_{name}.sse', stable_sse(body).decode())
+
+
+# ------------------------------------------------------------------------------------------- structure
+
+
+@settings(max_examples=200, deadline=None)
+@given(seed=st.integers(0, 2**32))
+def test_random_runs_keep_every_pairing_rule(seed: int) -> None:
+    """The verifyEvents rules (reference section d) on many more runs than the Node check replays:
+    every START closed before RUN_FINISHED, nothing opened twice, CONTENT/ARGS only while open, parents
+    announced, ids the client will see are the ids a dump of `new_messages` gives."""
+    scenario = random_scenario(seed)
+    stream = AGUIEventStream(thread_id='t', run_id='R')
+    body = b''.join([stream.start(), *(stream.encode(e) for e in scenario.events), stream.close()])
+    events = sse_events(body)
+    open_: dict[str, set[str]] = {'text': set(), 'reasoning': set(), 'span': set(), 'call': set()}
+    announced: list[str] = []
+    kinds = {
+        'TEXT_MESSAGE': ('text', 'messageId'),
+        'REASONING_MESSAGE': ('reasoning', 'messageId'),
+        'TOOL_CALL': ('call', 'toolCallId'),
+    }
+    for event in events[1:-1]:
+        kind_name, _, phase = event['type'].rpartition('_')
+        if event['type'] in ('REASONING_START', 'REASONING_END'):
+            kind, key = 'span', 'messageId'
+            phase = event['type'].split('_')[1]
+        elif kind_name in kinds:
+            kind, key = kinds[kind_name]
+        else:
+            continue
+        entity = event[key]
+        if phase == 'START':
+            assert entity not in open_[kind]
+            open_[kind].add(entity)
+            if kind in ('text', 'reasoning'):
+                announced.append(entity)
+            if kind == 'call':
+                assert event['parentMessageId'] in announced
+        elif phase in ('CONTENT', 'ARGS'):
+            assert entity in open_[kind] and event['delta'] != ''
+        elif phase == 'END':
+            open_[kind].remove(entity)
+    assert all(not ids for ids in open_.values())
+    assert events[-1]['type'] == 'RUN_FINISHED'
+    result_ids = [e['messageId'] for e in events if e['type'] == 'TOOL_CALL_RESULT']
+    assert [m.id for m in dump_messages(stream.new_messages)] == sorted(
+        [*announced, *result_ids], key=lambda i: int(i.rsplit('.', 1)[1])
+    )
