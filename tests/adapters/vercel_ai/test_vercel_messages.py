@@ -397,3 +397,36 @@ def test_round_trip_holds_for_generated_histories(history: list[ModelMessage]) -
     back = load_messages(ui)
     assert model_view(back) == model_view(history)
     assert as_json(dump_messages(back)) == as_json(ui)
+
+
+def test_a_request_of_tool_results_keeps_its_own_fields() -> None:
+    history: list[ModelMessage] = [
+        ModelRequest(parts=[UserPromptPart(content='go', timestamp=T0)], instructions='Be brief.'),
+        ModelResponse(parts=[ToolCallPart(tool_name='t', args={}, tool_call_id='c')], timestamp=T1),
+        ModelRequest(
+            parts=[ToolReturnPart(tool_name='t', content=1, tool_call_id='c', timestamp=T1)],
+            instructions='Be brief.',
+            metadata={'step': 2},
+        ),
+        ModelResponse(parts=[TextPart(content='done')], timestamp=T1),
+    ]
+    assert load_messages(dump_messages(history)) == history
+
+
+def test_parallel_results_keep_their_order() -> None:
+    history: list[ModelMessage] = [
+        ModelResponse(
+            parts=[
+                ToolCallPart(tool_name='a', args={}, tool_call_id='ca'),
+                ToolCallPart(tool_name='b', args={}, tool_call_id='cb'),
+            ],
+            timestamp=T1,
+        ),
+        ModelRequest(
+            parts=[
+                ToolReturnPart(tool_name='b', content=2, tool_call_id='cb', timestamp=T1),
+                ToolReturnPart(tool_name='a', content=1, tool_call_id='ca', timestamp=T1),
+            ]
+        ),
+    ]
+    assert load_messages(dump_messages(history)) == history

@@ -25,6 +25,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
+from typing_extensions import TypeIs
+
 from ...core.feedback import render_retry_feedback, retry_feedback_payload
 from ...core.messages import (
     AudioUrl,
@@ -93,11 +95,16 @@ class _Draft:
 def dump_messages(messages: Sequence[ModelMessage]) -> list[UIMessage]:
     """The UI messages for `messages`; deterministic (same history, same ids and bytes)."""
     results: dict[str, tuple[ToolReturnPart | RetryPromptPart, int]] = {}
+    # A request that opens with a tool result carries its own fields on that result's tool part.
+    result_request_info: dict[str, dict[str, Any]] = {}
     for message in messages:
         if isinstance(message, ModelRequest):
             for index, part in enumerate(message.parts):
-                if isinstance(part, ToolReturnPart) or (isinstance(part, RetryPromptPart) and part.tool_name):
+                if _is_tool_result(part):
                     results.setdefault(part.tool_call_id, (part, index))
+                    info = _request_info(message, new=False) if index == 0 else None
+                    if info is not None:
+                        result_request_info.setdefault(part.tool_call_id, info)
 
     drafts: list[_Draft] = []
     assistant: _Draft | None = None
@@ -111,13 +118,14 @@ def dump_messages(messages: Sequence[ModelMessage]) -> list[UIMessage]:
                 assistant = _Draft('assistant')
                 _apply_message_info(assistant, info)
                 drafts.append(assistant)
-            _dump_response(message, assistant.parts, results, dumped_calls)
+            _dump_response(message, assistant.parts, results, dumped_calls, result_request_info)
             previous_was_request = False
             continue
-        request_info = _request_info(message, new=previous_was_request)
+        opens_with_result = bool(message.parts) and _is_tool_result(message.parts[0])
+        request_info = None if opens_with_result else _request_info(message, new=previous_was_request)
         messages_info = sidecar(message.metadata).get('messages')
         for index, part in enumerate(message.parts):
-            if isinstance(part, ToolReturnPart) or (isinstance(part, RetryPromptPart) and part.tool_name):
+            if _is_tool_result(part):
                 if part.tool_call_id not in dumped_calls:
                     warnings.warn(
                         f'a tool result for {part.tool_call_id!r} answers no call in the history; it was left out',
@@ -135,6 +143,10 @@ def dump_messages(messages: Sequence[ModelMessage]) -> list[UIMessage]:
         previous_was_request = True
 
     return [_finish(index, draft) for index, draft in enumerate(drafts)]
+
+
+def _is_tool_result(part: Any) -> TypeIs[ToolReturnPart | RetryPromptPart]:
+    return isinstance(part, ToolReturnPart) or (isinstance(part, RetryPromptPart) and part.tool_name is not None)
 
 
 def _finish(index: int, draft: _Draft) -> UIMessage:
@@ -266,6 +278,7 @@ def _dump_response(
     parts: list[UIMessagePart],
     results: dict[str, tuple[ToolReturnPart | RetryPromptPart, int]],
     dumped_calls: set[str],
+    result_request_info: dict[str, dict[str, Any]],
 ) -> None:
     parts.append(StepStartUIPart())
     extras = _ui_only_sequence(response)
@@ -307,7 +320,9 @@ def _dump_response(
             dumped_calls.add(part.tool_call_id)
             result = results.get(part.tool_call_id)
             bare = part.tool_call_id in bare_results
-            parts.append(tool_part(part, result, approvals.get(part.tool_call_id), info, bare_result=bare))
+            request = result_request_info.get(part.tool_call_id)
+            tool = tool_part(part, result, approvals.get(part.tool_call_id), info, bare_result=bare, request=request)
+            parts.append(tool)
         info = None
     parts.extend(extra for _, extra in extras[pending:])
 
@@ -319,6 +334,7 @@ def tool_part(
     response: dict[str, Any] | None,
     *,
     bare_result: bool = False,
+    request: dict[str, Any] | None = None,
 ) -> ToolUIPart:
     """One `tool-{name}` part: the call, merged with its result or its approval state. `bare_result`: the
     result came from a client (a client tool's output) without uibridge's metadata, so no timestamp is added."""
@@ -336,6 +352,8 @@ def tool_part(
     if bare_result:
         result_fields.pop('timestamp', None)
         result_fields.pop('index', None)
+    if request is not None:
+        result_fields['request'] = request
     if state == 'output-denied':
         if approval_ui is None or approval_ui.approved is not False:
             approval_ui = ToolApprovalUI(id=call.tool_call_id, approved=False, reason=value)

@@ -106,6 +106,8 @@ class _Loader:
         self.results: list[tuple[int | None, ModelRequestPart]] = []
         """The current step's tool results, with their place in the request when the UI says it."""
         self.previous_role: str | None = None
+        self.results_request: Any = None
+        """The fields of the request the current step's results open (`request` on a result)."""
         self.message_info: dict[str, Any] | None = None
         self.ui_only_slot = 0
 
@@ -170,13 +172,8 @@ class _Loader:
         if self.request is None or info.get('new') is True:
             self.request = ModelRequest(parts=[])
             self.out.append(self.request)
-        request = self.request
-        if isinstance(info.get('instructions'), str):
-            request.instructions = info['instructions']
-        metadata = info.get('metadata')
-        if isinstance(metadata, dict):
-            request.metadata = {**cast(dict[str, Any], metadata), **(request.metadata or {})}
-        return request
+        _apply_request_info(self.request, info)
+        return self.request
 
     # ------------------------------------------------------------------------------------ assistant
 
@@ -232,6 +229,8 @@ class _Loader:
                 self.results.sort(key=lambda item: cast(int, item[0]))
             self.request = ModelRequest(parts=[part for _, part in self.results])
             self.out.append(self.request)
+            _apply_request_info(self.request, self.results_request)
+            self.results_request = None
             self.results = []
 
     def _apply_response_info(self, response: ModelResponse, info: Any) -> None:
@@ -305,6 +304,8 @@ class _Loader:
         if result is not None:
             fields = call_fields.get('result') if part.state == 'output-denied' else ours(part.result_provider_metadata)
             index = cast(dict[str, Any], fields).get('index') if isinstance(fields, dict) else None
+            if isinstance(fields, dict) and 'request' in fields:
+                self.results_request = cast(dict[str, Any], fields)['request']
             self.results.append((index if isinstance(index, int) else None, result))
             if not isinstance(fields, dict) or 'timestamp' not in fields:
                 bare = cast(list[str], _response_sidecar(response).setdefault('bare_results', []))
@@ -356,6 +357,17 @@ class _Loader:
 
 
 # ------------------------------------------------------------------------------------------ parts
+
+
+def _apply_request_info(request: ModelRequest, info: Any) -> None:
+    if not isinstance(info, dict):
+        return
+    info = cast(dict[str, Any], info)
+    if isinstance(info.get('instructions'), str):
+        request.instructions = info['instructions']
+    metadata = info.get('metadata')
+    if isinstance(metadata, dict):
+        request.metadata = {**cast(dict[str, Any], metadata), **(request.metadata or {})}
 
 
 def _response_sidecar(response: ModelResponse) -> dict[str, Any]:

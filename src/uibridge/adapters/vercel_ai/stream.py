@@ -26,10 +26,12 @@ slower; `bench/` and the tests measure it).
 from __future__ import annotations
 
 import json
+import re
 import uuid
 import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from json.encoder import encode_basestring  # pyright: ignore[reportUnknownVariableType]
 from typing import Any, Literal
 
 from ...core.approvals import ApprovalSigner
@@ -90,12 +92,28 @@ _FINISH_REASONS: dict[FinishReason, str] = {
 }
 
 
+# One encoder, built once: `json.dumps` with options builds a new encoder on every call.
+_encode = json.JSONEncoder(separators=(',', ':'), ensure_ascii=False).encode
+
+
+_LONE_SURROGATE = re.compile('[\ud800-\udfff]')
+
+
+def _utf8(text: str) -> bytes:
+    try:
+        return text.encode()
+    except UnicodeEncodeError:
+        # A lone surrogate (a provider split a pair across deltas) has no UTF-8 form; it can only sit inside a
+        # JSON string here, where its escape is valid JSON and reaches the client as the same code unit.
+        return _LONE_SURROGATE.sub(lambda m: f'\\u{ord(m.group()):04x}', text).encode()
+
+
 def _sse(chunk: dict[str, Any]) -> str:
-    return f'data: {json.dumps(chunk, separators=(",", ":"), ensure_ascii=False)}\n\n'
+    return f'data: {_encode(chunk)}\n\n'
 
 
 def _json(value: Any) -> str:
-    return json.dumps(value, separators=(',', ':'), ensure_ascii=False)
+    return encode_basestring(value) if isinstance(value, str) else _encode(value)
 
 
 @dataclass
@@ -182,8 +200,8 @@ class VercelAIEventStream:
             open_part = self._open.get(event.index)
             if open_part is None:
                 raise ValueError(f'a delta for part {event.index}, which is not streaming')
-            return f'{out}{open_part.delta_prefix}{_json(event.delta)}}}\n\n'.encode()
-        return (out + self._encode(event)).encode()
+            return _utf8(f'{out}{open_part.delta_prefix}{_json(event.delta)}}}\n\n')
+        return _utf8(out + self._encode(event))
 
     # ------------------------------------------------------------------------------------ events
 
