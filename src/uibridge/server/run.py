@@ -37,7 +37,8 @@ class AgentRun:
     """The sanitized history, ready for a model."""
     thread_id: str
     run_id: str
-    protocol: Literal['vercel-ai', 'ag-ui'] | str
+    protocol: str
+    """`'vercel-ai'` or `'ag-ui'` (the endpoint's `ProtocolBinding.name`)."""
     client_tools: list[ClientTool] = field(default_factory=list[ClientTool])
     """Tools the client runs itself: the agent may call them and stream a `ToolCallReady(..., 'client')`."""
     approvals: list[ToolApproval] = field(default_factory=list[ToolApproval])

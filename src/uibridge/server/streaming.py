@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, MutableMapping
+from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from contextlib import aclosing, suppress
 from typing import Any, TypeAlias
 
@@ -72,12 +72,9 @@ async def stream_run(
     receive: Receive,
     keep_alive: float | None,
     expose_errors: bool,
-    extra_headers: Mapping[str, str] | None = None,
 ) -> None:
     """Answer the request with the agent's run as a stream; returns when the stream ended however it ended."""
     headers = response_headers(encoder)
-    if extra_headers:
-        headers += [(key.lower().encode('latin-1'), value.encode('latin-1')) for key, value in extra_headers.items()]
     writer = _Writer(send, encoder)
     try:
         await send({'type': 'http.response.start', 'status': 200, 'headers': headers})
