@@ -555,8 +555,8 @@ def test_matching_is_linear(make: Callable[[int], str]) -> None:
     # measurement noisy, so the best of three attempts counts (a quadratic matcher fails all three by far).
     ratios: list[float] = []
     for _ in range(3):
-        small_time = max(_best_time(lambda: neutralize_tags(small), repeat=7), 1e-4)
-        ratios.append(_best_time(lambda: neutralize_tags(large)) / small_time)
+        small_time = max(_best_time(lambda: neutralize_tags(small), repeat=5), 1e-4)
+        ratios.append(_best_time(lambda: neutralize_tags(large), repeat=2) / small_time)
         if ratios[-1] < 20:
             break
     assert min(ratios) < 20, ratios
