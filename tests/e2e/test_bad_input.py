@@ -232,7 +232,7 @@ class Bugs(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         message = record.getMessage()
-        if 'parser failed' in message or 'encoder' in message:
+        if 'parser failed' in message or 'Preparing' in message or 'encoder' in message:
             self.records.append(message)
 
 

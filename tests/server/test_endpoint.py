@@ -542,3 +542,18 @@ async def test_the_endpoint_answers_lifespan_when_served_alone() -> None:
 
     await endpoint({'type': 'lifespan'}, receive, send)
     assert [m['type'] for m in sent] == ['lifespan.startup.complete', 'lifespan.shutdown.complete']
+
+
+async def test_a_failure_preparing_the_run_is_a_422_not_a_500(caplog: pytest.LogCaptureFixture) -> None:
+    class BrokenEncoder(FakeBinding):
+        def encoder(self, *args: Any) -> Any:
+            raise TypeError('an encoder bug')
+
+    recorder = Recorder()
+    endpoint = ChatEndpoint(recorder.agent, BrokenEncoder(), on_complete=recorder.on_complete)
+    with caplog.at_level(logging.ERROR, logger='uibridge.server'):
+        response = await post(endpoint, {'messages': history(user('hi'))})
+    assert response.status_code == 422
+    assert response.json() == {'error': 'the request could not be prepared', 'path': ''}
+    assert 'an encoder bug' in caplog.text
+    assert recorder.runs == [] and recorder.completed == []

@@ -129,8 +129,14 @@ class ChatEndpoint(Generic[RequestT]):
         except Disconnected:
             return
 
-        run = self.prepare(request, run_input)
-        encoder = self.binding.encoder(request, run_input, self.signer.approval_id)
+        try:
+            run = self.prepare(request, run_input)
+            encoder = self.binding.encoder(request, run_input, self.signer.approval_id)
+        except Exception:
+            # Like a parser bug: the client's input triggered it, so it gets a 4xx, and the log the traceback.
+            logger.exception('Preparing a %s run failed on client input', self.binding.name)
+            await _send_error(send, 422, 'the request could not be prepared', '', {})
+            return
         try:
             await stream_run(
                 agent=self.agent,
@@ -162,7 +168,7 @@ class ChatEndpoint(Generic[RequestT]):
         """Verify approvals and sanitize the history: the `AgentRun` the agent will get."""
         approvals = verify_approvals(run_input.history, run_input.approvals, self.signer)
         resolved = frozenset(a.tool_call_id for a in approvals if a.tool_call_id is not None)
-        with _warnings_logged(f'{self.binding.name} run {run_input.run_id}'):
+        with _warnings_logged(f'{self.binding.name} run {run_input.run_id[:64]!r}'):
             messages = sanitize_messages(
                 run_input.history,
                 strip_system_prompts=self.strip_system_prompts,
