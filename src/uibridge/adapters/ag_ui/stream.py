@@ -5,12 +5,12 @@ The stream is built so that the messages `@ag-ui/client`'s reducer assembles fro
 
 - Every model response gets fresh message ids (`<runId>.<n>`: unique as long as run ids are, which the
   TS client makes uuids). Parts are grouped exactly as `dump_messages` groups them: a text part opens an
-  assistant message (`TEXT_MESSAGE_*`); a tool call joins the assistant message announced just before it,
-  or the stream announces one (`TEXT_MESSAGE_START` + `END`, empty content) so `parentMessageId` always
-  names a message the client already has; a thinking part is `REASONING_START`, `REASONING_MESSAGE_*`,
-  `REASONING_ENCRYPTED_VALUE` (signature and provider, when there are any) and `REASONING_END`.
-  The first message of a response carries the response record in its START event's `metadata`, which
-  the reducer merges into the message (see `_wire`).
+  assistant message (`TEXT_MESSAGE_*`); a tool call joins the assistant message announced just before it
+  when that one has text or calls, or the stream announces one (`TEXT_MESSAGE_START` + `END`, empty
+  content) so `parentMessageId` always names a message the client already has; a thinking part is
+  `REASONING_START`, `REASONING_MESSAGE_*`, `REASONING_ENCRYPTED_VALUE` (signature and provider, when
+  there are any) and `REASONING_END`. The first message of a response carries the response record in its
+  START event's `metadata`, which the reducer merges into the message (see `_wire`).
 - `TOOL_CALL_RESULT`'s `messageId` is the id `dump_messages` gives that `ToolMessage`; its `metadata`
   holds the part record. The reducer has no way to set a tool message's `error`, so the live message
   lacks it; the record's `kind` / `outcome` keep what is needed to rebuild the part.
@@ -20,12 +20,13 @@ The stream is built so that the messages `@ag-ui/client`'s reducer assembles fro
 - `CustomData` is a `CUSTOM` event (shown live, kept only in the response's metadata); a `FileOutput` has
   no AG-UI form and is only collected.
 - The run ends with `RUN_FINISHED`: outcome `interrupt` when calls await approval (one interrupt per call,
-  `id` from `approval_id(call)`, `reason: "tool_approval"`), else `success` with `pendingToolCallIds` for
-  calls the client's own tools must answer. Approval wins when both are pending: an interrupt outcome has
-  no pending list. A `RunCancelled` becomes outcome `cancelled` only for a client that declared protocol
-  1.0 or later; an older client (or one that declared nothing) gets a plain `RUN_FINISHED`, which every
-  version reads as a finished run, instead of an outcome it may not know. A `RunError` closes everything
-  open and ends with `RUN_ERROR`.
+  `id` from `approval_id(call)`, `reason: "tool_approval"`; without `approval_id` the id is the call's own,
+  fit only for tests: the server passes `ApprovalSigner.approval_id`), else `success` with
+  `pendingToolCallIds` for calls the client's own tools must answer. Approval wins when both are pending:
+  an interrupt outcome has no pending list. A `RunCancelled` becomes outcome `cancelled` only for a client
+  that declared protocol 1.0 or later; an older client (or one that declared nothing) gets a plain
+  `RUN_FINISHED`, which every version reads as a finished run, instead of an outcome it may not know.
+  A `RunError` closes everything open and ends with `RUN_ERROR`.
 
 One order the stream cannot reproduce: the reducer files each `TOOL_CALL_RESULT` right after the assistant
 message that owns the call, while a dump keeps a response's messages together and its tool results after
