@@ -222,3 +222,10 @@ def test_stream_matches_the_golden_file(name: str) -> None:
     if REGENERATE:
         path.write_text(text)
     assert path.read_text() == text
+
+
+def test_a_split_surrogate_pair_stays_valid_json() -> None:
+    data = encode_events([PartStart(0, TextPart(content='a\ud83d')), PartDelta(0, '\ude00b'), PartEnd(0)])
+    deltas = [c['delta'] for c in chunks_of(data) if c['type'] == 'text-delta']
+    assert ''.join(deltas) == 'a\ud83d\ude00b'
+    data.decode('utf-8')
