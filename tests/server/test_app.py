@@ -80,3 +80,9 @@ def test_serve_needs_a_command() -> None:
 
     with pytest.raises(SystemExit):
         main([])
+
+
+def test_the_readme_documents_every_keyword() -> None:
+    readme = (PAGE_PATH.parents[4] / 'README.md').read_text()
+    for keyword in KEYWORDS:
+        assert f'| `{keyword}` |' in readme
