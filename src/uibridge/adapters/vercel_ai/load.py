@@ -18,39 +18,29 @@ A part the model cannot take (a `file` part in a system message, a reasoning par
 
 from __future__ import annotations
 
-import json
 import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
-
-import pydantic
 
 from ...core.errors import InputError
 from ...core.events import CUSTOM_DATA_METADATA_KEY
 from ...core.feedback import retry_feedback_from_payload
 from ...core.messages import (
-    AudioUrl,
     BinaryContent,
-    DocumentUrl,
-    ErrorDetails,
     FilePart,
-    ImageUrl,
     ModelMessage,
     ModelRequest,
     ModelRequestPart,
     ModelResponse,
     RetryFeedbackPart,
-    RetryPromptPart,
-    SystemPromptPart,
     TextPart,
     ThinkingPart,
     ToolCallPart,
-    ToolReturnPart,
     UserContent,
     UserPromptPart,
-    VideoUrl,
 )
-from .provider_metadata import PROVIDER_KEY, SIDECAR_KEY, derived_message_id, parse_time
+from .load_parts import call_args, derived_denial, ours, result_part, system_part, user_file, user_part
+from .provider_metadata import SIDECAR_KEY, derived_message_id, parse_time
 from .types import (
     CustomUIPart,
     DataUIPart,
@@ -63,18 +53,15 @@ from .types import (
     SteeringMessageUIPart,
     StepStartUIPart,
     TextUIPart,
-    ToolApprovalUI,
     ToolUIPart,
     UIMessage,
-    UIMessagePart,
     UnknownUIPart,
 )
 from .validation import validate_ui_message
 
-__all__ = ['load_messages', 'ours']
+__all__ = ['load_messages']
 
 _UIOnly = CustomUIPart | SourceUrlUIPart | SourceDocumentUIPart | ReasoningFileUIPart | DataUIPart
-_retry_content = pydantic.TypeAdapter(list[ErrorDetails] | str)
 
 
 def load_messages(ui_messages: Sequence[UIMessage | Mapping[str, Any]]) -> list[ModelMessage]:
@@ -84,14 +71,6 @@ def load_messages(ui_messages: Sequence[UIMessage | Mapping[str, Any]]) -> list[
         loader.add(index, validate_ui_message(data, index))
     loader.end_step()
     return loader.out
-
-
-def ours(provider_metadata: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The `uibridge` entry of a part's provider metadata, or `{}`."""
-    if not provider_metadata:
-        return {}
-    value = provider_metadata.get(PROVIDER_KEY)
-    return cast(dict[str, Any], value) if isinstance(value, dict) else {}
 
 
 def _warn_unknown(part: UnknownUIPart, path: str) -> None:
@@ -142,7 +121,7 @@ class _Loader:
                 texts.append(part)
                 content.append(part.text)
             elif isinstance(part, FileUIPart) and message.role == 'user':
-                content.append(_user_file(part, path))
+                content.append(user_file(part, path))
             elif isinstance(part, _UIOnly):
                 inserts.append({'at': j, 'part': part.model_dump(mode='json')})
             elif isinstance(part, UnknownUIPart):
@@ -150,7 +129,7 @@ class _Loader:
             else:
                 raise InputError(f'a {part.type!r} part cannot be in a {message.role} message', path)
         first = ours(texts[0].provider_metadata) if texts else {}
-        prompt = _system_part(texts, first) if message.role == 'system' else _user_part(content, message.parts, first)
+        prompt = system_part(texts, first) if message.role == 'system' else user_part(content, message.parts, first)
         request = self._request_for(first.get('request'))
         info = self._message_info(index, message, new=False)
         stamped = next(
@@ -294,13 +273,13 @@ class _Loader:
         call_fields = ours(part.call_provider_metadata)
         self._apply_response_info(response, call_fields.get('response'))
         call = ToolCallPart(
-            tool_name=part.tool_name, args=_args(part.input, call_fields), tool_call_id=part.tool_call_id
+            tool_name=part.tool_name, args=call_args(part.input, call_fields), tool_call_id=part.tool_call_id
         )
         response.parts.append(call)
-        if part.approval is not None and part.approval != _derived_denial(part, call_fields):
+        if part.approval is not None and part.approval != derived_denial(part, call_fields):
             approvals = cast(dict[str, Any], _response_sidecar(response).setdefault('approvals', {}))
             approvals[part.tool_call_id] = part.approval.model_dump(mode='json')
-        result = _tool_result(part, call_fields)
+        result = result_part(part, call_fields)
         if result is not None:
             fields = call_fields.get('result') if part.state == 'output-denied' else ours(part.result_provider_metadata)
             index = cast(dict[str, Any], fields).get('index') if isinstance(fields, dict) else None
@@ -348,7 +327,7 @@ class _Loader:
         self.end_step()
         content: list[UserContent] = []
         for k, sub in enumerate(part.parts):
-            content.append(sub.text if isinstance(sub, TextUIPart) else _user_file(sub, f'{path}.parts.{k}'))
+            content.append(sub.text if isinstance(sub, TextUIPart) else user_file(sub, f'{path}.parts.{k}'))
         prompt = UserPromptPart(content=content[0] if len(content) == 1 and isinstance(content[0], str) else content)
         if self.request is None:
             self.request = ModelRequest(parts=[])
@@ -380,122 +359,3 @@ def _sidecar(request: ModelRequest) -> dict[str, Any]:
     if request.metadata is None:
         request.metadata = {}
     return cast(dict[str, Any], request.metadata.setdefault(SIDECAR_KEY, {}))
-
-
-def _system_part(texts: list[TextUIPart], first: dict[str, Any]) -> SystemPromptPart | RetryFeedbackPart:
-    if len(texts) == 1 and 'retry_feedback' in first:
-        feedback = retry_feedback_from_payload(first['retry_feedback'])
-        if feedback is not None:
-            return feedback
-    part = SystemPromptPart(content=''.join(text.text for text in texts))
-    timestamp = parse_time(first.get('timestamp'))
-    if timestamp is not None:
-        part.timestamp = timestamp
-    if isinstance(first.get('dynamic_ref'), str):
-        part.dynamic_ref = first['dynamic_ref']
-    return part
-
-
-def _user_part(content: list[UserContent], parts: list[UIMessagePart], first: dict[str, Any]) -> UserPromptPart:
-    if first.get('empty') is True:
-        content = []
-    value: str | list[UserContent] = content
-    if len(content) == 1 and isinstance(content[0], str) and first.get('list') is not True:
-        value = content[0]
-    elif not content and first.get('list') is not True:
-        value = ''
-    # The timestamp rides on the first part that is not UI-only.
-    for part in parts:
-        if isinstance(part, TextUIPart | FileUIPart):
-            first = ours(part.provider_metadata)
-            break
-    prompt = UserPromptPart(content=value)
-    timestamp = parse_time(first.get('timestamp'))
-    if timestamp is not None:
-        prompt.timestamp = timestamp
-    return prompt
-
-
-_URL_KINDS: dict[str, type[ImageUrl | AudioUrl | VideoUrl | DocumentUrl]] = {
-    'image-url': ImageUrl,
-    'audio-url': AudioUrl,
-    'video-url': VideoUrl,
-    'document-url': DocumentUrl,
-}
-
-
-def _user_file(part: FileUIPart, path: str) -> UserContent:
-    if part.url.startswith('data:'):
-        try:
-            return BinaryContent.from_data_url(part.url)
-        except ValueError as e:
-            raise InputError(str(e), f'{path}.url') from None
-    fields = ours(part.provider_metadata)
-    kind = fields.get('kind')
-    if kind not in _URL_KINDS:
-        kind = next(
-            (
-                k
-                for prefix, k in (('image', 'image-url'), ('audio', 'audio-url'), ('video', 'video-url'))
-                if part.media_type.startswith(prefix)
-            ),
-            'document-url',
-        )
-    media_type = fields['media_type'] if 'media_type' in fields and fields['media_type'] is None else part.media_type
-    return _URL_KINDS[cast(str, kind)](url=part.url, media_type=media_type or None)
-
-
-def _args(value: Any, fields: dict[str, Any]) -> str | dict[str, Any] | None:
-    if 'args' in fields and (fields['args'] is None or isinstance(fields['args'], str)):
-        return fields['args']
-    if isinstance(value, dict):
-        value = cast(dict[str, Any], value)
-        if list(value) == ['INVALID_JSON'] and isinstance(value['INVALID_JSON'], str):
-            return value['INVALID_JSON']
-        return value
-    if value is None:
-        return None
-    return json.dumps(value, separators=(',', ':'), ensure_ascii=False)
-
-
-def _derived_denial(part: ToolUIPart | DynamicToolUIPart, call_fields: dict[str, Any]) -> ToolApprovalUI | None:
-    """The approval `dump_messages` writes for a denial it has no approval for (so it need not be kept)."""
-    if part.state != 'output-denied' or part.approval is None:
-        return None
-    return ToolApprovalUI(id=part.tool_call_id, approved=False, reason=part.approval.reason)
-
-
-def _tool_result(part: ToolUIPart | DynamicToolUIPart, call_fields: dict[str, Any]) -> ModelRequestPart | None:
-    state = part.state
-    if state not in ('output-available', 'output-error', 'output-denied'):
-        return None
-    if state == 'output-denied':
-        result = call_fields.get('result')
-        fields = cast(dict[str, Any], result) if isinstance(result, dict) else {}
-    else:
-        fields = ours(part.result_provider_metadata)
-    timestamp = parse_time(fields.get('timestamp'))
-    stamp: dict[str, Any] = {'timestamp': timestamp} if timestamp is not None else {}
-    name, call_id = part.tool_name, part.tool_call_id
-    if state == 'output-error' and isinstance(fields.get('retry'), dict):
-        try:
-            content = _retry_content.validate_python(cast(dict[str, Any], fields['retry']).get('content'))
-        except pydantic.ValidationError:
-            content = None
-        if content is not None:
-            return RetryPromptPart(content=content, tool_name=name, tool_call_id=call_id, **stamp)
-    outcome = fields.get('outcome')
-    metadata = fields.get('metadata')
-    if state == 'output-available':
-        content: Any = part.output
-        outcome = outcome if outcome == 'interrupted' else 'success'
-    elif state == 'output-error':
-        content = fields.get('content', part.error_text)
-        outcome = outcome if outcome in ('failed', 'interrupted') else 'failed'
-    else:
-        reason = part.approval.reason if part.approval is not None else None
-        content = fields.get('content', reason or 'The tool call was denied.')
-        outcome = 'denied'
-    return ToolReturnPart(
-        tool_name=name, content=content, tool_call_id=call_id, metadata=metadata, outcome=outcome, **stamp
-    )

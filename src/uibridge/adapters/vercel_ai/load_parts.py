@@ -1,0 +1,164 @@
+"""Each UI part the model can take, as the neutral part it stands for (the part-level half of `load.py`).
+
+Provider metadata under `uibridge` (see `provider_metadata.py`) restores what the UI part has no field for; it is
+client input, so every value is checked for its type and ignored when it is not what uibridge wrote.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any, cast
+
+import pydantic
+
+from ...core.errors import InputError
+from ...core.feedback import retry_feedback_from_payload
+from ...core.messages import (
+    AudioUrl,
+    BinaryContent,
+    DocumentUrl,
+    ErrorDetails,
+    ImageUrl,
+    ModelRequestPart,
+    RetryFeedbackPart,
+    RetryPromptPart,
+    SystemPromptPart,
+    ToolReturnPart,
+    UserContent,
+    UserPromptPart,
+    VideoUrl,
+)
+from .provider_metadata import PROVIDER_KEY, parse_time
+from .types import DynamicToolUIPart, FileUIPart, TextUIPart, ToolApprovalUI, ToolUIPart, UIMessagePart
+
+__all__ = ['call_args', 'derived_denial', 'ours', 'result_part', 'system_part', 'user_file', 'user_part']
+
+_retry_content = pydantic.TypeAdapter(list[ErrorDetails] | str)
+
+
+def ours(provider_metadata: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The `uibridge` entry of a part's provider metadata, or `{}`."""
+    if not provider_metadata:
+        return {}
+    value = provider_metadata.get(PROVIDER_KEY)
+    return cast(dict[str, Any], value) if isinstance(value, dict) else {}
+
+
+def system_part(texts: list[TextUIPart], first: dict[str, Any]) -> SystemPromptPart | RetryFeedbackPart:
+    if len(texts) == 1 and 'retry_feedback' in first:
+        feedback = retry_feedback_from_payload(first['retry_feedback'])
+        if feedback is not None:
+            return feedback
+    part = SystemPromptPart(content=''.join(text.text for text in texts))
+    timestamp = parse_time(first.get('timestamp'))
+    if timestamp is not None:
+        part.timestamp = timestamp
+    if isinstance(first.get('dynamic_ref'), str):
+        part.dynamic_ref = first['dynamic_ref']
+    return part
+
+
+def user_part(content: list[UserContent], parts: list[UIMessagePart], first: dict[str, Any]) -> UserPromptPart:
+    if first.get('empty') is True:
+        content = []
+    value: str | list[UserContent] = content
+    if len(content) == 1 and isinstance(content[0], str) and first.get('list') is not True:
+        value = content[0]
+    elif not content and first.get('list') is not True:
+        value = ''
+    # The timestamp rides on the first part that is not UI-only.
+    for part in parts:
+        if isinstance(part, TextUIPart | FileUIPart):
+            first = ours(part.provider_metadata)
+            break
+    prompt = UserPromptPart(content=value)
+    timestamp = parse_time(first.get('timestamp'))
+    if timestamp is not None:
+        prompt.timestamp = timestamp
+    return prompt
+
+
+_URL_KINDS: dict[str, type[ImageUrl | AudioUrl | VideoUrl | DocumentUrl]] = {
+    'image-url': ImageUrl,
+    'audio-url': AudioUrl,
+    'video-url': VideoUrl,
+    'document-url': DocumentUrl,
+}
+
+
+def user_file(part: FileUIPart, path: str) -> UserContent:
+    if part.url.startswith('data:'):
+        try:
+            return BinaryContent.from_data_url(part.url)
+        except ValueError as e:
+            raise InputError(str(e), f'{path}.url') from None
+    fields = ours(part.provider_metadata)
+    kind = fields.get('kind')
+    if kind not in _URL_KINDS:
+        kind = next(
+            (
+                k
+                for prefix, k in (('image', 'image-url'), ('audio', 'audio-url'), ('video', 'video-url'))
+                if part.media_type.startswith(prefix)
+            ),
+            'document-url',
+        )
+    media_type = fields['media_type'] if 'media_type' in fields and fields['media_type'] is None else part.media_type
+    return _URL_KINDS[cast(str, kind)](url=part.url, media_type=media_type or None)
+
+
+def call_args(value: Any, fields: dict[str, Any]) -> str | dict[str, Any] | None:
+    if 'args' in fields and (fields['args'] is None or isinstance(fields['args'], str)):
+        return fields['args']
+    if isinstance(value, dict):
+        value = cast(dict[str, Any], value)
+        if list(value) == ['INVALID_JSON'] and isinstance(value['INVALID_JSON'], str):
+            return value['INVALID_JSON']
+        return value
+    if value is None:
+        return None
+    return json.dumps(value, separators=(',', ':'), ensure_ascii=False)
+
+
+def derived_denial(part: ToolUIPart | DynamicToolUIPart, call_fields: dict[str, Any]) -> ToolApprovalUI | None:
+    """The approval `dump_messages` writes for a denial it has no approval for (so it need not be kept)."""
+    if part.state != 'output-denied' or part.approval is None:
+        return None
+    return ToolApprovalUI(id=part.tool_call_id, approved=False, reason=part.approval.reason)
+
+
+def result_part(part: ToolUIPart | DynamicToolUIPart, call_fields: dict[str, Any]) -> ModelRequestPart | None:
+    state = part.state
+    if state not in ('output-available', 'output-error', 'output-denied'):
+        return None
+    if state == 'output-denied':
+        result = call_fields.get('result')
+        fields = cast(dict[str, Any], result) if isinstance(result, dict) else {}
+    else:
+        fields = ours(part.result_provider_metadata)
+    timestamp = parse_time(fields.get('timestamp'))
+    stamp: dict[str, Any] = {'timestamp': timestamp} if timestamp is not None else {}
+    name, call_id = part.tool_name, part.tool_call_id
+    if state == 'output-error' and isinstance(fields.get('retry'), dict):
+        try:
+            content = _retry_content.validate_python(cast(dict[str, Any], fields['retry']).get('content'))
+        except pydantic.ValidationError:
+            content = None
+        if content is not None:
+            return RetryPromptPart(content=content, tool_name=name, tool_call_id=call_id, **stamp)
+    outcome = fields.get('outcome')
+    metadata = fields.get('metadata')
+    if state == 'output-available':
+        content: Any = part.output
+        outcome = outcome if outcome == 'interrupted' else 'success'
+    elif state == 'output-error':
+        content = fields.get('content', part.error_text)
+        outcome = outcome if outcome in ('failed', 'interrupted') else 'failed'
+    else:
+        reason = part.approval.reason if part.approval is not None else None
+        content = fields.get('content', reason or 'The tool call was denied.')
+        outcome = 'denied'
+    return ToolReturnPart(
+        tool_name=name, content=content, tool_call_id=call_id, metadata=metadata, outcome=outcome, **stamp
+    )
