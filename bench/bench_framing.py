@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import random
+import re
+import statistics
 import subprocess
 import sys
 import time
@@ -28,13 +30,21 @@ _WORDS = _SENTENCE.split(' ')
 _FRAGMENTS = ('</system>', '< / tool_result >', '<div>', 'a < b')
 
 
-def prose(size: int) -> str:
-    """Prose with a tag-like fragment about every eight words (one `<` per ~55 characters)."""
+# Words real prose has beyond ASCII: accents, typographic quotes, units.
+_WIDE_WORDS = ['café', '“quoted”', 'it’s', '21 °C', 'naïve', 'über']
+
+
+def prose(size: int, *, non_ascii: bool = False) -> str:
+    """Prose with a tag-like fragment about every eight words (one `<` per ~55 characters).
+
+    With `non_ascii`, about one word in twenty is spelled beyond ASCII (`café`, `it’s`, `21 °C`).
+    """
     rng = random.Random(6)
+    words = _WORDS * 4 + _WIDE_WORDS if non_ascii else _WORDS
     out: list[str] = []
     length = 0
     while length < size:
-        sentence = [rng.choice(_WORDS) for _ in range(rng.randint(6, 12))]
+        sentence = [rng.choice(words) for _ in range(rng.randint(6, 12))]
         sentence.insert(rng.randrange(len(sentence)), rng.choice(_FRAGMENTS))
         text = ' '.join(sentence).capitalize() + '. '
         out.append(text)
@@ -100,32 +110,90 @@ def _run_child(impl: str, count: int) -> dict[str, float]:
     return json.loads(out.stdout)
 
 
+def _registry_rows() -> tuple[list[Row], list[str]]:
+    # Ours alternates fresh processes with and without the registry, several times, so that a change in
+    # the machine's load between two processes cannot pass for a cost of the registry; the median of
+    # each process's median is reported. The peer's registration takes half a minute, so it runs once.
+    rounds = 3
+    ours_none: list[dict[str, float]] = []
+    ours_many: list[dict[str, float]] = []
+    for _ in range(rounds):
+        ours_none.append(_run_child('ours', 0))
+        ours_many.append(_run_child('ours', REGISTERED))
+    peer_none, peer_many = _run_child('peer', 0), _run_child('peer', REGISTERED)
+    none = statistics.median(r['median'] for r in ours_none)
+    many = statistics.median(r['median'] for r in ours_many)
+    register = statistics.median(r['register'] for r in ours_many)
+    growth = many / none
+    rows = [
+        Row(
+            f'1 MB prose, {REGISTERED:,} tags registered (vs none)',
+            fmt_time(many),
+            fmt_time(peer_many['median']),
+            f'{growth:.2f}x ours with none',
+            '< 1.5x',
+            growth < 1.5,
+        ),
+        Row(
+            '1 MB prose, none registered (fresh process)',
+            fmt_time(none),
+            fmt_time(peer_none['median']),
+            f'{peer_none["median"] / none:.1f}x faster',
+            '—',
+            None,
+        ),
+        Row(
+            f'registering {REGISTERED:,} tags',
+            fmt_time(register),
+            fmt_time(peer_many['register']),
+            f'{peer_many["register"] / register:.0f}x faster',
+            '—',
+            None,
+        ),
+    ]
+    notes = [
+        f'with {REGISTERED:,} registered the peer takes {peer_many["median"] / peer_none["median"]:.1f}x its own '
+        f'time with none. Each registry size runs in its own fresh process (ours: {rounds} alternating rounds, '
+        'the median of their medians).'
+    ]
+    return rows, notes
+
+
 def main() -> bool:
     ours, _ = _load('ours')
     peer, _ = _load('peer')
     rows: list[Row] = []
     notes: list[str] = []
 
-    text = prose(MB)
-    assert ours(text) == peer(text), 'the two libraries escape this prose differently: not like for like'
-    t_ours, t_peer = compare([lambda: ours(text), lambda: peer(text)], repeat=9)
-    speedup = t_peer / t_ours
-    rows.append(
-        Row(
-            '1 MB prose, tag-like fragments',
-            fmt_time(t_ours),
-            fmt_time(t_peer),
-            f'{speedup:.1f}x faster',
-            '≥ 5x faster',
-            speedup >= 5,
+    for label, text in (
+        ('1 MB prose, tag-like fragments', prose(MB)),
+        ('1 MB prose, tag-like fragments, some words beyond ASCII', prose(MB, non_ascii=True)),
+    ):
+        assert ours(text) == peer(text), 'the two libraries escape this prose differently: not like for like'
+        t_ours, t_peer = compare([lambda text=text: ours(text), lambda text=text: peer(text)], repeat=9)
+        speedup = t_peer / t_ours
+        rows.append(
+            Row(label, fmt_time(t_ours), fmt_time(t_peer), f'{speedup:.1f}x faster', '≥ 5x faster', speedup >= 5)
         )
-    )
+    text = prose(MB)
     notes.append(
-        f'prose: {text.count("<"):,} `<`, {ours(text).count("&lt;"):,} escaped; identical output from both libraries.'
+        f'prose: {text.count("<"):,} `<` per MB, {ours(text).count("&lt;"):,} of them escaped; identical output '
+        'from both libraries (asserted).'
     )
 
+    # What no `neutralize_tags` can beat in CPython: touching every `<` with a builtin, deciding nothing.
+    pattern = re.compile('<')
+    t_sub, t_replace, t_peer = compare(
+        [lambda: pattern.sub('&lt;', text), lambda: text.replace('<', '&lt;'), lambda: peer(text)], repeat=9
+    )
+    for label, seconds in (
+        ("floor: `re.compile('<').sub('&lt;', prose)`, every `<` escaped", t_sub),
+        ("floor: `prose.replace('<', '&lt;')`, every `<` escaped", t_replace),
+    ):
+        rows.append(Row(label, fmt_time(seconds), fmt_time(t_peer), f'{t_peer / seconds:.1f}x faster', '—', None))
+
     for label, make in ADVERSARIAL.items():
-        one = make(MB)
+        one, ten = make(MB), make(10 * MB)
         assert ours(one) == peer(one)
         t_ours, t_peer = compare([lambda one=one: ours(one), lambda one=one: peer(one)], repeat=5)
         speedup = t_peer / t_ours
@@ -139,58 +207,22 @@ def main() -> bool:
                 speedup >= 5,
             )
         )
-        ten = make(10 * MB)
-        t_ten = time_one(lambda ten=ten: ours(ten), repeat=5)
-        growth = t_ten / t_ours
+        # 1 MB and 10 MB side by side, so that the machine's load weighs on both alike.
+        t_one, t_ten = compare([lambda one=one: ours(one), lambda ten=ten: ours(ten)], repeat=5)
+        growth = t_ten / t_one
         rows.append(
             Row(
                 f'10 MB {label} (ours vs ours at 1 MB)',
                 fmt_time(t_ten),
                 '—',
-                f'{growth:.1f}x the 1 MB time',
+                f'{growth:.1f}x the 1 MB time ({fmt_time(t_one)})',
                 '< 11x',
                 growth < 11,
             )
         )
 
-    ours_none, ours_many = _run_child('ours', 0), _run_child('ours', REGISTERED)
-    peer_none, peer_many = _run_child('peer', 0), _run_child('peer', REGISTERED)
-    growth = ours_many['median'] / ours_none['median']
-    rows.append(
-        Row(
-            f'1 MB prose, {REGISTERED:,} tags registered (vs none)',
-            fmt_time(ours_many['median']),
-            fmt_time(peer_many['median']),
-            f'{growth:.2f}x ours with none',
-            '< 1.5x',
-            growth < 1.5,
-        )
-    )
-    rows.append(
-        Row(
-            '1 MB prose, none registered (fresh process)',
-            fmt_time(ours_none['median']),
-            fmt_time(peer_none['median']),
-            f'{peer_none["median"] / ours_none["median"]:.1f}x faster',
-            '—',
-            None,
-        )
-    )
-    rows.append(
-        Row(
-            f'registering {REGISTERED:,} tags',
-            fmt_time(ours_many['register']),
-            fmt_time(peer_many['register']),
-            f'{peer_many["register"] / ours_many["register"]:.0f}x faster',
-            '—',
-            None,
-        )
-    )
-    notes.append(
-        f'with {REGISTERED:,} registered the peer takes {peer_many["median"] / peer_none["median"]:.1f}x its own '
-        'time with none; each registry size runs in its own fresh process.'
-    )
-    return print_table('`neutralize_tags`', rows, notes)
+    more_rows, more_notes = _registry_rows()
+    return print_table('`neutralize_tags`', rows + more_rows, notes + more_notes)
 
 
 if __name__ == '__main__':
