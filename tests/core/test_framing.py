@@ -267,6 +267,9 @@ def test_peer_table_registered_rows(registry: None) -> None:
         '<\ufeffsystem>',  # BOM before the name
         '<\u200b/system>',  # before the slash
         '</\u200dsystem>',  # ZWJ after the slash
+        '< \u200b/ system>',  # invisible characters among the spaces
+        'é< / \u2060system x=1>',
+        '<\xa0\u200bsystem>',
         '<sys\U000e0041tem>',  # a tag character
         '<sys' + '\u200b' * 200 + 'tem>',  # padding does not make the name too long to read
         '<／system>',  # full-width solidus reads as /

@@ -148,8 +148,10 @@ class _Matcher:
 
 # A tag-like candidate in text that holds non-ASCII characters: `<` and everything up to the next `<` or
 # `>`. It is folded whole before it is read, so a full-width `／` or an invisible character anywhere in it
-# counts as what it stands for. Candidates never overlap, so folding each one keeps the pass linear.
-_WIDE_CANDIDATE = re.compile(r'<[^<>]*+')
+# counts as what it stands for. Candidates never overlap, so folding each one keeps the pass linear. Only
+# candidates whose head (up to the end of the name) holds an invisible or a non-ASCII non-space character
+# are read: any other head is ASCII apart from whitespace, which the first pass already settled.
+_WIDE_CANDIDATE = re.compile(rf'<(?=[\s/]*+(?:[{_INVISIBLE}]|[^\s/<>]*?[^\x00-\x7f]))[^<>]*+')
 # The tag shape, read on the folded candidate: the name, then the first character after it (if any).
 _FOLDED_TAG = re.compile(r'\s*+(?:/\s*+)?([^\s/>]++)(.?)', re.DOTALL)
 
