@@ -175,3 +175,11 @@ def assert_round_trip(recorder: Recorder, thread_id: str) -> list[AgentRun]:
         received = model_view(after.input.history)
         assert received[: len(expected)] == expected
     return runs
+
+
+def one_turn_spec(protocol: str, base_url: str) -> dict[str, Any]:
+    """One 'weather' turn for the Node driver of `protocol`."""
+    steps = [{'op': 'send', 'text': 'weather'}]
+    if protocol == 'vercel':
+        return {'api': f'{base_url}/api/chat', 'scenarios': [{'name': 'slow', 'chatId': 'slow', 'steps': steps}]}
+    return {'url': f'{base_url}/ag-ui', 'scenarios': [{'name': 'slow', 'threadId': 'slow', 'steps': steps}]}
