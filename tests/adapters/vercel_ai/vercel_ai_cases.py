@@ -6,6 +6,7 @@ Every history uses fixed timestamps so dumps are byte-stable (the golden files d
 from __future__ import annotations
 
 import json
+import random
 import re
 import subprocess
 from collections.abc import Callable, Sequence
@@ -41,6 +42,7 @@ from uibridge.core.events import (
     PartEnd,
     PartStart,
     ResponseStart,
+    RetryFeedback,
     RunCancelled,
     RunError,
     RunFinished,
@@ -312,7 +314,7 @@ def model_view(messages: Sequence[ModelMessage], *, stream: bool = False) -> lis
     - a legacy tool-less `RetryPromptPart` comes back as the user text it always was: compared as that text;
     - the `uibridge_vercel_ai` sidecar (UI ids, UI-only parts): UI bookkeeping the model never sees;
     - with `stream=True`, `ModelResponse.finish_reason` (the stream ends a response before the run says why),
-      and the timestamp of a response with no parts (custom data only): no part carries it to the client.
+      and the timestamp, model and provider of a response with no parts: no part carries them to the client.
     """
     view: list[dict[str, Any]] = []
     for message in messages:
@@ -322,7 +324,7 @@ def model_view(messages: Sequence[ModelMessage], *, stream: bool = False) -> lis
         if isinstance(message, ModelResponse) and stream:
             data['finish_reason'] = None
             if not message.parts:
-                data['timestamp'] = None
+                data.update(timestamp=None, model_name=None, provider_name=None)
         if isinstance(message, ModelRequest):
             parts: list[Any] = []
             for part, dumped in zip(message.parts, data['parts'], strict=True):
@@ -569,3 +571,110 @@ def run_client_check(cases: dict[str, Any]) -> dict[str, Any]:
 
 def dumped_json(messages: Sequence[ModelMessage], dump: Callable[[Sequence[ModelMessage]], Sequence[Any]]) -> list[Any]:
     return [message.model_dump(mode='json') for message in dump(messages)]
+
+
+# ------------------------------------------------------------------------------------------ random runs
+
+_PIECES = ['Hello', ' wörld', ' "quoted"', '\n\n', '\\', '😀', ' </system>', '\u2028', 'data: x\n\n', '{', '}']
+
+
+def random_scenario(seed: int) -> Scenario:
+    """A random but well-formed run: interleaved parts with deltas, parallel tool calls, every kind of result,
+    retry feedback, files, custom data, and an ending (finish, error or cancel). Deterministic per seed."""
+
+    rng = random.Random(seed)
+    events: list[AgentEvent] = []
+    error: str | None = None
+    responses = rng.randint(1, 4)
+    for response in range(responses):
+        events.append(ResponseStart(model_name=rng.choice([None, 'model-a']), provider_name=rng.choice([None, 'p'])))
+        open_parts: dict[int, tuple[str, list[str]]] = {}
+        calls: list[ToolCallPart] = []
+        for index in range(rng.randint(0, 4)):
+            kind = rng.choice(['text', 'thinking', 'tool'])
+            if kind == 'tool':
+                args = json.dumps({'city': rng.choice(_PIECES), 'n': rng.randint(0, 9)})
+                cut = sorted(rng.sample(range(1, len(args)), k=min(3, len(args) - 1)))
+                pieces = [args[a:b] for a, b in zip([0, *cut], [*cut, len(args)], strict=True)]
+                call = ToolCallPart(
+                    tool_name=rng.choice(['get_weather', 'search-web']),
+                    args='',
+                    tool_call_id=f'call_{seed}_{response}_{index}',
+                )
+                calls.append(call)
+                events.append(PartStart(index, call))
+                open_parts[index] = ('tool', pieces)
+            else:
+                start = rng.choice(['', 'Start '])
+                part = (
+                    TextPart(content=start)
+                    if kind == 'text'
+                    else ThinkingPart(content=start, provider_name=rng.choice([None, 'anthropic']))
+                )
+                events.append(PartStart(index, part))
+                open_parts[index] = (kind, [rng.choice(_PIECES) for _ in range(rng.randint(0, 4))])
+            if rng.random() < 0.2:
+                events.append(CustomData('progress', {'at': index}, transient=rng.random() < 0.5))
+        while open_parts:
+            index = rng.choice(list(open_parts))
+            kind, pieces = open_parts[index]
+            if pieces:
+                events.append(PartDelta(index, pieces.pop(0)))
+            else:
+                signature = 'sig' if kind == 'thinking' and rng.random() < 0.5 else None
+                events.append(PartEnd(index, signature=signature))
+                del open_parts[index]
+        if rng.random() < 0.2:
+            events.append(
+                FileOutput(FilePart(content=BinaryContent(data=bytes([seed % 256, 1, 2]), media_type='image/png')))
+            )
+        last = response == responses - 1
+        for call in rng.sample(calls, k=len(calls)):
+            outcome = rng.choice(
+                ['success', 'failed', 'denied', 'retry', 'client', 'approval']
+                if last
+                else ['success', 'failed', 'denied', 'retry']
+            )
+            if outcome in ('client', 'approval'):
+                events.append(ToolCallReady(call.tool_call_id, outcome))  # type: ignore[arg-type]
+            elif outcome == 'retry':
+                events.append(
+                    ToolResult(
+                        RetryPromptPart(
+                            content=ERRORS[:1], tool_name=call.tool_name, tool_call_id=call.tool_call_id, timestamp=T1
+                        )
+                    )
+                )
+            else:
+                content = {'ok': True} if outcome == 'success' else 'It did not work.'
+                events.append(
+                    ToolResult(
+                        ToolReturnPart(
+                            tool_name=call.tool_name,
+                            content=content,
+                            tool_call_id=call.tool_call_id,
+                            outcome=outcome,
+                            timestamp=T1,
+                        )
+                    )
+                )  # type: ignore[arg-type]
+        if not last and rng.random() < 0.3:
+            events.append(
+                RetryFeedback(
+                    RetryFeedbackPart(
+                        content=ERRORS, cause=rng.choice(['validation_error', 'no_output', 'model_retry']), timestamp=T1
+                    )
+                )
+            )
+    ending = rng.random()
+    if ending < 0.1:
+        error = 'Something went wrong.'
+        events.append(RunError(error))
+    elif ending < 0.2:
+        events.append(RunCancelled())
+    else:
+        events.append(RunFinished(rng.choice([None, 'stop', 'length', 'tool_call', 'content_filter'])))
+    return Scenario(events, error=error)
+
+
+RANDOM_SCENARIOS: dict[str, Scenario] = {f'random_{seed}': random_scenario(seed) for seed in range(60)}
