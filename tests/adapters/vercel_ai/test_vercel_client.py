@@ -62,6 +62,10 @@ def client() -> dict[str, Any]:
         {'name': name, 'messages': [m.model_dump(mode='json') for m in dump_messages(h)]} for name, h in ALL.items()
     ]
     validate += [{'name': f'golden:{path.name}', 'messages': json.loads(path.read_text())} for path in GOLDEN_UI]
+    for name in RUNS:
+        dumped = dump_messages([*RUNS[name].history, *encode_once(name)[1]])
+        if dumped:
+            validate.append({'name': f'run:{name}', 'messages': [m.model_dump(mode='json') for m in dumped]})
     streams: list[dict[str, Any]] = []
     for name, scenario in RUNS.items():
         sse, _ = encode_once(name)
@@ -78,6 +82,12 @@ def test_the_client_accepts_every_dump_and_strips_nothing(client: dict[str, Any]
     assert result['success'], result.get('error')
     if name in ALL:
         assert result['data'] == [m.model_dump(mode='json') for m in dump_messages(ALL[name])]
+
+
+@pytest.mark.parametrize('name', list(RUNS))
+def test_the_client_accepts_the_dump_of_every_run(client: dict[str, Any], name: str) -> None:
+    result = client['validate'].get(f'run:{name}', {'success': True, 'data': []})
+    assert result['success'], result.get('error')
 
 
 @pytest.mark.parametrize('name', list(RUNS))

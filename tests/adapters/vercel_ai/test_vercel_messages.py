@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from vercel_ai_cases import FIXTURES, HISTORIES, T0, T1, model_view, pydantic_ai_history
+from vercel_ai_cases import FIXTURES, HISTORIES, RANDOM_SCENARIOS, T0, T1, model_view, pydantic_ai_history
 
 from uibridge import (
     ModelMessage,
@@ -26,7 +26,7 @@ from uibridge import (
     render_retry_feedback,
     retry_feedback_payload,
 )
-from uibridge.adapters.vercel_ai import UIMessage, dump_messages, load_messages
+from uibridge.adapters.vercel_ai import UIMessage, VercelAIEventStream, dump_messages, load_messages
 from uibridge.core.errors import InputError
 
 ALL = {**HISTORIES, 'pydantic_ai_fixture': pydantic_ai_history()}
@@ -430,3 +430,20 @@ def test_parallel_results_keep_their_order() -> None:
         ),
     ]
     assert load_messages(dump_messages(history)) == history
+
+
+@pytest.mark.parametrize('name', list(RANDOM_SCENARIOS))
+def test_what_a_run_produced_round_trips(name: str) -> None:
+    """Histories as the encoder collects them from random runs: every part and result kind, empty responses."""
+    stream = VercelAIEventStream()
+    for event in RANDOM_SCENARIOS[name].events:
+        stream.encode(event)
+    produced = stream.new_messages
+    ui = dump_messages(produced)
+    back = load_messages(ui)
+    # `stream=True` here only for responses with no parts, whose fields no UI part carries.
+    assert model_view(back, stream=True) == model_view(produced, stream=True)
+    assert [m.finish_reason for m in back if isinstance(m, ModelResponse) and m.parts] == [
+        m.finish_reason for m in produced if isinstance(m, ModelResponse) and m.parts
+    ]
+    assert as_json(dump_messages(back)) == as_json(ui)
