@@ -31,10 +31,11 @@ What counts as a framing-tag spelling (each of these has its `<` escaped as `&lt
   unregistered tags like `<div>`) stays byte for byte.
 
 Matching is linear in the text. One compiled pattern, whose name alternation is a trie, settles every
-ASCII spelling, so the cost per `<` is bounded by the longest name, not by how many tags are registered.
-Text with non-ASCII characters takes a second pass over the remaining `<`s: each candidate (up to the next
-`<` or `>`) is folded as above, and the name read from it is looked up in a set. Candidates never overlap, so the
-second pass reads each character at most once more.
+ASCII spelling, so the cost per `<` is bounded by the longest name, not by how many tags are registered
+(it compiles on first use after a registration, so registering many tags costs one compile). Text with
+non-ASCII characters takes a second pass over the remaining `<`s whose head holds an invisible or non-ASCII
+character: each such candidate (up to the next `<` or `>`) is folded as above, and the name read from it is
+looked up in a set. Candidates never overlap, so the second pass reads each character at most once more.
 """
 
 from __future__ import annotations
