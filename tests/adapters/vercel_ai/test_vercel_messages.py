@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from vercel_ai_cases import FIXTURES, HISTORIES, RANDOM_SCENARIOS, T0, T1, model_view, pydantic_ai_history
 
 from uibridge import (
+    ImageUrl,
     ModelMessage,
     ModelRequest,
     ModelResponse,
@@ -447,3 +448,48 @@ def test_what_a_run_produced_round_trips(name: str) -> None:
         m.finish_reason for m in produced if isinstance(m, ModelResponse) and m.parts
     ]
     assert as_json(dump_messages(back)) == as_json(ui)
+
+
+def test_ui_only_parts_of_user_and_system_messages_keep_their_place() -> None:
+    ui = [
+        {
+            'id': 's1',
+            'role': 'system',
+            'parts': [{'type': 'data-policy', 'data': {'v': 1}}, {'type': 'text', 'text': 'Be kind.'}],
+        },
+        {
+            'id': 'u1',
+            'role': 'user',
+            'metadata': {'sentAt': 5},
+            'parts': [
+                {'type': 'text', 'text': 'Look'},
+                {'type': 'source-url', 'sourceId': 'x', 'url': 'https://example.com'},
+                {'type': 'file', 'mediaType': 'image/png', 'url': 'https://example.com/a.png'},
+                {'type': 'data-note', 'id': 'n', 'data': None},
+            ],
+        },
+    ]
+    (request,) = load_messages(ui)
+    assert isinstance(request, ModelRequest)
+    assert [p.part_kind for p in request.parts] == ['system-prompt', 'user-prompt']
+    assert request.parts[1].content == ['Look', ImageUrl(url='https://example.com/a.png', media_type='image/png')]  # pyright: ignore[reportAttributeAccessIssue]
+    assert [m.model_dump(mode='json') for m in dump_messages([request])] == ui
+
+
+def test_a_steering_message_becomes_a_user_prompt_between_responses() -> None:
+    ui = [
+        {
+            'id': 'a',
+            'role': 'assistant',
+            'parts': [
+                {'type': 'step-start'},
+                {'type': 'text', 'text': 'Working', 'state': 'done'},
+                {'type': 'steering-message', 'id': 's', 'parts': [{'type': 'text', 'text': 'Faster please'}]},
+                {'type': 'step-start'},
+                {'type': 'text', 'text': 'OK', 'state': 'done'},
+            ],
+        }
+    ]
+    loaded = load_messages(ui)
+    assert [m.kind for m in loaded] == ['response', 'request', 'response']
+    assert loaded[1].parts[0].content == 'Faster please'  # pyright: ignore[reportAttributeAccessIssue]

@@ -511,6 +511,24 @@ def _scenarios() -> dict[str, Scenario]:
                 RunFinished('length'),
             ]
         ),
+        'data_updates': Scenario(
+            [
+                ResponseStart(),
+                CustomData('status', {'phase': 'searching'}, id='s1'),
+                PartStart(0, TextPart(content='Searching')),
+                PartEnd(0),
+                PartStart(1, ToolCallPart(tool_name='search', args={}, tool_call_id='call_s')),
+                PartEnd(1),
+                CustomData('status', {'phase': 'done'}, id='s1'),
+                ToolResult(ToolReturnPart(tool_name='search', content=1, tool_call_id='call_s', timestamp=T1)),
+                ResponseStart(),
+                CustomData('status', {'phase': 'answered'}, id='s1'),
+                CustomData('status', 'untouched'),
+                PartStart(0, TextPart(content='Found.')),
+                PartEnd(0),
+                RunFinished(),
+            ]
+        ),
         'error_mid_text': Scenario(
             [
                 ResponseStart(),

@@ -293,7 +293,7 @@ def _dump_response(
     pending = 0
     for position, part in enumerate(response.parts):
         while pending < len(extras) and extras[pending][0] <= position:
-            parts.append(extras[pending][1])
+            _add_ui_only(parts, extras[pending][1])
             pending += 1
         if isinstance(part, TextPart):
             parts.append(
@@ -324,7 +324,18 @@ def _dump_response(
             tool = tool_part(part, result, approvals.get(part.tool_call_id), info, bare_result=bare, request=request)
             parts.append(tool)
         info = None
-    parts.extend(extra for _, extra in extras[pending:])
+    for _, extra in extras[pending:]:
+        _add_ui_only(parts, extra)
+
+
+def _add_ui_only(parts: list[UIMessagePart], part: UIMessagePart) -> None:
+    """A `data-*` part with the `id` of one already in the message updates that one, as the client does."""
+    if isinstance(part, DataUIPart) and part.id is not None:
+        for existing in parts:
+            if isinstance(existing, DataUIPart) and existing.type == part.type and existing.id == part.id:
+                existing.data = part.data
+                return
+    parts.append(part)
 
 
 def tool_part(
