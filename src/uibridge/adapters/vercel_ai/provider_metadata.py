@@ -1,21 +1,38 @@
 """What uibridge keeps beside the UI message so that a history survives dump -> load exactly.
 
-Two places, one per direction:
+Two places, one per direction.
 
-- **`providerMetadata.uibridge`** (on tool parts `callProviderMetadata.uibridge` / `resultProviderMetadata.uibridge`)
-  carries what the neutral model holds that a UI part has no field for: part ids, a thinking part's
-  `signature` and `provider_name`, timestamps, the raw argument string of a tool call, what it takes to
-  rebuild the exact `RetryPromptPart` behind an `output-error`, and the retry feedback marker
-  (`retry_feedback`, seed 003). The response a step came from (`timestamp`, `model_name`, `provider_name`,
-  `finish_reason`, app `metadata`) rides on the first part of its step under `response`; a request's own
-  fields (`instructions`, app `metadata`, `new` when it must not merge with the request before it) ride on
-  the first part dumped from it under `request`. The client echoes all of it back untouched, and
-  `convertToModelMessages` passes it to providers as `providerOptions.uibridge`, which they ignore.
-- **`ModelRequest.metadata` / `ModelResponse.metadata['uibridge_vercel_ai']`** (the sidecar) carries what only
-  the UI holds: message ids that are not the ones `dump_messages` would derive, message `metadata`, and parts
-  the model never sees (`source-*`, `custom`, `reasoning-file`, `data-*` in user and system messages).
-  `data-*` parts of an assistant message go where the stream's `CustomData` goes
-  (`uibridge_custom_data`, see `uibridge.core.events`), so history built from either looks the same.
+**`providerMetadata.uibridge`** (tool parts: `callProviderMetadata.uibridge` / `resultProviderMetadata.uibridge`)
+carries what the neutral model holds and a UI part has no field for. The client echoes it back untouched, and
+`convertToModelMessages` passes it to providers as `providerOptions.uibridge`, which they ignore.
+
+- `id`, `signature`, `provider_name` on text, reasoning and file parts: the part's own fields;
+- `timestamp`, `dynamic_ref` on system and user text parts; `list`, `empty`, `media_type`, `kind` on user
+  parts: what keeps a user prompt's content list exact;
+- `retry_feedback` on a system text part: the seed 003 marker, `retry_feedback_payload(part)`;
+- `response` on the first part of a step: `timestamp`, `model_name`, `provider_name`, `finish_reason`, app
+  `metadata` of the response;
+- `request` on the first part dumped from a request: `instructions`, app `metadata`, and `new` when the
+  request must not merge with the one before it;
+- `args` in call metadata: the raw argument string, where `input` cannot give it back;
+- in result metadata (under `result` in the call metadata of a denial, which has no result metadata):
+  `timestamp`, `index` (the result's place in its request: parallel results arrive in any order, the UI keeps
+  them with their calls), the tool's `metadata`, a failure's `outcome` and non-text `content`, and `retry`,
+  the exact content of a tool-bound `RetryPromptPart`.
+
+**`ModelRequest.metadata` / `ModelResponse.metadata['uibridge_vercel_ai']`** (the sidecar) carries what only the
+UI holds, so that `dump_messages(load_messages(ui)) == ui`:
+
+- on a request, `messages[<index of the part a UI message became>]`: that message's `id` (when it is not the id
+  `dump_messages` would derive), `metadata`, UI-only `parts` (each with its index `at`), and `bare` when the
+  client wrote it without uibridge's metadata (so none is added back);
+- on a response, `message` (the same for the assistant message it opens, plus `new` when it follows another
+  assistant message), UI-only `parts` of its step (`slot` among the step's UI-only parts, `position` among its
+  parts), `approvals` by tool call id, `reasoning_ids` (the UI's own reasoning part ids), `bare` and
+  `bare_results` (a step or tool result the client wrote).
+
+`data-*` parts of an assistant message are not in the sidecar: they go where the stream's `CustomData` goes
+(`uibridge_custom_data`, see `uibridge.core.events`), so history built from either looks the same.
 
 Nothing here is trusted on load beyond its shape: it is client input like the rest of the message.
 """
