@@ -15,10 +15,12 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -249,5 +251,41 @@ def main() -> bool:
     return passed
 
 
+def profile_server(protocol: Protocol, lines: int = 40) -> None:
+    """One batch against a server running under pyinstrument; print where the server's time went."""
+    port = _free_port()
+    with tempfile.TemporaryDirectory() as tmp:
+        report = Path(tmp) / 'server.txt'
+        cmd = [sys.executable, '-m', 'pyinstrument', '-r', 'text', '--no-color', '-o', str(report)]
+        cmd += ['-m', 'uvicorn', 'e2e_app:app', '--app-dir', str(HERE), '--host', '127.0.0.1', '--port', str(port)]
+        cmd += ['--log-level', 'warning', '--no-access-log', '--backlog', str(4 * CONCURRENT)]
+        server = subprocess.Popen(cmd)
+        try:
+            _wait_ready(f'http://127.0.0.1:{port}', server)
+            outcomes, wall = asyncio.run(_batch(port, protocol, CONCURRENT))
+        finally:
+            server.send_signal(signal.SIGINT)  # pyinstrument writes its report when the program is interrupted
+            try:
+                server.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait()
+        text = report.read_text(encoding='utf-8') if report.exists() else '(no report)'
+    tree = [line for line in text.splitlines() if line.strip()]
+    first = next((i for i, line in enumerate(tree) if line[:1].isdigit()), 0)
+    tree = tree[first:]
+    errors = sum(not o.ok for o in outcomes)
+    print(
+        f'#### Server under pyinstrument: {protocol.name}, {CONCURRENT} × {DELTAS} deltas '
+        f'({errors} errors, {wall:.1f} s under the profiler)'
+    )
+    print('\n```')
+    print('\n'.join(tree[:lines]) + (f'\n… ({len(tree) - lines} more lines)' if len(tree) > lines else ''))
+    print('```\n')
+
+
 if __name__ == '__main__':
+    if sys.argv[1:] == ['--profile']:
+        profile_server(PROTOCOLS[0])
+        sys.exit(0)
     sys.exit(0 if main() else 1)

@@ -30,10 +30,10 @@ BENCHMARKS = {
 PACKAGES = ['pydantic-ai-slim', 'pydantic', 'pydantic-core', 'ag-ui-protocol', 'starlette', 'uvicorn', 'pyinstrument']
 
 
-def _run(script: str) -> tuple[str, int]:
+def _run(script: str, *args: str) -> tuple[str, int]:
     """Run one script in a fresh process, echoing its output as it comes; its stdout and exit status."""
-    print(f'--- {script}', file=sys.stderr, flush=True)
-    process = subprocess.Popen([sys.executable, script], cwd=HERE, stdout=subprocess.PIPE, text=True)
+    print(f'--- {script} {" ".join(args)}', file=sys.stderr, flush=True)
+    process = subprocess.Popen([sys.executable, script, *args], cwd=HERE, stdout=subprocess.PIPE, text=True)
     assert process.stdout is not None
     out: list[str] = []
     for line in process.stdout:
@@ -123,8 +123,10 @@ def main(names: list[str]) -> int:
     if names:
         return 1 if failed else 0
     profiles, status = _run('profile_hot_paths.py')
-    if status != 0:
+    server_profile, server_status = _run('bench_e2e.py', '--profile')
+    if status != 0 or server_status != 0:
         failed.append('profiles')
+    profiles += '\n' + server_profile
     kept = ''
     if RESULTS.exists():
         previous = RESULTS.read_text(encoding='utf-8')
