@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -14,6 +15,7 @@ from uibridge.adapters.vercel_ai import UIMessageChunkAdapter, VercelAIEventStre
 from uibridge.core.approvals import ApprovalSigner
 from uibridge.core.events import (
     AgentEvent,
+    CustomData,
     PartDelta,
     PartEnd,
     PartStart,
@@ -229,3 +231,10 @@ def test_a_split_surrogate_pair_stays_valid_json() -> None:
     deltas = [c['delta'] for c in chunks_of(data) if c['type'] == 'text-delta']
     assert ''.join(deltas) == 'a\ud83d\ude00b'
     data.decode('utf-8')
+
+
+def test_custom_data_without_a_json_form_is_made_json() -> None:
+    moment = datetime(2026, 1, 2, tzinfo=UTC)
+    chunks = chunks_of(encode_events([CustomData('when', {'at': moment, 'raw': b'\x00'})]))
+    (data,) = [c for c in chunks if c['type'] == 'data-when']
+    assert data['data']['at'] == '2026-01-02T00:00:00Z'

