@@ -19,8 +19,9 @@ the stream equals the dumped one (ids aside):
   `RunCancelled` sends `abort`. Every stream ends with `data: [DONE]`.
 
 Chunks are plain dicts serialized by one shared `json.JSONEncoder`, and each open part keeps its delta prefix
-pre-encoded, so a text delta costs one string escape: about 2 µs per delta with the message collection, where
-building and dumping a pydantic `TextDeltaChunk` alone takes about 11 µs (measured on the development machine).
+pre-encoded, so a text delta costs one string escape: about 1 µs per delta with the message collection, where
+building and dumping a pydantic `TextDeltaChunk` alone takes 6 to 11 µs and `json.dumps(chunk, separators=...)`
+4 to 6 µs (measured on the development machine, 200 000 deltas).
 """
 
 from __future__ import annotations
