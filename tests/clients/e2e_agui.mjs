@@ -114,7 +114,6 @@ async function runScenario(scenario) {
 }
 
 const out = {};
-const quiet = console.error;
 for (const scenario of spec.scenarios) {
   try {
     out[scenario.name] = await runScenario(scenario);
@@ -122,5 +121,4 @@ for (const scenario of spec.scenarios) {
     out[scenario.name] = { crashed: String(e?.stack ?? e) };
   }
 }
-console.error = quiet;
 process.stdout.write(JSON.stringify(out) + '\n');
