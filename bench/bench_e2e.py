@@ -178,11 +178,11 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK')  # utime + stime
 
 
-def _serve(protocol: Protocol) -> tuple[str, bool]:
-    """Start a fresh server, warm it up, run one batch, stop it; one markdown row."""
+def _serve(protocol: Protocol, side: str, app: str) -> tuple[str, bool]:
+    """Start a fresh server for `app`, warm it up, run one batch, stop it; one markdown row."""
     port = _free_port()
     base = f'http://127.0.0.1:{port}'
-    cmd = [sys.executable, '-m', 'uvicorn', 'e2e_app:app', '--app-dir', str(HERE), '--host', '127.0.0.1']
+    cmd = [sys.executable, '-m', 'uvicorn', app, '--app-dir', str(HERE), '--host', '127.0.0.1']
     cmd += ['--port', str(port), '--log-level', 'warning', '--no-access-log', '--backlog', str(4 * CONCURRENT)]
     server = subprocess.Popen(cmd, env={**os.environ, 'PYTHONUNBUFFERED': '1'})
     try:
@@ -205,7 +205,7 @@ def _serve(protocol: Protocol) -> tuple[str, bool]:
             server.wait()
     errors = [o.error for o in outcomes if not o.ok]
     for error in errors[:5]:
-        print(f'error ({protocol.name}): {error}', file=sys.stderr)
+        print(f'error ({side}, {protocol.name}): {error}', file=sys.stderr)
     ok = [o for o in outcomes if o.ok] or [Outcome(False, float('nan'), float('nan'))]
     ttfbs = [o.ttfb for o in ok]
     if peak_kb is None:
@@ -215,7 +215,8 @@ def _serve(protocol: Protocol) -> tuple[str, bool]:
         memory = f'{growth / 1024:.1f} MiB ({growth / CONCURRENT:.0f} KiB/stream)'
     ttfb = f'{statistics.median(ttfbs) * 1e3:.0f} ms / {_pct(ttfbs, 0.95) * 1e3:.0f} ms'
     row = (
-        f'| {protocol.name} | {CONCURRENT} × {DELTAS} deltas | {len(errors)} | {wall:.2f} s | {CONCURRENT / wall:.0f} '
+        f'| {protocol.name} | {side} | {CONCURRENT} × {DELTAS} | {len(errors)} | {wall:.2f} s '
+        f'| {CONCURRENT / wall:.0f} '
         f'| {ttfb} | {statistics.median(o.total for o in ok) * 1e3:.0f} ms '
         f'| {cpu / CONCURRENT * 1e3:.1f} ms ({client_cpu / CONCURRENT * 1e3:.1f} ms) '
         f'| {rest_kb / 1024:.1f} MiB | {memory} '
@@ -228,16 +229,18 @@ def main() -> bool:
     rows: list[str] = []
     passed = True
     for protocol in PROTOCOLS:
-        row, ok = _serve(protocol)
-        rows.append(row)
-        passed &= ok
+        for side, app in (('ours', 'e2e_app:app'), ('peer', 'e2e_peer_app:app')):
+            row, ok = _serve(protocol, side, app)
+            rows.append(row)
+            if side == 'ours':
+                passed &= ok
     print('### End to end: concurrent streaming requests under uvicorn (127.0.0.1)\n')
     print(
-        '| protocol | requests | errors | wall | requests/s | time to first byte (median / p95) '
+        '| protocol | server | requests × deltas | errors | wall | requests/s | time to first byte (median / p95) '
         '| stream time (median) | CPU per request: server (client) | server RSS at rest | peak RSS growth (per stream) '
         '| result |'
     )
-    print('|---|---|---|---|---|---|---|---|---|---|---|')
+    print('|---|---|---|---|---|---|---|---|---|---|---|---|')
     for row in rows:
         print(row)
     print()
@@ -246,6 +249,11 @@ def main() -> bool:
         f'(plain asyncio sockets, {CONCURRENT} connections at once) runs in another process on the same '
         f'{os.cpu_count()}-core machine, so the two share its cores. '
         f'The agent streams {DELTAS} deltas without any model latency.'
+    )
+    print(
+        "- peer: the same requests to pydantic-ai's `VercelAIAdapter` / `AGUIAdapter.dispatch_request` with an "
+        '`Agent` whose `FunctionModel` streams the same deltas (`e2e_peer_app.py`), so its side also runs '
+        "pydantic-ai's agent loop. The bar (no errors) is ours; the peer's rows are for comparison."
     )
     print()
     return passed
