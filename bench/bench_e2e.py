@@ -26,10 +26,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+from e2e_script import DELTAS
 
 HERE = Path(__file__).resolve().parent
 CONCURRENT = 200
-DELTAS = 500
 REQUEST_TIMEOUT = 60.0
 BATCH_TIMEOUT = 180.0
 

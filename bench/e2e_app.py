@@ -8,12 +8,11 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
+from e2e_script import DELTAS, TOKENS
+
 from uibridge.core.events import AgentEvent, PartDelta, PartEnd, PartStart, ResponseStart, RunFinished
 from uibridge.core.messages import TextPart
 from uibridge.server import AgentRun, create_app
-
-DELTAS = 500
-TOKENS = [' the', ' weather', ' in', ' Paris', ' is', ' mild', ',', ' 21', ' °C', '.\n']
 
 
 async def bench_agent(run: AgentRun) -> AsyncIterator[AgentEvent]:
