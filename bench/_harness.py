@@ -21,11 +21,19 @@ def time_one(fn: Callable[[], object], *, repeat: int = 7, warmup: int = 1) -> f
     return compare([fn], repeat=repeat, warmup=warmup)[0]
 
 
+SLOW = 2.0
+"""A run longer than this (seconds) in the warm-up caps the repetitions at three: the median of three is
+enough to show a cost that large, and seven would keep the whole suite waiting for minutes."""
+
+
 def compare(fns: list[Callable[[], object]], *, repeat: int = 7, warmup: int = 1) -> list[float]:
     """The median wall time of each of `fns`, run in turn `repeat` times (after `warmup` rounds)."""
     for _ in range(warmup):
         for fn in fns:
+            start = time.perf_counter()
             fn()
+            if time.perf_counter() - start > SLOW:
+                repeat = min(repeat, 3)
     samples: list[list[float]] = [[] for _ in fns]
     for _ in range(repeat):
         for fn, times in zip(fns, samples, strict=True):
