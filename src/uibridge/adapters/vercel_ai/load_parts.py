@@ -95,7 +95,7 @@ def user_file(part: FileUIPart, path: str) -> UserContent:
             raise InputError(str(e), f'{path}.url') from None
     fields = ours(part.provider_metadata)
     kind = fields.get('kind')
-    if kind not in _URL_KINDS:
+    if not isinstance(kind, str) or kind not in _URL_KINDS:
         kind = next(
             (
                 k
