@@ -105,7 +105,7 @@ def user_file(part: FileUIPart, path: str) -> UserContent:
             'document-url',
         )
     media_type = fields['media_type'] if 'media_type' in fields and fields['media_type'] is None else part.media_type
-    return _URL_KINDS[cast(str, kind)](url=part.url, media_type=media_type or None)
+    return _URL_KINDS[kind](url=part.url, media_type=media_type or None)
 
 
 def call_args(value: Any, fields: dict[str, Any]) -> str | dict[str, Any] | None:
