@@ -40,7 +40,7 @@ from ...core.messages import (
     UserPromptPart,
 )
 from .load_parts import call_args, derived_denial, ours, result_part, system_part, user_file, user_part
-from .provider_metadata import SIDECAR_KEY, derived_message_id, parse_time
+from .provider_metadata import DERIVED_ID, SIDECAR_KEY, derived_message_id, parse_time
 from .types import (
     CustomUIPart,
     DataUIPart,
@@ -102,8 +102,10 @@ class _Loader:
 
     def _message_info(self, index: int, message: UIMessage, *, new: bool) -> dict[str, Any]:
         info: dict[str, Any] = {}
-        derived = derived_message_id(index, message.role, [part.model_dump(mode='json') for part in message.parts])
-        if message.id != derived:
+        # Only an id shaped like a derived one can be one; the check dumps the parts, so others skip it.
+        if not DERIVED_ID.fullmatch(message.id) or message.id != derived_message_id(
+            index, message.role, [part.model_dump(mode='json') for part in message.parts]
+        ):
             info['id'] = message.id
         if message.metadata is not None:
             info['metadata'] = message.metadata

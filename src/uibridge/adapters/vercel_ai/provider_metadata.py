@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from datetime import datetime
 from typing import Any, Literal, TypeAlias, cast
 
@@ -58,6 +59,7 @@ from ...core.messages import (
 )
 
 __all__ = [
+    'DERIVED_ID',
     'PROVIDER_KEY',
     'SIDECAR_KEY',
     'app_metadata',
@@ -203,6 +205,9 @@ def tool_result(part: ToolReturnPart | RetryPromptPart, index: int) -> tuple[Res
         return 'output-denied', text, fields  # the state says it all
     fields['outcome'] = part.outcome
     return 'output-error', text, fields
+
+
+DERIVED_ID = re.compile(r'msg_[0-9a-f]{24}')
 
 
 def derived_message_id(index: int, role: str, parts: list[dict[str, Any]]) -> str:
