@@ -8,8 +8,10 @@ from typing import Any
 import pytest
 
 from uibridge import ModelRequest, ModelResponse, ToolCallPart, UserPromptPart
-from uibridge.adapters.vercel_ai import parse_request
+from uibridge.adapters.vercel_ai import VercelAIEventStream, dump_messages, parse_request
+from uibridge.core.approvals import ApprovalSigner
 from uibridge.core.errors import InputError
+from uibridge.core.events import PartEnd, PartStart, RunFinished, ToolCallReady
 from uibridge.core.run import ToolApproval
 
 
@@ -200,3 +202,23 @@ def test_an_error_never_echoes_a_large_input() -> None:
 def test_deeply_nested_json_is_an_input_error() -> None:
     with pytest.raises(InputError):
         parse_request('[' * 100_000 + ']' * 100_000)
+
+
+def test_an_approval_the_stream_asked_for_comes_back_verifiable() -> None:
+    signer = ApprovalSigner('secret')
+    call = ToolCallPart(tool_name='delete', args={'all': True}, tool_call_id='c1')
+    stream = VercelAIEventStream(approval_id=signer.approval_id)
+    for event in [PartStart(0, call), PartEnd(0), ToolCallReady('c1', 'approval'), RunFinished()]:
+        stream.encode(event)
+    history = [ModelRequest(parts=[UserPromptPart(content='Delete it all')]), *stream.new_messages]
+    ui = [m.model_dump(mode='json') for m in dump_messages(history)]
+    tool = ui[-1]['parts'][1]
+    assert tool['state'] == 'approval-requested'
+    # What the client does on addToolApprovalResponse({id, approved: true}).
+    tool['state'] = 'approval-responded'
+    tool['approval']['approved'] = True
+    request = parse_request({'id': 'chat', 'messages': ui, 'messageId': ui[-1]['id']})
+    assert request.continuation_message_id == ui[-1]['id']
+    (approval,) = request.run_input().approvals
+    assert approval.approved and approval.tool_call_id == 'c1'
+    assert signer.verify(approval.approval_id, call)
