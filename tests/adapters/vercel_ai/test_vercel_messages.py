@@ -229,9 +229,14 @@ def test_tool_results_map_to_the_client_states() -> None:
     (_, _, assistant) = dump_messages(HISTORIES['tool_errors'][:3])
     states = {p.tool_call_id: p.model_dump(mode='json') for p in assistant.parts if hasattr(p, 'tool_call_id')}  # pyright: ignore[reportAttributeAccessIssue]
     assert states['call_r1']['state'] == 'output-error'
-    assert not states['call_r1']['errorText'].endswith('Fix the errors and try again.')
+    retry = HISTORIES['tool_errors'][2].parts[0]
+    assert isinstance(retry, RetryPromptPart)
+    assert states['call_r1']['errorText'] == retry.model_response().removesuffix('\n\nFix the errors and try again.')
+    assert states['call_r1']['errorText'] != retry.model_response()
     assert states['call_r2']['errorText'] == 'Unknown city, try a capital.'
-    assert states['call_f1'] | {} == states['call_f1'] and states['call_f1']['errorText'] == 'boom'
+    assert states['call_f1']['state'] == 'output-error' and states['call_f1']['errorText'] == 'boom'
+    assert states['call_f2']['errorText'] == '{"error":"boom"}'
+    assert states['call_i1']['state'] == 'output-error' and states['call_i1']['errorText'] == 'Interrupted.'
     assert states['call_d1']['state'] == 'output-denied'
     assert states['call_d1']['approval'] == {'id': 'call_d1', 'approved': False, 'reason': 'The user denied this.'}
     assert 'output' not in states['call_d1'] and 'errorText' not in states['call_d1']
