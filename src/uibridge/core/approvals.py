@@ -12,6 +12,7 @@ import hashlib
 import hmac
 import json
 import secrets
+from typing import Any, cast
 
 from .messages import ToolCallPart
 
@@ -29,10 +30,24 @@ class ApprovalSigner:
 
     def approval_id(self, call: ToolCallPart) -> str:
         canonical = json.dumps(
-            [call.tool_call_id, call.tool_name, call.args_as_dict()], sort_keys=True, separators=(',', ':')
+            [call.tool_call_id, call.tool_name, _as_javascript_sees_it(call.args_as_dict())],
+            sort_keys=True,
+            separators=(',', ':'),
         )
         digest = hmac.new(self._key, canonical.encode(), hashlib.sha256).hexdigest()[:32]
         return f'apr_{digest}'
 
     def verify(self, approval_id: str, call: ToolCallPart) -> bool:
         return hmac.compare_digest(approval_id, self.approval_id(call))
+
+
+def _as_javascript_sees_it(value: Any) -> Any:
+    """`value` as it comes back after a trip through a browser's JSON: JavaScript has one number type, so
+    `1.0` returns as `1`. Without this an approval for a call with a whole-number float would not verify."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {key: _as_javascript_sees_it(item) for key, item in cast(dict[str, Any], value).items()}
+    if isinstance(value, list):
+        return [_as_javascript_sees_it(item) for item in cast(list[Any], value)]
+    return value
