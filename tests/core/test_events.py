@@ -383,3 +383,19 @@ def test_run_finished_without_a_response_only_records_the_reason() -> None:
     collector = collect([RunFinished('stop')])
     assert collector.messages == []
     assert collector.finish_reason == 'stop'
+
+
+def test_the_collector_finds_a_finished_tool_call_and_the_last_message_in_constant_time() -> None:
+    from uibridge.core.events import MessageCollector, PartDelta, PartEnd, PartStart, ResponseStart
+
+    collector = MessageCollector()
+    assert collector.last_message is None
+    collector.feed(ResponseStart())
+    collector.feed(PartStart(0, ToolCallPart(tool_name='t', args=None, tool_call_id='c1')))
+    collector.feed(PartDelta(0, '{"a": 1}'))
+    assert collector.tool_call('c1') is None  # still streaming: not a finished call yet
+    collector.feed(PartEnd(0))
+    call = collector.tool_call('c1')
+    assert call is not None and call.args == {'a': 1}
+    assert collector.last_message is not None and collector.last_message.parts == [call]
+    assert collector.tool_call('unknown') is None

@@ -205,6 +205,7 @@ class MessageCollector:
         self._response: ModelResponse | None = None
         self._open: dict[int, _OpenPart] = {}
         self._slots: dict[int, int] = {}
+        self._tool_calls: dict[str, ToolCallPart] = {}
         self.finish_reason: FinishReason | None = None
         self.cancelled = False
         self.error: RunError | None = None
@@ -226,6 +227,16 @@ class MessageCollector:
             else:
                 snapshot.append(message.model_copy(update={'parts': list(message.parts)}))
         return snapshot
+
+    @property
+    def last_message(self) -> ModelMessage | None:
+        """The message being built, as it stands (not a copy: read it, don't change it). O(1), unlike
+        `messages`, so an encoder may consult it on every event."""
+        return self._messages[-1] if self._messages else None
+
+    def tool_call(self, tool_call_id: str) -> ToolCallPart | None:
+        """The finished tool call with this id, if the run has made one (not a copy). O(1)."""
+        return self._tool_calls.get(tool_call_id)
 
     def close(self) -> None:
         """End every part still streaming (the run stopped mid-part: an error or a cancel)."""
@@ -308,7 +319,10 @@ class MessageCollector:
     def _close(self, index: int, signature: str | None) -> None:
         open_part = self._open.pop(index)
         assert self._response is not None
-        self._response.parts[self._slots[index]] = _finished(open_part, signature)
+        part = _finished(open_part, signature)
+        self._response.parts[self._slots[index]] = part
+        if isinstance(part, ToolCallPart):
+            self._tool_calls[part.tool_call_id] = part
 
 
 def _finished(open_part: _OpenPart, signature: str | None) -> StreamablePart:

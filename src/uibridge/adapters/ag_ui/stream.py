@@ -245,7 +245,7 @@ class AGUIEventStream:
         self._last_kind = None
         self._ids.append([])
         self._last_side = 'response'
-        last = self._collector.messages[-1]
+        last = self._collector.last_message
         assert isinstance(last, ModelResponse)
         self._pending_record = response_record(last)
 
@@ -429,12 +429,7 @@ class AGUIEventStream:
         )
 
     def _find_call(self, tool_call_id: str) -> ToolCallPart:
-        for message in reversed(self._collector.messages):
-            if isinstance(message, ModelResponse):
-                for part in message.parts:
-                    if isinstance(part, ToolCallPart) and part.tool_call_id == tool_call_id:
-                        return part
-        return ToolCallPart(tool_name='', tool_call_id=tool_call_id)
+        return self._collector.tool_call(tool_call_id) or ToolCallPart(tool_name='', tool_call_id=tool_call_id)
 
     def _run_finished(
         self, outcome: RunFinishedSuccessOutcome | RunFinishedInterruptOutcome | RunFinishedCancelledOutcome | None

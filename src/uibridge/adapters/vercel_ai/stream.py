@@ -303,7 +303,7 @@ class VercelAIEventStream:
         self._step_open = True
         self._response_open = True
         self._request_slot = 0
-        current = self._collector.messages[-1]
+        current = self._collector.last_message
         assert isinstance(current, ModelResponse)
         self._response_info = response_info(current, with_finish_reason=False)
         return out + 'data: {"type":"start-step"}\n\n'
@@ -384,12 +384,7 @@ class VercelAIEventStream:
         return ''.join(out)
 
     def _find_call(self, tool_call_id: str) -> ToolCallPart | None:
-        for message in reversed(self._collector.messages):
-            if isinstance(message, ModelResponse):
-                for part in message.parts:
-                    if isinstance(part, ToolCallPart) and part.tool_call_id == tool_call_id:
-                        return part
-        return None
+        return self._collector.tool_call(tool_call_id)
 
     # ------------------------------------------------------------------------------------- tools
 
