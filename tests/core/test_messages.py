@@ -119,7 +119,13 @@ def test_json_layout_of_every_part_kind() -> None:
                     'tool_call_id': 'c2',
                     'timestamp': T0_JSON,
                 },
-                {'part_kind': 'retry-feedback', 'content': 'again', 'cause': 'model_retry', 'timestamp': T0_JSON},
+                {
+                    'part_kind': 'retry-feedback',
+                    'content': 'again',
+                    'cause': 'model_retry',
+                    'timestamp': T0_JSON,
+                    'retry': {'cause': 'model_retry', 'attempt': None, 'max_retries': None},
+                },
             ],
         },
         {
@@ -350,7 +356,7 @@ def test_retry_feedback_accepts_pydantic_ais_nested_cause() -> None:
         {'content': 'x', 'retry': {'cause': 'no_output', 'attempt': 2, 'max_retries': 3}, 'timestamp': T0_JSON}
     )
     assert (part.cause, part.content, part.timestamp) == ('no_output', 'x', T0)
-    assert 'retry' not in part.model_dump()
+    assert 'retry' not in RetryFeedbackPart.model_fields  # read on load, written back derived from `cause`
     # A flat cause wins over a nested one; neither is an error.
     assert RetryFeedbackPart.model_validate(
         {'content': 'x', 'cause': 'model_retry', 'retry': {'cause': 'no_output'}}
@@ -518,3 +524,13 @@ def test_the_public_face_of_the_design_is_importable_from_the_package() -> None:
     ]
     assert set(design) <= set(uibridge.__all__)
     assert all(getattr(uibridge, name) is not None for name in uibridge.__all__)
+
+
+def test_retry_feedback_is_written_with_pydantic_ai_s_nested_cause_too() -> None:
+    # pydantic-ai requires `retry: {cause, ...}`; writing it as well makes our saved histories load there
+    # (checked by hand against pydantic-ai-slim 2.68 with the whole fixture history).
+    part = RetryFeedbackPart(content='No tool call or text.', cause='no_output')
+    dumped = ModelMessagesTypeAdapter.dump_python([ModelRequest(parts=[part])], mode='json')[0]['parts'][0]
+    assert dumped['cause'] == 'no_output'
+    assert dumped['retry'] == {'cause': 'no_output', 'attempt': None, 'max_retries': None}
+    assert ModelMessagesTypeAdapter.validate_python([{'kind': 'request', 'parts': [dumped]}])[0].parts == [part]

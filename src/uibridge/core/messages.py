@@ -243,6 +243,14 @@ class RetryFeedbackPart(_Model):
                 return {**nested, 'cause': cast(dict[str, Any], retry)['cause']}
         return cast(Any, data)
 
+    @pydantic.model_serializer(mode='wrap')
+    def _write_nested_cause_too(self, serialize: pydantic.SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # Written in both spellings, so a history uibridge saved loads in pydantic-ai too (which requires
+        # `retry`); loading here reads `cause`.
+        data: dict[str, Any] = serialize(self)
+        data['retry'] = {'cause': self.cause, 'attempt': None, 'max_retries': None}
+        return data
+
 
 ModelRequestPart: TypeAlias = Annotated[
     SystemPromptPart | UserPromptPart | ToolReturnPart | RetryPromptPart | RetryFeedbackPart,
