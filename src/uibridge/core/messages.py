@@ -172,9 +172,12 @@ class ToolReturnPart(_Model):
         return _compact_json(self.content)
 
 
+_json_values: TypeAdapter[Any] = TypeAdapter(Any)
+
+
 def _compact_json(value: Any) -> str:
     return json.dumps(
-        pydantic.TypeAdapter(Any).dump_python(value, mode='json'), separators=(',', ':'), ensure_ascii=False
+        _json_values.dump_python(value, mode='json'), separators=(',', ':'), ensure_ascii=False
     )
 
 
@@ -211,7 +214,7 @@ class RetryPromptPart(_Model):
                 for error in self.content
             ]
             dumped = json.dumps(
-                pydantic.TypeAdapter(Any).dump_python(errors, mode='json'), indent=2, ensure_ascii=False
+                _json_values.dump_python(errors, mode='json'), indent=2, ensure_ascii=False
             )
             plural = '' if len(self.content) == 1 else 's'
             description = f'{len(self.content)} validation error{plural}:\n```json\n{dumped}\n```'

@@ -154,7 +154,7 @@ def _finish(index: int, draft: _Draft) -> UIMessage:
         draft.parts.insert(at, part)
     message_id = draft.id
     if message_id is None:
-        message_id = derived_message_id(index, draft.role, [part.model_dump(mode='json') for part in draft.parts])
+        message_id = derived_message_id(index, draft.role, draft.parts)
     return UIMessage(id=message_id, role=draft.role, parts=draft.parts, metadata=draft.metadata)
 
 

@@ -104,7 +104,7 @@ class _Loader:
         info: dict[str, Any] = {}
         # Only an id shaped like a derived one can be one; the check dumps the parts, so others skip it.
         if not DERIVED_ID.fullmatch(message.id) or message.id != derived_message_id(
-            index, message.role, [part.model_dump(mode='json') for part in message.parts]
+            index, message.role, message.parts
         ):
             info['id'] = message.id
         if message.metadata is not None:

@@ -40,12 +40,13 @@ Nothing here is trusted on load beyond its shape: it is client input like the re
 from __future__ import annotations
 
 import hashlib
-import json
 import re
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, Literal, TypeAlias, cast
 
 import pydantic
+from pydantic import BaseModel
 
 from ...core.events import CUSTOM_DATA_METADATA_KEY
 from ...core.messages import (
@@ -210,13 +211,19 @@ def tool_result(part: ToolReturnPart | RetryPromptPart, index: int) -> tuple[Res
 DERIVED_ID = re.compile(r'msg_[0-9a-f]{24}')
 
 
-def derived_message_id(index: int, role: str, parts: list[dict[str, Any]]) -> str:
+def derived_message_id(index: int, role: str, parts: Sequence[BaseModel]) -> str:
     """The id `dump_messages` gives a UI message that has none of its own: stable for the same history,
-    distinct for messages at different positions."""
-    digest = hashlib.sha256(
-        json.dumps([index, role, parts], sort_keys=True, separators=(',', ':'), ensure_ascii=False).encode()
-    ).hexdigest()
-    return f'msg_{digest[:24]}'
+    distinct for messages at different positions.
+
+    It hashes each part's JSON as pydantic writes it (fields in declared order, so the bytes are stable)
+    rather than a sorted re-encoding of a dict dump: the hash reads inline files too, and this way the
+    serializing stays in pydantic-core.
+    """
+    digest = hashlib.sha256(f'{index}\x00{role}'.encode())
+    for part in parts:
+        digest.update(b'\x00')
+        digest.update(part.model_dump_json().encode())
+    return f'msg_{digest.hexdigest()[:24]}'
 
 
 def custom_data_items(metadata: dict[str, Any] | None) -> list[dict[str, Any]]:
