@@ -176,9 +176,7 @@ _json_values: TypeAdapter[Any] = TypeAdapter(Any)
 
 
 def _compact_json(value: Any) -> str:
-    return json.dumps(
-        _json_values.dump_python(value, mode='json'), separators=(',', ':'), ensure_ascii=False
-    )
+    return json.dumps(_json_values.dump_python(value, mode='json'), separators=(',', ':'), ensure_ascii=False)
 
 
 class RetryPromptPart(_Model):
@@ -213,9 +211,7 @@ class RetryPromptPart(_Model):
                 }
                 for error in self.content
             ]
-            dumped = json.dumps(
-                _json_values.dump_python(errors, mode='json'), indent=2, ensure_ascii=False
-            )
+            dumped = json.dumps(_json_values.dump_python(errors, mode='json'), indent=2, ensure_ascii=False)
             plural = '' if len(self.content) == 1 else 's'
             description = f'{len(self.content)} validation error{plural}:\n```json\n{dumped}\n```'
         return f'{description}\n\nFix the errors and try again.'

@@ -103,9 +103,7 @@ class _Loader:
     def _message_info(self, index: int, message: UIMessage, *, new: bool) -> dict[str, Any]:
         info: dict[str, Any] = {}
         # Only an id shaped like a derived one can be one; the check dumps the parts, so others skip it.
-        if not DERIVED_ID.fullmatch(message.id) or message.id != derived_message_id(
-            index, message.role, message.parts
-        ):
+        if not DERIVED_ID.fullmatch(message.id) or message.id != derived_message_id(index, message.role, message.parts):
             info['id'] = message.id
         if message.metadata is not None:
             info['metadata'] = message.metadata
