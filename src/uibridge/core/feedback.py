@@ -24,7 +24,12 @@ import pydantic
 from .framing import wrap
 from .messages import ErrorDetails, RetryFeedbackPart
 
-__all__ = ['render_retry_feedback', 'retry_feedback_from_payload', 'retry_feedback_payload']
+__all__ = [
+    'render_retry_feedback',
+    'retry_feedback_from_marker',
+    'retry_feedback_from_payload',
+    'retry_feedback_payload',
+]
 
 _VALIDATION_ERROR_LEAD = "The previous response did not pass the application's validation:"
 _NO_OUTPUT_LEAD = 'The previous response contained no usable output.'
@@ -82,3 +87,17 @@ def retry_feedback_from_payload(data: Any) -> RetryFeedbackPart | None:
         return RetryFeedbackPart.model_validate(data)
     except pydantic.ValidationError:
         return None
+
+
+def retry_feedback_from_marker(data: Any, shown_text: str) -> RetryFeedbackPart | None:
+    """The part a system message's marker describes, when the message still shows what that part renders.
+
+    The marker and the visible text travel side by side and a client can edit either. If they no longer
+    agree, the client shows one thing and would have the model read another; neither can be trusted as the
+    application's feedback, so the message is not feedback at all (`None`: the decoder keeps it as the
+    system message it visibly is, which `sanitize_messages` strips when the server owns the system voice).
+    """
+    part = retry_feedback_from_payload(data)
+    if part is None or render_retry_feedback(part) != shown_text:
+        return None
+    return part

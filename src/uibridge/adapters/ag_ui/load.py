@@ -6,7 +6,8 @@ record (see `_wire`) starts a new one, so a history that dump wrote comes back w
 
 - A `DeveloperMessage` loads as a system prompt (and `sanitize_messages` strips it like one).
 - A `SystemMessage` becomes a `RetryFeedbackPart` only when its `encryptedValue` is a retry-feedback marker
-  that validates (`retry_feedback_from_payload`); text that merely reads like feedback stays a system prompt.
+  that validates and its `content` is exactly what that marker renders (`retry_feedback_from_marker`); text
+  that merely reads like feedback, or feedback whose text was edited, stays a system prompt.
 - An assistant message's content becomes a `TextPart` (empty content beside tool calls is the placeholder
   an announced tool-call message carries, not a part); its tool calls come back with their arguments as
   the dict they were (a JSON object string is parsed; anything else is kept as the string).
@@ -42,7 +43,7 @@ from ag_ui.core import (
 )
 
 from ...core.errors import InputError
-from ...core.feedback import retry_feedback_from_payload
+from ...core.feedback import retry_feedback_from_marker
 from ...core.messages import (
     AudioUrl,
     BinaryContent,
@@ -266,7 +267,7 @@ def _thinking(message: ReasoningMessage) -> ThinkingPart:
 
 def _system(message: SystemMessage | DeveloperMessage, part_record: dict[str, Any]) -> ModelRequestPart:
     if isinstance(message, SystemMessage):
-        feedback = retry_feedback_from_payload(read_marker(message.encrypted_value, 'retry_feedback'))
+        feedback = retry_feedback_from_marker(read_marker(message.encrypted_value, 'retry_feedback'), message.content)
         if feedback is not None:
             return feedback
     part = SystemPromptPart(content=message.content)

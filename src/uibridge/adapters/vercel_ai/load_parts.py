@@ -13,7 +13,7 @@ from typing import Any, cast
 import pydantic
 
 from ...core.errors import InputError
-from ...core.feedback import retry_feedback_from_payload
+from ...core.feedback import retry_feedback_from_marker
 from ...core.messages import (
     AudioUrl,
     BinaryContent,
@@ -47,7 +47,7 @@ def ours(provider_metadata: Mapping[str, Any] | None) -> dict[str, Any]:
 
 def system_part(texts: list[TextUIPart], first: dict[str, Any]) -> SystemPromptPart | RetryFeedbackPart:
     if len(texts) == 1 and 'retry_feedback' in first:
-        feedback = retry_feedback_from_payload(first['retry_feedback'])
+        feedback = retry_feedback_from_marker(first['retry_feedback'], texts[0].text)
         if feedback is not None:
             return feedback
     part = SystemPromptPart(content=''.join(text.text for text in texts))
