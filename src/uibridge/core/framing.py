@@ -32,7 +32,9 @@ What counts as a framing-tag spelling (each of these has its `<` escaped as `&lt
 
 Matching is linear in the text. One compiled pattern, whose name alternation is a trie, settles every
 ASCII spelling, so the cost per `<` is bounded by the longest name, not by how many tags are registered
-(it compiles on first use after a registration, so registering many tags costs one compile). Text with
+(it compiles on first use after a registration, so registering many tags costs one compile). A guard in
+front of the trie turns away, in a few character tests, every `<` not followed by a whole word that could
+be a name, which is most of them in prose and all of them in near misses like `<syste<`. Text with
 non-ASCII characters takes a second pass over the remaining `<`s whose head holds an invisible or non-ASCII
 character: each such candidate (up to the next `<` or `>`) is folded as above, and the name read from it is
 looked up in a set. Candidates never overlap, so the second pass reads each character at most once more.
@@ -90,10 +92,17 @@ _INVISIBLE = (
     '\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\U000e0001\U000e0020-\U000e007f'
 )
 _INVISIBLE_RE = re.compile(f'[{_INVISIBLE}]')
-# After `<`: whitespace, then an optional `/` and more whitespace. Possessive, so a long run of spaces
+# The first pass matches ASCII spellings case-insensitively without `re.IGNORECASE`: each letter of a name
+# becomes a class of itself, its upper case and the non-ASCII letters that IGNORECASE also takes for it
+# (Python's `re` has four: `İ` and `ı` for i, the Kelvin sign for k, `ſ` for s), so it matches exactly what
+# IGNORECASE would, while each trie branch opens with a character class that `re` tests before entering it.
+_CASE_FOLDS = {'i': '\u0130\u0131', 'k': '\u212a', 's': '\u017f'}
+_NAME_CHARS = 'a-zA-Z0-9_' + ''.join(_CASE_FOLDS.values())
+# After `<`: whitespace, then an optional `/` and more whitespace, all possessive, so a long run of spaces
 # after a `<` is read once and never backtracked into.
-_PREFIX = r'<(?=\s*+(?:/\s*+)?'
-_END = r'(?:[\s/>]|\Z))'
+_GAP = r'\s*+/?+\s*+'
+# A name is followed by whitespace, `/`, `>` or the end of the text.
+_END = r'(?![^\s/>])'
 
 
 class _TrieNode:
@@ -102,6 +111,15 @@ class _TrieNode:
     def __init__(self) -> None:
         self.children: dict[str, _TrieNode] = {}
         self.terminal = False
+
+
+def _spellings(char: str) -> str:
+    """The characters IGNORECASE takes for `char` (a lowercase letter, digit or underscore of a name)."""
+    return char + char.upper() + _CASE_FOLDS.get(char, '') if char.isalpha() else char
+
+
+def _letter(char: str) -> str:
+    return f'[{_spellings(char)}]' if char.isalpha() else re.escape(char)
 
 
 def _trie_alternation(names: list[str]) -> str:
@@ -114,7 +132,7 @@ def _trie_alternation(names: list[str]) -> str:
         node.terminal = True
 
     def render(node: _TrieNode) -> str:
-        branches = [re.escape(char) + render(child) for char, child in sorted(node.children.items())]
+        branches = [_letter(char) + render(child) for char, child in sorted(node.children.items())]
         if not branches:
             return ''
         body = branches[0] if len(branches) == 1 else '(?:' + '|'.join(branches) + ')'
@@ -142,17 +160,31 @@ class _Matcher:
     def ascii_pattern(self) -> re.Pattern[str]:
         pattern = self._pattern
         if pattern is None:
-            pattern = re.compile(_PREFIX + _trie_alternation(sorted(self.names)) + _END, re.IGNORECASE)
+            pattern = re.compile(_ascii_pattern(self.names))
             self._pattern = pattern
         return pattern
+
+
+def _ascii_pattern(names: frozenset[str]) -> str:
+    """`<` (only it is replaced) when a gap, one of `names` and an `_END` follow.
+
+    A guard runs first: possessive runs read the gap and the word after it, and what follows the word must
+    be able to end a name. Most `<` that are no tag (`a < b.`, `<syste<`, `< <`, `<` and a long run of
+    spaces) fail it within a few character tests, without entering the trie, whatever the number of
+    registered names. The guard only turns away what the trie would turn away too: a name is a whole word
+    of `_NAME_CHARS`, and the gap is whitespace and `/`.
+    """
+    first = ''.join(sorted({_spellings(name[0]) for name in names}))
+    guard = f'(?=[\\s/]*+[{first}][{_NAME_CHARS}]*+{_END})'
+    return f'<{guard}(?={_GAP}{_trie_alternation(sorted(names))}{_END})'
 
 
 # A tag-like candidate in text that holds non-ASCII characters: `<` and everything up to the next `<` or
 # `>`. It is folded whole before it is read, so a full-width `／` or an invisible character anywhere in it
 # counts as what it stands for. Candidates never overlap, so folding each one keeps the pass linear. Only
-# candidates whose head (up to the end of the name) holds an invisible or a non-ASCII non-space character
+# candidates whose head (up to the end of the name) holds a non-ASCII character, invisible ones included,
 # are read: any other head is ASCII apart from whitespace, which the first pass already settled.
-_WIDE_CANDIDATE = re.compile(rf'<(?=[\s/]*+(?:[{_INVISIBLE}]|[^\s/<>]*?[^\x00-\x7f]))[^<>]*+')
+_WIDE_CANDIDATE = re.compile(r'<(?=[\s/]*+[^\s/<>\x80-\U0010ffff]*+[^\x00-\x7f])[^<>]*+')
 # The tag shape, read on the folded candidate: the name, then the first character after it (if any).
 _FOLDED_TAG = re.compile(r'\s*+(?:/\s*+)?([^\s/>]++)(.?)', re.DOTALL)
 
