@@ -44,7 +44,8 @@ clean:
 
 # Benchmarks against the peer (pydantic-ai's UI adapters), in an environment of their own, bench/.venv: the
 # peer is installed only there, never as a dependency of uibridge. Not part of `make test`. Runs every
-# benchmark and writes bench/RESULTS.md; `make bench BENCH_ARGS=framing` runs one and only prints it.
+# benchmark and writes bench/RESULTS.md, then fails if a bar was missed; `make bench BENCH_ARGS=framing`
+# runs one benchmark (framing, messages, streams, e2e) and only prints its table.
 BENCH_VENV := bench/.venv
 BENCH_INSTALLED := $(BENCH_VENV)/.installed
 
