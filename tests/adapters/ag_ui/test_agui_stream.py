@@ -118,7 +118,7 @@ def test_interrupt_uses_the_final_call_and_the_given_approval_id() -> None:
 
     events = [
         PartStart(0, ToolCallPart(tool_name='rm', tool_call_id='c')),
-        PartDelta(0, '{"path":"/tmp/x"}'),
+        PartDelta(0, '{"path":"notes/x"}'),
         PartEnd(0),
         ToolCallReady('c', 'approval'),
     ]
@@ -129,7 +129,7 @@ def test_interrupt_uses_the_final_call_and_the_given_approval_id() -> None:
             {'id': 'apr_c', 'reason': 'tool_approval', 'message': 'Approve the call to rm?', 'toolCallId': 'c'}
         ],
     }
-    assert seen[0].args == {'path': '/tmp/x'}
+    assert seen[0].args == {'path': 'notes/x'}
 
 
 def test_fresh_message_ids_per_response_and_tool_calls_name_an_announced_parent() -> None:
