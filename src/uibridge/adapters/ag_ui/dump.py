@@ -28,6 +28,7 @@ import hashlib
 from collections.abc import Sequence
 from typing import Any, cast
 
+import pydantic_core
 from ag_ui.core import Message
 
 from ...core.feedback import render_retry_feedback, retry_feedback_payload
@@ -123,7 +124,8 @@ def _stored_entries(message: ModelMessage, count: int) -> list[dict[str, Any]] |
 def _derived_id(draft: Draft, index: int, position: int, used: set[str]) -> str:
     # Hashed from the AG-UI message itself (records included, so timestamps tell equal texts apart) and
     # its place in the history: stable across dumps and across changes to the neutral model's JSON.
-    body = compact_json(draft).encode()
+    # pydantic-core writes the bytes directly (a third of dump_messages went to building them in Python).
+    body = pydantic_core.to_json(draft)
     digest = hashlib.sha256(f'{index}:{position}:'.encode() + body).hexdigest()
     candidate = f'msg_{digest[:24]}'
     salt = 0
