@@ -16,12 +16,12 @@ error's `ctx` dropped and its `input` left out, exactly as the text renders them
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pydantic
 
 from .framing import wrap
+from .json_text import compact_json, iso_utc, json_values
 from .messages import ErrorDetails, RetryFeedbackPart
 
 __all__ = [
@@ -35,22 +35,16 @@ _VALIDATION_ERROR_LEAD = "The previous response did not pass the application's v
 _NO_OUTPUT_LEAD = 'The previous response contained no usable output.'
 _MODEL_RETRY_LEAD = "The application's validator rejected the previous response:"
 
-_json_values = pydantic.TypeAdapter(Any)
-
 
 def _disclosed_errors(errors: list[ErrorDetails]) -> list[dict[str, Any]]:
     """The errors as the model and the UI may see them: no `ctx`, no `input` (include_input none)."""
     return [{key: value for key, value in error.items() if key not in ('ctx', 'input')} for error in errors]
 
 
-def _compact_json(value: Any) -> str:
-    return json.dumps(_json_values.dump_python(value, mode='json'), separators=(',', ':'), ensure_ascii=False)
-
-
 def render_retry_feedback(part: RetryFeedbackPart) -> str:
     """The text the model is shown for `part`, chosen by its `cause`."""
     content = part.content
-    body = content if isinstance(content, str) else _compact_json(_disclosed_errors(content))
+    body = content if isinstance(content, str) else compact_json(_disclosed_errors(content))
     if part.cause == 'validation_error':
         return f'{_VALIDATION_ERROR_LEAD}\n{wrap("validation_errors", body)}'
     if part.cause == 'model_retry':
@@ -68,8 +62,8 @@ def retry_feedback_payload(part: RetryFeedbackPart) -> dict[str, Any]:
     return {
         'part_kind': part.part_kind,
         'cause': part.cause,
-        'content': _json_values.dump_python(content, mode='json'),
-        'timestamp': part.timestamp.isoformat().replace('+00:00', 'Z'),
+        'content': json_values.dump_python(content, mode='json'),
+        'timestamp': iso_utc(part.timestamp),
     }
 
 

@@ -21,6 +21,8 @@ import pydantic
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, TypeAdapter
 from typing_extensions import TypedDict
 
+from .json_text import compact_json, json_values
+
 __all__ = [
     'AudioUrl',
     'BinaryContent',
@@ -169,14 +171,7 @@ class ToolReturnPart(_Model):
     def model_response_str(self) -> str:
         if isinstance(self.content, str):
             return self.content
-        return _compact_json(self.content)
-
-
-_json_values: TypeAdapter[Any] = TypeAdapter(Any)
-
-
-def _compact_json(value: Any) -> str:
-    return json.dumps(_json_values.dump_python(value, mode='json'), separators=(',', ':'), ensure_ascii=False)
+        return compact_json(self.content)
 
 
 class RetryPromptPart(_Model):
@@ -211,7 +206,7 @@ class RetryPromptPart(_Model):
                 }
                 for error in self.content
             ]
-            dumped = json.dumps(_json_values.dump_python(errors, mode='json'), indent=2, ensure_ascii=False)
+            dumped = json.dumps(json_values.dump_python(errors, mode='json'), indent=2, ensure_ascii=False)
             plural = '' if len(self.content) == 1 else 's'
             description = f'{len(self.content)} validation error{plural}:\n```json\n{dumped}\n```'
         return f'{description}\n\nFix the errors and try again.'
@@ -327,7 +322,7 @@ class ToolCallPart(_Model):
             return '{}'
         if isinstance(self.args, str):
             return self.args or '{}'
-        return _compact_json(self.args)
+        return compact_json(self.args)
 
 
 class FilePart(_Model):

@@ -34,6 +34,9 @@ from typing import Any, cast
 import pydantic
 from ag_ui.core import Message
 
+from ...core.json_text import compact_json
+from ...core.json_text import iso_utc as iso
+
 __all__ = [
     'METADATA_KEY',
     'WIRE_KEY',
@@ -53,15 +56,6 @@ WIRE_KEY = 'uibridge'
 message_adapter: pydantic.TypeAdapter[Message] = pydantic.TypeAdapter(Message)
 _any = pydantic.TypeAdapter(Any)
 _datetime = pydantic.TypeAdapter(datetime)
-
-
-def compact_json(value: Any) -> str:
-    """The JSON text uibridge writes: compact, UTF-8, keys in insertion order (stable across dumps)."""
-    return json.dumps(_any.dump_python(value, mode='json'), separators=(',', ':'), ensure_ascii=False)
-
-
-def iso(value: datetime) -> str:
-    return value.isoformat().replace('+00:00', 'Z')
 
 
 def parse_iso(value: Any) -> datetime | None:

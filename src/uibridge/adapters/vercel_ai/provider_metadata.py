@@ -49,6 +49,7 @@ import pydantic
 from pydantic import BaseModel
 
 from ...core.events import CUSTOM_DATA_METADATA_KEY
+from ...core.json_text import iso_utc as iso
 from ...core.messages import (
     FilePart,
     ModelResponse,
@@ -88,10 +89,6 @@ _any = pydantic.TypeAdapter(Any)
 def jsonable(value: Any) -> Any:
     """`value` as JSON-compatible Python; what has no JSON form (an exception in an error's ctx) becomes text."""
     return _any.dump_python(value, mode='json', fallback=str)
-
-
-def iso(moment: datetime) -> str:
-    return moment.isoformat().replace('+00:00', 'Z')
 
 
 def parse_time(value: Any) -> datetime | None:
