@@ -18,7 +18,14 @@ from typing import Any
 
 import uvicorn
 
-from uibridge import ModelMessagesTypeAdapter
+from uibridge import (
+    ModelMessagesTypeAdapter,
+    RetryFeedbackPart,
+    RetryPromptPart,
+    ThinkingPart,
+    ToolCallPart,
+    ToolReturnPart,
+)
 from uibridge.core.events import AgentEvent
 from uibridge.core.messages import ModelMessage
 from uibridge.server import AgentRun
@@ -175,6 +182,63 @@ def assert_round_trip(recorder: Recorder, thread_id: str) -> list[AgentRun]:
         received = model_view(after.input.history)
         assert received[: len(expected)] == expected
     return runs
+
+
+def all_parts(messages: Sequence[Any]) -> list[Any]:
+    return [part for message in messages for part in message.parts]
+
+
+# What a round trip must preserve, whatever the protocol: each check reads the recorded runs of one thread
+# (the demo agent's `think`, `retry the weather` and `feedback` scenarios) and asserts on the neutral model.
+
+
+def check_thinking_comes_back_signed(recorder: Recorder, thread_id: str) -> None:
+    first, second = recorder.runs_for(thread_id)
+    produced = [p for p in all_parts(completed_by_run(recorder)[id(first)]) if isinstance(p, ThinkingPart)]
+    assert second.input is not None
+    received = [p for p in all_parts(second.input.history) if isinstance(p, ThinkingPart)]
+    assert received == produced
+    assert produced[0].signature is not None and produced[0].signature.startswith('demo-sig-')
+
+
+def check_tool_calls_come_back_answered(recorder: Recorder, thread_id: str) -> None:
+    _, second = recorder.runs_for(thread_id)
+    assert second.input is not None
+    parts = all_parts(second.input.history)
+    assert [type(p).__name__ for p in parts] == [
+        'UserPromptPart',
+        'ToolCallPart',
+        'RetryPromptPart',
+        'ToolCallPart',
+        'ToolReturnPart',
+        'TextPart',
+        'UserPromptPart',
+    ]
+    calls = [p for p in parts if isinstance(p, ToolCallPart)]
+    answers = [p for p in parts if isinstance(p, RetryPromptPart | ToolReturnPart)]
+    assert [c.tool_call_id for c in calls] == [a.tool_call_id for a in answers]
+    assert calls[1].args == {'city': 'Paris'}
+    assert isinstance(answers[1], ToolReturnPart)
+    assert answers[1].content == {'city': 'Paris', 'forecast': 'sunny', 'temperature_c': 21}
+    # What the model is given keeps all of it (tool results are not client-forged system text).
+    assert all_parts(second.messages) == parts
+
+
+def check_feedback_comes_back_from_its_marker(recorder: Recorder, thread_id: str) -> None:
+    first, second = recorder.runs_for(thread_id)
+    produced = [p for p in all_parts(completed_by_run(recorder)[id(first)]) if isinstance(p, RetryFeedbackPart)]
+    assert [p.cause for p in produced] == ['validation_error', 'no_output', 'model_retry']
+    assert second.input is not None
+    received = [p for p in all_parts(second.input.history) if isinstance(p, RetryFeedbackPart)]
+    assert [p.model_dump(exclude={'content'}) for p in received] == [
+        p.model_dump(exclude={'content'}) for p in produced
+    ]
+    # The marker discloses no validation `input`, so that is the one thing that does not come back.
+    assert received[0].content == [{k: v for k, v in e.items() if k != 'input'} for e in produced[0].content]
+    assert received[1].content == produced[1].content
+    assert received[2].content == produced[2].content
+    # The server owns the system voice: feedback a client sends back never reaches the model.
+    assert not [p for p in all_parts(second.messages) if isinstance(p, RetryFeedbackPart)]
 
 
 def one_turn_spec(protocol: str, base_url: str) -> dict[str, Any]:

@@ -5,15 +5,21 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from e2e_support import LiveServer, assert_round_trip, completed_by_run, model_view
+from e2e_support import (
+    LiveServer,
+    all_parts,
+    assert_round_trip,
+    check_feedback_comes_back_from_its_marker,
+    check_thinking_comes_back_signed,
+    check_tool_calls_come_back_answered,
+    completed_by_run,
+    model_view,
+)
 
 from uibridge import (
     ModelRequest,
     ModelResponse,
-    RetryFeedbackPart,
-    RetryPromptPart,
     TextPart,
-    ThinkingPart,
     ToolCallPart,
     ToolReturnPart,
     UserPromptPart,
@@ -56,10 +62,6 @@ def driven(live_server: LiveServer) -> dict[str, Any]:
     return live_server.drive('e2e_agui.mjs', spec)
 
 
-def all_parts(messages: list[Any]) -> list[Any]:
-    return [part for message in messages for part in message.parts]
-
-
 @pytest.mark.parametrize('name', list(SCENARIOS))
 def test_every_step_succeeds_in_the_client(driven: dict[str, Any], name: str) -> None:
     for step in driven[name]['steps']:
@@ -77,56 +79,17 @@ def test_the_server_receives_exactly_what_it_produced(
 
 
 def test_thinking_comes_back_with_its_signature(driven: dict[str, Any], live_server: LiveServer) -> None:
-    first, second = live_server.recorder.runs_for(thread('think'))
-    produced = [p for p in all_parts(completed_by_run(live_server.recorder)[id(first)]) if isinstance(p, ThinkingPart)]
-    assert second.input is not None
-    received = [p for p in all_parts(second.input.history) if isinstance(p, ThinkingPart)]
-    assert received == produced
-    assert produced[0].signature is not None and produced[0].signature.startswith('demo-sig-')
+    check_thinking_comes_back_signed(live_server.recorder, thread('think'))
 
 
 def test_tool_calls_come_back_with_their_results_and_retries(driven: dict[str, Any], live_server: LiveServer) -> None:
-    _, second = live_server.recorder.runs_for(thread('tools'))
-    assert second.input is not None
-    parts = all_parts(second.input.history)
-    kinds = [type(p).__name__ for p in parts]
-    assert kinds == [
-        'UserPromptPart',
-        'ToolCallPart',
-        'RetryPromptPart',
-        'ToolCallPart',
-        'ToolReturnPart',
-        'TextPart',
-        'UserPromptPart',
-    ]
-    calls = [p for p in parts if isinstance(p, ToolCallPart)]
-    answers = [p for p in parts if isinstance(p, RetryPromptPart | ToolReturnPart)]
-    assert [c.tool_call_id for c in calls] == [a.tool_call_id for a in answers]
-    assert calls[1].args == {'city': 'Paris'}
-    assert isinstance(answers[1], ToolReturnPart)
-    assert answers[1].content == {'city': 'Paris', 'forecast': 'sunny', 'temperature_c': 21}
-    # What the model is given keeps all of it (tool results are not client-forged system text).
-    assert all_parts(second.messages) == parts
+    check_tool_calls_come_back_answered(live_server.recorder, thread('tools'))
 
 
 def test_retry_feedback_is_rebuilt_from_the_marker_and_then_stripped(
     driven: dict[str, Any], live_server: LiveServer
 ) -> None:
-    first, second = live_server.recorder.runs_for(thread('feedback'))
-    produced = [
-        p for p in all_parts(completed_by_run(live_server.recorder)[id(first)]) if isinstance(p, RetryFeedbackPart)
-    ]
-    assert [p.cause for p in produced] == ['validation_error', 'no_output', 'model_retry']
-    assert second.input is not None
-    received = [p for p in all_parts(second.input.history) if isinstance(p, RetryFeedbackPart)]
-    # The marker discloses no validation `input`, so that is the one thing that does not come back.
-    assert [p.model_dump(exclude={'content'}) for p in received] == [
-        p.model_dump(exclude={'content'}) for p in produced
-    ]
-    assert received[1].content == produced[1].content
-    assert received[2].content == produced[2].content
-    # The server owns the system voice: feedback a client sends back never reaches the model.
-    assert not [p for p in all_parts(second.messages) if isinstance(p, RetryFeedbackPart)]
+    check_feedback_comes_back_from_its_marker(live_server.recorder, thread('feedback'))
     # The client shows it as a system-role message.
     system = [m for m in driven['feedback']['steps'][0]['messages'] if m['role'] == 'system']
     assert len(system) == 3

@@ -5,15 +5,21 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from e2e_support import LiveServer, assert_round_trip, completed_by_run, model_view
+from e2e_support import (
+    LiveServer,
+    all_parts,
+    assert_round_trip,
+    check_feedback_comes_back_from_its_marker,
+    check_thinking_comes_back_signed,
+    check_tool_calls_come_back_answered,
+    completed_by_run,
+    model_view,
+)
 
 from uibridge import (
     ModelRequest,
     ModelResponse,
-    RetryFeedbackPart,
-    RetryPromptPart,
     TextPart,
-    ThinkingPart,
     ToolCallPart,
     ToolReturnPart,
     UserPromptPart,
@@ -56,10 +62,6 @@ def driven(live_server: LiveServer) -> dict[str, Any]:
     return live_server.drive('e2e_vercel.mjs', spec)
 
 
-def all_parts(messages: list[Any]) -> list[Any]:
-    return [part for message in messages for part in message.parts]
-
-
 @pytest.mark.parametrize('name', list(SCENARIOS))
 def test_every_step_succeeds_in_the_client(driven: dict[str, Any], name: str) -> None:
     for step in driven[name]['steps']:
@@ -76,53 +78,17 @@ def test_the_server_receives_exactly_what_it_produced(
 
 
 def test_thinking_comes_back_with_its_signature(driven: dict[str, Any], live_server: LiveServer) -> None:
-    first, second = live_server.recorder.runs_for(chat('think'))
-    produced = [p for p in all_parts(completed_by_run(live_server.recorder)[id(first)]) if isinstance(p, ThinkingPart)]
-    assert second.input is not None
-    received = [p for p in all_parts(second.input.history) if isinstance(p, ThinkingPart)]
-    assert received == produced
-    assert produced[0].signature is not None and produced[0].signature.startswith('demo-sig-')
+    check_thinking_comes_back_signed(live_server.recorder, chat('think'))
 
 
 def test_tool_calls_come_back_with_their_results_and_retries(driven: dict[str, Any], live_server: LiveServer) -> None:
-    _, second = live_server.recorder.runs_for(chat('tools'))
-    assert second.input is not None
-    parts = all_parts(second.input.history)
-    kinds = [type(p).__name__ for p in parts]
-    assert kinds == [
-        'UserPromptPart',
-        'ToolCallPart',
-        'RetryPromptPart',
-        'ToolCallPart',
-        'ToolReturnPart',
-        'TextPart',
-        'UserPromptPart',
-    ]
-    calls = [p for p in parts if isinstance(p, ToolCallPart)]
-    answers = [p for p in parts if isinstance(p, RetryPromptPart | ToolReturnPart)]
-    assert [c.tool_call_id for c in calls] == [a.tool_call_id for a in answers]
-    assert calls[1].args == {'city': 'Paris'}
-    assert isinstance(answers[1], ToolReturnPart)
-    assert answers[1].content == {'city': 'Paris', 'forecast': 'sunny', 'temperature_c': 21}
-    assert all_parts(second.messages) == parts
+    check_tool_calls_come_back_answered(live_server.recorder, chat('tools'))
 
 
 def test_retry_feedback_is_rebuilt_from_the_marker_and_then_stripped(
     driven: dict[str, Any], live_server: LiveServer
 ) -> None:
-    first, second = live_server.recorder.runs_for(chat('feedback'))
-    produced_parts = all_parts(completed_by_run(live_server.recorder)[id(first)])
-    produced = [p for p in produced_parts if isinstance(p, RetryFeedbackPart)]
-    assert [p.cause for p in produced] == ['validation_error', 'no_output', 'model_retry']
-    assert second.input is not None
-    received = [p for p in all_parts(second.input.history) if isinstance(p, RetryFeedbackPart)]
-    assert [p.model_dump(exclude={'content'}) for p in received] == [
-        p.model_dump(exclude={'content'}) for p in produced
-    ]
-    assert received[0].content == [{k: v for k, v in e.items() if k != 'input'} for e in produced[0].content]
-    assert received[1].content == produced[1].content
-    assert received[2].content == produced[2].content
-    assert not [p for p in all_parts(second.messages) if isinstance(p, RetryFeedbackPart)]
+    check_feedback_comes_back_from_its_marker(live_server.recorder, chat('feedback'))
     # The live stream carries the feedback as data parts of the assistant message, marker included.
     assistant = driven['feedback']['steps'][0]['messages'][1]
     feedback_parts = [p for p in assistant['parts'] if p['type'] == 'data-retry-feedback']
