@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
-__all__ = ['compact_json', 'iso_utc', 'json_values']
+__all__ = ['compact_json', 'iso_utc', 'json_values', 'parse_iso']
 
 json_values: TypeAdapter[Any] = TypeAdapter(Any)
 """Turns any value pydantic can serialize (models, datetimes, bytes, tuples) into JSON-compatible Python."""
@@ -25,3 +25,14 @@ def compact_json(value: Any) -> str:
 
 def iso_utc(moment: datetime) -> str:
     return moment.isoformat().replace('+00:00', 'Z')
+
+
+def parse_iso(value: object) -> datetime | None:
+    """A timestamp `iso_utc` wrote (or any ISO 8601 text), read back; `None` for anything else. Strict on
+    purpose: it reads what a client echoes, so a number or a malformed string is no timestamp at all."""
+    if not isinstance(value, str):
+        return None
+    try:
+        return datetime.fromisoformat(value)
+    except ValueError:
+        return None

@@ -28,13 +28,12 @@ from __future__ import annotations
 
 import json
 import warnings
-from datetime import datetime
 from typing import Any, cast
 
 import pydantic
 from ag_ui.core import Message
 
-from ...core.json_text import compact_json
+from ...core.json_text import compact_json, parse_iso
 from ...core.json_text import iso_utc as iso
 
 __all__ = [
@@ -55,16 +54,6 @@ WIRE_KEY = 'uibridge'
 
 message_adapter: pydantic.TypeAdapter[Message] = pydantic.TypeAdapter(Message)
 _any = pydantic.TypeAdapter(Any)
-_datetime = pydantic.TypeAdapter(datetime)
-
-
-def parse_iso(value: Any) -> datetime | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        return _datetime.validate_python(value)
-    except pydantic.ValidationError:
-        return None
 
 
 def marker(kind: str, payload: Any) -> str:

@@ -41,7 +41,7 @@ from ...core.messages import (
     UserPromptPart,
 )
 from .load_parts import call_args, derived_denial, ours, result_part, system_part, user_file, user_part
-from .provider_metadata import DERIVED_ID, SIDECAR_KEY, derived_message_id, parse_time
+from .provider_metadata import DERIVED_ID, SIDECAR_KEY, derived_message_id, parse_iso
 from .types import (
     CustomUIPart,
     DataUIPart,
@@ -220,7 +220,7 @@ class _Loader:
                 _response_sidecar(response)['bare'] = True
             return
         info = cast(dict[str, Any], info)
-        timestamp = parse_time(info.get('timestamp'))
+        timestamp = parse_iso(info.get('timestamp'))
         if timestamp is not None:
             response.timestamp = timestamp
         for key in ('model_name', 'provider_name'):

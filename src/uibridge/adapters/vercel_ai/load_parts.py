@@ -29,7 +29,7 @@ from ...core.messages import (
     UserPromptPart,
     VideoUrl,
 )
-from .provider_metadata import PROVIDER_KEY, parse_time
+from .provider_metadata import PROVIDER_KEY, parse_iso
 from .types import DynamicToolUIPart, FileUIPart, TextUIPart, ToolApprovalUI, ToolUIPart, UIMessagePart
 
 __all__ = ['call_args', 'derived_denial', 'ours', 'result_part', 'system_part', 'user_file', 'user_part']
@@ -51,7 +51,7 @@ def system_part(texts: list[TextUIPart], first: dict[str, Any]) -> SystemPromptP
         if feedback is not None:
             return feedback
     part = SystemPromptPart(content=''.join(text.text for text in texts))
-    timestamp = parse_time(first.get('timestamp'))
+    timestamp = parse_iso(first.get('timestamp'))
     if timestamp is not None:
         part.timestamp = timestamp
     if isinstance(first.get('dynamic_ref'), str):
@@ -73,7 +73,7 @@ def user_part(content: list[UserContent], parts: list[UIMessagePart], first: dic
             first = ours(part.provider_metadata)
             break
     prompt = UserPromptPart(content=value)
-    timestamp = parse_time(first.get('timestamp'))
+    timestamp = parse_iso(first.get('timestamp'))
     if timestamp is not None:
         prompt.timestamp = timestamp
     return prompt
@@ -137,7 +137,7 @@ def result_part(part: ToolUIPart | DynamicToolUIPart, call_fields: dict[str, Any
         fields = cast(dict[str, Any], result) if isinstance(result, dict) else {}
     else:
         fields = ours(part.result_provider_metadata)
-    timestamp = parse_time(fields.get('timestamp'))
+    timestamp = parse_iso(fields.get('timestamp'))
     stamp: dict[str, Any] = {'timestamp': timestamp} if timestamp is not None else {}
     name, call_id = part.tool_name, part.tool_call_id
     if state == 'output-error' and isinstance(fields.get('retry'), dict):

@@ -42,7 +42,6 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Sequence
-from datetime import datetime
 from typing import Any, Literal, TypeAlias, cast
 
 import pydantic
@@ -50,6 +49,7 @@ from pydantic import BaseModel
 
 from ...core.events import CUSTOM_DATA_METADATA_KEY
 from ...core.json_text import iso_utc as iso
+from ...core.json_text import parse_iso
 from ...core.messages import (
     FilePart,
     ModelResponse,
@@ -69,7 +69,7 @@ __all__ = [
     'file_metadata',
     'iso',
     'jsonable',
-    'parse_time',
+    'parse_iso',
     'response_info',
     'text_metadata',
     'thinking_metadata',
@@ -89,15 +89,6 @@ _any = pydantic.TypeAdapter(Any)
 def jsonable(value: Any) -> Any:
     """`value` as JSON-compatible Python; what has no JSON form (an exception in an error's ctx) becomes text."""
     return _any.dump_python(value, mode='json', fallback=str)
-
-
-def parse_time(value: Any) -> datetime | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        return datetime.fromisoformat(value)
-    except ValueError:
-        return None
 
 
 def app_metadata(metadata: dict[str, Any] | None) -> dict[str, Any] | None:
