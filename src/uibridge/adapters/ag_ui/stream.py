@@ -84,9 +84,21 @@ from ...core.events import (
 from ...core.messages import ModelMessage, ModelResponse, RetryPromptPart, TextPart, ThinkingPart, ToolCallPart
 from ._wire import METADATA_KEY, WIRE_KEY, compact_json
 from .dump import feedback_message, legacy_retry_message, response_record, thinking_marker, tool_message
-from .frames import CONTENT_TYPE, declares_1_0, delta_frame, now_ms, sdk_frame
+from .frames import CONTENT_TYPE, EventFrame, declares_1_0, delta_frame, now_ms, sdk_frame
 
 __all__ = ['AGUIEventStream', 'encode_events']
+
+# The events a run sends per message, part and tool call, written directly (see `frames`).
+_text_start = EventFrame(TextMessageStartEvent)
+_text_end = EventFrame(TextMessageEndEvent)
+_reasoning_start = EventFrame(ReasoningStartEvent)
+_reasoning_message_start = EventFrame(ReasoningMessageStartEvent)
+_reasoning_message_end = EventFrame(ReasoningMessageEndEvent)
+_reasoning_encrypted_value = EventFrame(ReasoningEncryptedValueEvent)
+_reasoning_end = EventFrame(ReasoningEndEvent)
+_tool_call_start = EventFrame(ToolCallStartEvent)
+_tool_call_end = EventFrame(ToolCallEndEvent)
+_tool_call_result = EventFrame(ToolCallResultEvent)
 
 
 def _call_id(call: ToolCallPart) -> str:
@@ -177,14 +189,12 @@ class AGUIEventStream:
                 self._answered.add(event.part.tool_call_id)
                 draft = tool_message(event.part)
                 out.append(
-                    sdk_frame(
-                        ToolCallResultEvent(
-                            message_id=self._request_message_id(),
-                            tool_call_id=event.part.tool_call_id,
-                            content=draft['content'],
-                            metadata={WIRE_KEY: draft['_uib']},
-                            timestamp=now_ms(),
-                        )
+                    _tool_call_result(
+                        now_ms(),
+                        message_id=self._request_message_id(),
+                        tool_call_id=event.part.tool_call_id,
+                        content=draft['content'],
+                        metadata={WIRE_KEY: draft['_uib']},
                     )
                 )
             case RetryFeedback():
@@ -279,13 +289,7 @@ class AGUIEventStream:
         if isinstance(part, TextPart):
             message_id = self._response_message_id()
             metadata = self._metadata({'id': part.id} if part.id is not None else None)
-            out.append(
-                sdk_frame(
-                    TextMessageStartEvent(
-                        message_id=message_id, role='assistant', metadata=metadata, timestamp=now_ms()
-                    )
-                )
-            )
+            out.append(_text_start(now_ms(), message_id=message_id, role='assistant', metadata=metadata))
             if part.content:
                 out.append(delta_frame('TEXT_MESSAGE_CONTENT', 'messageId', message_id, part.content))
             self._last_kind = 'assistant'
@@ -296,12 +300,8 @@ class AGUIEventStream:
             message_id = self._response_message_id()
             span_id = f'{message_id}.reasoning'
             now = now_ms()
-            out.append(sdk_frame(ReasoningStartEvent(message_id=span_id, timestamp=now)))
-            out.append(
-                sdk_frame(
-                    ReasoningMessageStartEvent(message_id=message_id, metadata=self._metadata(None), timestamp=now)
-                )
-            )
+            out.append(_reasoning_start(now, message_id=span_id))
+            out.append(_reasoning_message_start(now, message_id=message_id, metadata=self._metadata(None)))
             if part.content:
                 out.append(delta_frame('REASONING_MESSAGE_CONTENT', 'messageId', message_id, part.content))
             self._last_kind = 'reasoning'
@@ -310,25 +310,17 @@ class AGUIEventStream:
             if self._last_kind != 'assistant' or not self._joinable:
                 message_id = self._response_message_id()
                 now = now_ms()
-                out.append(
-                    sdk_frame(
-                        TextMessageStartEvent(
-                            message_id=message_id, role='assistant', metadata=self._metadata(None), timestamp=now
-                        )
-                    )
-                )
-                out.append(sdk_frame(TextMessageEndEvent(message_id=message_id, timestamp=now)))
+                out.append(_text_start(now, message_id=message_id, role='assistant', metadata=self._metadata(None)))
+                out.append(_text_end(now, message_id=message_id))
                 self._last_kind = 'assistant'
                 self._last_assistant_id = message_id
             self._joinable = True
             out.append(
-                sdk_frame(
-                    ToolCallStartEvent(
-                        tool_call_id=part.tool_call_id,
-                        tool_call_name=part.tool_name,
-                        parent_message_id=self._last_assistant_id,
-                        timestamp=now_ms(),
-                    )
+                _tool_call_start(
+                    now_ms(),
+                    tool_call_id=part.tool_call_id,
+                    tool_call_name=part.tool_name,
+                    parent_message_id=self._last_assistant_id,
                 )
             )
             opened = _Open('call', part.tool_call_id, part)
@@ -355,9 +347,9 @@ class AGUIEventStream:
     def _part_end(self, opened: _Open, signature: str | None, out: list[bytes]) -> None:
         now = now_ms()
         if opened.kind == 'text':
-            out.append(sdk_frame(TextMessageEndEvent(message_id=opened.id, timestamp=now)))
+            out.append(_text_end(now, message_id=opened.id))
         elif opened.kind == 'thinking':
-            out.append(sdk_frame(ReasoningMessageEndEvent(message_id=opened.id, timestamp=now)))
+            out.append(_reasoning_message_end(now, message_id=opened.id))
             part = opened.part
             assert isinstance(part, ThinkingPart)
             if signature is not None:
@@ -365,17 +357,13 @@ class AGUIEventStream:
             encrypted = thinking_marker(part)
             if encrypted is not None:
                 out.append(
-                    sdk_frame(
-                        ReasoningEncryptedValueEvent(
-                            subtype='message', entity_id=opened.id, encrypted_value=encrypted, timestamp=now
-                        )
-                    )
+                    _reasoning_encrypted_value(now, subtype='message', entity_id=opened.id, encrypted_value=encrypted)
                 )
-            out.append(sdk_frame(ReasoningEndEvent(message_id=opened.span_id, timestamp=now)))
+            out.append(_reasoning_end(now, message_id=opened.span_id))
         else:
             if opened.held_args is not None:
                 out.append(delta_frame('TOOL_CALL_ARGS', 'toolCallId', opened.id, opened.held_args))
-            out.append(sdk_frame(ToolCallEndEvent(tool_call_id=opened.id, timestamp=now)))
+            out.append(_tool_call_end(now, tool_call_id=opened.id))
 
     def _close_parts(self, out: list[bytes]) -> None:
         for index in sorted(self._open):
@@ -386,25 +374,21 @@ class AGUIEventStream:
         message_id = self._request_message_id()
         now = now_ms()
         metadata = {WIRE_KEY: draft['_uib']}
-        out.append(
-            sdk_frame(TextMessageStartEvent(message_id=message_id, role='user', metadata=metadata, timestamp=now))
-        )
+        out.append(_text_start(now, message_id=message_id, role='user', metadata=metadata))
         out.append(delta_frame('TEXT_MESSAGE_CONTENT', 'messageId', message_id, draft['content']))
-        out.append(sdk_frame(TextMessageEndEvent(message_id=message_id, timestamp=now)))
+        out.append(_text_end(now, message_id=message_id))
 
     def _feedback(self, event: RetryFeedback, out: list[bytes]) -> None:
         draft = feedback_message(event.part)
         message_id = self._request_message_id()
         now = now_ms()
-        out.append(sdk_frame(TextMessageStartEvent(message_id=message_id, role='system', timestamp=now)))
+        out.append(_text_start(now, message_id=message_id, role='system'))
         if draft['content']:
             out.append(delta_frame('TEXT_MESSAGE_CONTENT', 'messageId', message_id, draft['content']))
-        out.append(sdk_frame(TextMessageEndEvent(message_id=message_id, timestamp=now)))
+        out.append(_text_end(now, message_id=message_id))
         out.append(
-            sdk_frame(
-                ReasoningEncryptedValueEvent(
-                    subtype='message', entity_id=message_id, encrypted_value=draft['encryptedValue'], timestamp=now
-                )
+            _reasoning_encrypted_value(
+                now, subtype='message', entity_id=message_id, encrypted_value=draft['encryptedValue']
             )
         )
 

@@ -18,24 +18,20 @@ the stream equals the dumped one (ids aside):
   a `RunError` closes what is open, sends `error` with its (already safe) message, then `finish`; a
   `RunCancelled` sends `abort`. Every stream ends with `data: [DONE]`.
 
-Chunks are plain dicts serialized by one shared `json.JSONEncoder`, and each open part keeps its delta prefix
-pre-encoded, so a text delta costs one string escape: about 1 µs per delta with the message collection, where
-building and dumping a pydantic `TextDeltaChunk` alone takes 6 to 11 µs and `json.dumps(chunk, separators=...)`
-4 to 6 µs (measured on the development machine, 200 000 deltas).
+Chunks are plain dicts serialized by pydantic-core (`core.json_text.wire_json`), and each open part keeps its
+delta prefix pre-encoded, so a text delta costs one string escape: about 1 µs per delta with the message
+collection, where building and dumping a pydantic `TextDeltaChunk` alone takes 6 to 11 µs and
+`json.dumps(chunk, separators=...)` 4 to 6 µs (measured on the development machine, 200 000 deltas).
 """
 
 from __future__ import annotations
 
-import json
-import re
 import uuid
 import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from json.encoder import encode_basestring  # pyright: ignore[reportUnknownVariableType]
 from typing import Any, Literal
-
-from pydantic_core import to_jsonable_python
 
 from ...core.approvals import ApprovalSigner
 from ...core.events import (
@@ -55,6 +51,7 @@ from ...core.events import (
     ToolResult,
 )
 from ...core.feedback import retry_feedback_payload
+from ...core.json_text import utf8_json, wire_json
 from ...core.messages import (
     FinishReason,
     ModelMessage,
@@ -95,33 +92,12 @@ _FINISH_REASONS: dict[FinishReason, str] = {
 }
 
 
-def _json_default(value: Any) -> Any:
-    # Application data (`CustomData.data`) may hold what JSON has no form for (datetimes, models, bytes).
-    return to_jsonable_python(value, fallback=str)
-
-
-# One encoder, built once: `json.dumps` with options builds a new encoder on every call.
-_encode = json.JSONEncoder(separators=(',', ':'), ensure_ascii=False, default=_json_default).encode
-
-
-_LONE_SURROGATE = re.compile('[\ud800-\udfff]')
-
-
-def _utf8(text: str) -> bytes:
-    try:
-        return text.encode()
-    except UnicodeEncodeError:
-        # A lone surrogate (a provider split a pair across deltas) has no UTF-8 form; it can only sit inside a
-        # JSON string here, where its escape is valid JSON and reaches the client as the same code unit.
-        return _LONE_SURROGATE.sub(lambda m: f'\\u{ord(m.group()):04x}', text).encode()
-
-
 def _sse(chunk: dict[str, Any]) -> str:
-    return f'data: {_encode(chunk)}\n\n'
+    return f'data: {wire_json(chunk)}\n\n'
 
 
 def _json(value: Any) -> str:
-    return encode_basestring(value) if isinstance(value, str) else _encode(value)
+    return encode_basestring(value) if isinstance(value, str) else wire_json(value)
 
 
 @dataclass
@@ -207,8 +183,8 @@ class VercelAIEventStream:
             open_part = self._open.get(event.index)
             if open_part is None:
                 raise ValueError(f'a delta for part {event.index}, which is not streaming')
-            return _utf8(f'{out}{open_part.delta_prefix}{_json(event.delta)}}}\n\n')
-        return _utf8(out + self._encode(event))
+            return utf8_json(f'{out}{open_part.delta_prefix}{_json(event.delta)}}}\n\n')
+        return utf8_json(out + self._encode(event))
 
     # ------------------------------------------------------------------------------------ events
 
