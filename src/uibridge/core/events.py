@@ -40,6 +40,7 @@ from .messages import (
     ToolCallPart,
     ToolReturnPart,
 )
+from .trusted import construct, replace
 
 __all__ = [
     'CUSTOM_DATA_METADATA_KEY',
@@ -296,7 +297,9 @@ class MessageCollector:
     def _start_response(self, model_name: str | None, provider_name: str | None) -> None:
         for index in list(self._open):
             self._close(index, None)
-        self._response = ModelResponse(parts=[], model_name=model_name, provider_name=provider_name)
+        self._response = construct(
+            ModelResponse, {'parts': [], 'model_name': model_name, 'provider_name': provider_name}
+        )
         self._messages.append(self._response)
         self._slots = {}
 
@@ -314,7 +317,7 @@ class MessageCollector:
         if isinstance(last, ModelRequest):
             last.parts.append(part)
         else:
-            self._messages.append(ModelRequest(parts=[part]))
+            self._messages.append(construct(ModelRequest, {'parts': [part]}))
 
     def _close(self, index: int, signature: str | None) -> None:
         open_part = self._open.pop(index)
@@ -332,11 +335,11 @@ def _finished(open_part: _OpenPart, signature: str | None) -> StreamablePart:
         if not added:
             return part  # arguments that arrived whole stay as the agent wrote them
         args = (part.args if isinstance(part.args, str) else '') + added
-        return part.model_copy(update={'args': _parse_args(args)})
+        return replace(part, {'args': _parse_args(args)})
     update: dict[str, Any] = {'content': part.content + added}
     if isinstance(part, ThinkingPart) and signature is not None:
         update['signature'] = signature
-    return part.model_copy(update=update)
+    return replace(part, update)
 
 
 def _parse_args(args: str | dict[str, Any] | None) -> str | dict[str, Any] | None:
