@@ -110,8 +110,10 @@ def test_replace_is_model_copy(part: TextPart | ToolCallPart, args: Any, content
     }  # the original is untouched
 
 
-def test_a_missing_required_field_is_an_error() -> None:
-    with pytest.raises(TypeError, match="ToolCallPart: 'tool_name' is required"):
+def test_a_missing_or_unknown_field_is_an_error() -> None:
+    with pytest.raises(TypeError, match=r"unknown fields \['tool'\], missing fields \[\]"):
+        construct(ToolCallPart, {'tool_name': 'x', 'tool': 'x'})
+    with pytest.raises(TypeError, match=r"ToolCallPart: unknown fields \[\], missing fields \['tool_name'\]"):
         construct(ToolCallPart, {'args': None})
 
 

@@ -26,6 +26,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
+from pydantic_core import from_json
+
 from .messages import (
     FilePart,
     FinishReason,
@@ -245,9 +247,13 @@ class MessageCollector:
             self._close(index, None)
 
     def feed(self, event: AgentEvent) -> None:
+        # Most frequent first: a class pattern is an isinstance check, tried in order.
         match event:
-            case ResponseStart():
-                self._start_response(event.model_name, event.provider_name)
+            case PartDelta():
+                open_part = self._open.get(event.index)
+                if open_part is None:
+                    raise ValueError(f'a delta for part {event.index}, which is not streaming')
+                open_part.chunks.append(event.delta)
             case PartStart():
                 response = self._current_response()
                 if event.index in self._open:
@@ -255,15 +261,14 @@ class MessageCollector:
                 self._slots[event.index] = len(response.parts)
                 response.parts.append(event.part)
                 self._open[event.index] = _OpenPart(event.part)
-            case PartDelta():
-                open_part = self._open.get(event.index)
-                if open_part is None:
-                    raise ValueError(f'a delta for part {event.index}, which is not streaming')
-                open_part.chunks.append(event.delta)
             case PartEnd():
                 if event.index not in self._open:
                     raise ValueError(f'part {event.index} ended but is not streaming')
                 self._close(event.index, event.signature)
+            case ResponseStart():
+                self._start_response(event.model_name, event.provider_name)
+            case ToolResult() | RetryFeedback():
+                self._append_request_part(event.part)
             case FileOutput():
                 self._current_response().parts.append(event.part)
             case CustomData():
@@ -281,8 +286,6 @@ class MessageCollector:
                     items.append(item)
                     metadata[CUSTOM_DATA_METADATA_KEY] = items
                     response.metadata = metadata
-            case ToolResult() | RetryFeedback():
-                self._append_request_part(event.part)
             case ToolCallReady():
                 pass
             case RunFinished():
@@ -346,7 +349,10 @@ def _parse_args(args: str | dict[str, Any] | None) -> str | dict[str, Any] | Non
     if not isinstance(args, str):
         return args
     try:
-        parsed = json.loads(args)
+        parsed = from_json(args)  # several times `json.loads`; it refuses only what `json.loads` may still read
     except ValueError:
-        return args
+        try:
+            parsed = json.loads(args)  # an escaped lone surrogate, say
+        except ValueError:
+            return args
     return parsed if isinstance(parsed, dict) else args  # pyright: ignore[reportUnknownVariableType]

@@ -22,7 +22,8 @@ from __future__ import annotations
 import copy
 import functools
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from dataclasses import dataclass
+from typing import Any, TypeVar, cast
 
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
@@ -31,27 +32,36 @@ __all__ = ['construct', 'replace']
 
 M = TypeVar('M', bound=BaseModel)
 
-_Default = tuple[str, Any, Callable[[], Any] | None]
-
-_defaults_by_class: dict[type[BaseModel], tuple[_Default, ...]] = {}
+_REQUIRED: Any = object()
 
 
-def _defaults(cls: type[BaseModel]) -> tuple[_Default, ...]:
-    defaults = _defaults_by_class.get(cls)
-    if defaults is None:
-        items: list[_Default] = []
+@dataclass(frozen=True, slots=True)
+class _Layout:
+    template: dict[str, Any]
+    """Every field in declaration order, at its plain default (`_REQUIRED` for required fields)."""
+    factories: tuple[tuple[str, Callable[[], Any]], ...]
+    required: frozenset[str]
+
+
+_layouts: dict[type[BaseModel], _Layout] = {}
+
+
+def _layout(cls: type[BaseModel]) -> _Layout:
+    layout = _layouts.get(cls)
+    if layout is None:
+        template: dict[str, Any] = {}
+        factories: list[tuple[str, Callable[[], Any]]] = []
         for name, info in cls.model_fields.items():
-            factory: Any = info.default_factory
-            default = info.default
-            if factory is None and default is PydanticUndefined:
-                items.append((name, PydanticUndefined, None))  # required: the caller must give it
-            elif factory is None and default.__hash__ is None:
+            default, factory = info.default, info.default_factory
+            template[name] = _REQUIRED if factory is None and default is PydanticUndefined else default
+            if factory is not None:
+                factories.append((name, cast(Callable[[], Any], factory)))
+            elif default is not PydanticUndefined and default.__hash__ is None:
                 # pydantic gives each instance its own copy of an unhashable (mutable) default.
-                items.append((name, default, functools.partial(copy.deepcopy, default)))
-            else:
-                items.append((name, default, factory))
-        defaults = _defaults_by_class[cls] = tuple(items)
-    return defaults
+                factories.append((name, functools.partial(copy.deepcopy, default)))
+        required = frozenset(name for name, value in template.items() if value is _REQUIRED)
+        layout = _layouts[cls] = _Layout(template, tuple(factories), required)
+    return layout
 
 
 def _install(model: BaseModel, data: dict[str, Any], fields_set: set[str]) -> None:
@@ -64,16 +74,15 @@ def _install(model: BaseModel, data: dict[str, Any], fields_set: set[str]) -> No
 
 def construct(cls: type[M], values: Mapping[str, Any]) -> M:
     """`cls(**values)` for values already of the field types, without validating them (see the module)."""
-    data: dict[str, Any] = {}
-    for name, default, factory in _defaults(cls):
-        if name in values:
-            data[name] = values[name]
-        elif factory is not None:
+    layout = _layout(cls)
+    data = layout.template.copy()
+    data.update(values)  # keeps the declaration order: every key is already in the template
+    if len(data) != len(layout.template) or not layout.required.issubset(values):
+        unknown, missing = sorted(data.keys() - layout.template.keys()), sorted(layout.required - values.keys())
+        raise TypeError(f'{cls.__name__}: unknown fields {unknown}, missing fields {missing}')
+    for name, factory in layout.factories:
+        if name not in values:
             data[name] = factory()
-        elif default is PydanticUndefined:
-            raise TypeError(f'{cls.__name__}: {name!r} is required')
-        else:
-            data[name] = default
     model = cls.__new__(cls)
     _install(model, data, set(values))
     return model
@@ -82,5 +91,5 @@ def construct(cls: type[M], values: Mapping[str, Any]) -> M:
 def replace(model: M, update: Mapping[str, Any]) -> M:
     """`model.model_copy(update=update)` for values already of the field types (see the module)."""
     copy = type(model).__new__(type(model))
-    _install(copy, {**model.__dict__, **update}, model.__pydantic_fields_set__ | update.keys())
+    _install(copy, {**model.__dict__, **update}, model.__pydantic_fields_set__.union(update))
     return copy
