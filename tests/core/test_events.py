@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from typing import Any
 
@@ -221,6 +222,23 @@ def test_parallel_tool_calls_may_interleave_their_arguments() -> None:
         ToolCallPart(tool_name='a', args={'x': 1}, tool_call_id='c0'),
         ToolCallPart(tool_name='b', args={'y': 2}, tool_call_id='c1'),
     ]
+
+
+@given(st.dictionaries(st.text(), st.integers() | st.text() | st.floats(allow_nan=False) | st.none(), max_size=4))
+def test_streamed_arguments_are_parsed_as_the_json_module_parses_them(args: dict[str, Any]) -> None:
+    for text in (json.dumps(args), json.dumps(args, ensure_ascii=False)):
+        [response] = collect(
+            [PartStart(0, ToolCallPart(tool_name='t', tool_call_id='c')), PartDelta(0, text), PartEnd(0)]
+        ).messages
+        assert response.parts == [ToolCallPart(tool_name='t', args=json.loads(text), tool_call_id='c')]
+
+
+def test_arguments_with_an_escaped_lone_surrogate_are_still_parsed() -> None:
+    text = '{"emoji": "\\ud83d"}'  # a provider cut a surrogate pair in half; `json.loads` reads it
+    [response] = collect(
+        [PartStart(0, ToolCallPart(tool_name='t', tool_call_id='c')), PartDelta(0, text), PartEnd(0)]
+    ).messages
+    assert response.parts == [ToolCallPart(tool_name='t', args={'emoji': '\ud83d'}, tool_call_id='c')]
 
 
 def test_arguments_that_arrive_whole_are_kept_as_given() -> None:
