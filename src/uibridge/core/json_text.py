@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import TypeAdapter
 from pydantic_core import PydanticSerializationError, to_json, to_jsonable_python
 
-__all__ = ['compact_json', 'iso_utc', 'json_values', 'parse_iso', 'utf8_json', 'wire_json']
+__all__ = ['compact_json', 'iso_utc', 'json_values', 'parse_iso', 'sse_data', 'utf8_json', 'wire_json']
 
 json_values: TypeAdapter[Any] = TypeAdapter(Any)
 """Turns any value pydantic can serialize (models, datetimes, bytes, tuples) into JSON-compatible Python."""
@@ -47,6 +47,14 @@ def wire_json(value: Any) -> str:
         return to_json(value, fallback=str).decode()
     except PydanticSerializationError:
         return _encode_wire(value)
+
+
+def sse_data(value: Any) -> bytes:
+    """One SSE event whose data is `value` as `wire_json`: `data: <json>\\n\\n`, UTF-8, built as bytes."""
+    try:
+        return b'data: ' + to_json(value, fallback=str) + b'\n\n'
+    except PydanticSerializationError:
+        return utf8_json(f'data: {_encode_wire(value)}\n\n')
 
 
 _LONE_SURROGATE = re.compile('[\ud800-\udfff]')

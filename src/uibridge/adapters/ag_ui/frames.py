@@ -7,9 +7,9 @@ Two paths, both writing exactly the bytes `ag_ui.encoder.EventEncoder` writes fo
 
 - `sdk_frame`: the SDK model through `EventEncoder` itself, for the events a run sends once (`RUN_STARTED`,
   `RUN_FINISHED`, `RUN_ERROR`) and for `CUSTOM`, whose application value gets the SDK's own serialization.
-- `EventFrame` (the events sent per message, part and tool call) and `delta_frame` (per delta): the same JSON
+- `event_frame` (the events sent per message, part and tool call) and `delta_frame` (per delta): the same JSON
   written straight from the values. Building an SDK model and encoding it costs 10 to 25 µs an event, the
-  direct form 1 to 3 µs (a `TextMessageContentEvent`: about 13 µs against 1.3 µs). `EventFrame` takes the
+  direct form 1 to 3 µs (a `TextMessageContentEvent`: about 13 µs against 1.3 µs). `event_frame` takes the
   field order, the camelCase names and the non-`None` defaults from the SDK model class, so the layout is the
   SDK's, never re-declared here. Property tests check both against `EventEncoder`, byte for byte.
 """
@@ -18,14 +18,15 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from typing import Any
 
 from ag_ui.core import BaseEvent
 from ag_ui.encoder import EventEncoder
 
-from ...core.json_text import utf8_json, wire_json
+from ...core.json_text import sse_data, utf8_json
 
-__all__ = ['CONTENT_TYPE', 'EventFrame', 'declares_1_0', 'delta_frame', 'now_ms', 'sdk_frame']
+__all__ = ['CONTENT_TYPE', 'declares_1_0', 'delta_frame', 'event_frame', 'now_ms', 'sdk_frame']
 
 _encoder = EventEncoder()
 _dumps = json.JSONEncoder(ensure_ascii=False).encode
@@ -60,30 +61,33 @@ def delta_frame(event_type: str, id_key: str, entity_id: str, delta: str) -> byt
     )
 
 
-class EventFrame:
-    """Writes one SDK event type directly: `frame(timestamp, message_id=..., ...)`, with the model's own field
-    names (snake_case, as its constructor takes them), only JSON-ready values (str, int, dicts and lists of
-    them), `None` for absent."""
+def event_frame(event_class: type[BaseEvent]) -> Callable[..., bytes]:
+    """A writer of one SDK event type: `write(timestamp, message_id=..., ...)` with the model's own field names
+    (snake_case, as its constructor takes them), only JSON-ready values (str, int, dicts and lists of them),
+    `None` for absent.
 
-    def __init__(self, event_class: type[BaseEvent]) -> None:
-        fields = event_class.model_fields
-        self.event_class = event_class
-        self._type: str = fields['type'].default.value
-        own = {name: info for name, info in fields.items() if name not in ('type', 'timestamp')}
-        self._fields: tuple[tuple[str, str, Any], ...] = tuple(
-            (name, info.serialization_alias or info.alias or name, None if info.is_required() else info.default)
-            for name, info in own.items()
-        )
-        self._names = frozenset(own)
-        self._required = frozenset(name for name, info in own.items() if info.is_required())
-
-    def __call__(self, timestamp: int, **values: Any) -> bytes:
-        if not (self._names.issuperset(values) and self._required.issubset(values)):
-            unknown, missing = sorted(set(values) - self._names), sorted(self._required - set(values))
-            raise TypeError(f'{self.event_class.__name__}: unknown fields {unknown}, missing fields {missing}')
-        body: dict[str, Any] = {'type': self._type, 'timestamp': timestamp}
-        for name, key, default in self._fields:
-            value = values.get(name, default)
-            if value is not None:
-                body[key] = value
-        return utf8_json(f'data: {wire_json(body)}\n\n')
+    The writer is generated from the model class, the way `dataclasses` writes `__init__`: keyword-only
+    parameters in the model's field order, so Python itself rejects a misspelt or missing field (naming the
+    event class), and one statement per field. Half the cost of a loop over the fields, which matters at five
+    events a tool call.
+    """
+    fields = event_class.model_fields
+    namespace: dict[str, Any] = {'sse_data': sse_data}
+    params: list[str] = []
+    body: list[str] = [f"    body = {{'type': {fields['type'].default.value!r}, 'timestamp': timestamp}}"]
+    for name, info in fields.items():
+        if name in ('type', 'timestamp'):
+            continue
+        if not name.isidentifier():  # pragma: no cover - the SDK's fields are snake_case identifiers
+            raise TypeError(f'{event_class.__name__}.{name} is not an identifier')
+        key = info.serialization_alias or info.alias or name
+        if info.is_required():
+            params.append(name)
+            body.append(f'    body[{key!r}] = {name}')
+        else:
+            namespace[f'_default_{name}'] = info.default
+            params.append(f'{name}=_default_{name}')
+            body.append(f'    if {name} is not None:\n        body[{key!r}] = {name}')
+    signature = f'def {event_class.__name__}(timestamp, *, {", ".join(params)}):'
+    exec('\n'.join([signature, *body, '    return sse_data(body)']), namespace)  # names from the model only
+    return namespace[event_class.__name__]

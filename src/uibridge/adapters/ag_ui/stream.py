@@ -84,21 +84,21 @@ from ...core.events import (
 from ...core.messages import ModelMessage, ModelResponse, RetryPromptPart, TextPart, ThinkingPart, ToolCallPart
 from ._wire import METADATA_KEY, WIRE_KEY, compact_json
 from .dump import feedback_message, legacy_retry_message, response_record, thinking_marker, tool_message
-from .frames import CONTENT_TYPE, EventFrame, declares_1_0, delta_frame, now_ms, sdk_frame
+from .frames import CONTENT_TYPE, declares_1_0, delta_frame, event_frame, now_ms, sdk_frame
 
 __all__ = ['AGUIEventStream', 'encode_events']
 
 # The events a run sends per message, part and tool call, written directly (see `frames`).
-_text_start = EventFrame(TextMessageStartEvent)
-_text_end = EventFrame(TextMessageEndEvent)
-_reasoning_start = EventFrame(ReasoningStartEvent)
-_reasoning_message_start = EventFrame(ReasoningMessageStartEvent)
-_reasoning_message_end = EventFrame(ReasoningMessageEndEvent)
-_reasoning_encrypted_value = EventFrame(ReasoningEncryptedValueEvent)
-_reasoning_end = EventFrame(ReasoningEndEvent)
-_tool_call_start = EventFrame(ToolCallStartEvent)
-_tool_call_end = EventFrame(ToolCallEndEvent)
-_tool_call_result = EventFrame(ToolCallResultEvent)
+_text_start = event_frame(TextMessageStartEvent)
+_text_end = event_frame(TextMessageEndEvent)
+_reasoning_start = event_frame(ReasoningStartEvent)
+_reasoning_message_start = event_frame(ReasoningMessageStartEvent)
+_reasoning_message_end = event_frame(ReasoningMessageEndEvent)
+_reasoning_encrypted_value = event_frame(ReasoningEncryptedValueEvent)
+_reasoning_end = event_frame(ReasoningEndEvent)
+_tool_call_start = event_frame(ToolCallStartEvent)
+_tool_call_end = event_frame(ToolCallEndEvent)
+_tool_call_result = event_frame(ToolCallResultEvent)
 
 
 def _call_id(call: ToolCallPart) -> str:
