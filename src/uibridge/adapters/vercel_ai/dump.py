@@ -48,6 +48,7 @@ from ...core.messages import (
     UserPromptPart,
     VideoUrl,
 )
+from ...core.trusted import construct
 from .provider_metadata import (
     app_metadata,
     custom_data_items,
@@ -150,12 +151,15 @@ def _is_tool_result(part: Any) -> TypeIs[ToolReturnPart | RetryPromptPart]:
 
 
 def _finish(index: int, draft: _Draft) -> UIMessage:
-    for at, part in sorted(draft.inserts, key=lambda item: item[0]):
-        draft.parts.insert(at, part)
+    if draft.inserts:
+        for at, part in sorted(draft.inserts, key=lambda item: item[0]):
+            draft.parts.insert(at, part)
     message_id = draft.id
     if message_id is None:
         message_id = derived_message_id(index, draft.role, draft.parts)
-    return UIMessage(id=message_id, role=draft.role, parts=draft.parts, metadata=draft.metadata)
+    return construct(
+        UIMessage, {'id': message_id, 'role': draft.role, 'parts': draft.parts, 'metadata': draft.metadata}
+    )
 
 
 def _apply_message_info(draft: _Draft, info: Any) -> None:
@@ -205,18 +209,25 @@ def _dump_prompt(
         fields: dict[str, Any] = {} if bare else {'timestamp': iso(part.timestamp)}
         if part.dynamic_ref is not None:
             fields['dynamic_ref'] = part.dynamic_ref
-        text = TextUIPart(text=part.content, provider_metadata=wrap_metadata(_with_request(fields, request_info)))
+        text = construct(
+            TextUIPart, {'text': part.content, 'provider_metadata': wrap_metadata(_with_request(fields, request_info))}
+        )
         return _Draft('system', [text])
     if isinstance(part, RetryFeedbackPart):
         fields = {'retry_feedback': retry_feedback_payload(part)}
-        text = TextUIPart(
-            text=render_retry_feedback(part), provider_metadata=wrap_metadata(_with_request(fields, request_info))
+        text = construct(
+            TextUIPart,
+            {
+                'text': render_retry_feedback(part),
+                'provider_metadata': wrap_metadata(_with_request(fields, request_info)),
+            },
         )
         return _Draft('system', [text])
     if isinstance(part, RetryPromptPart):
         fields = {'timestamp': iso(part.timestamp)}
-        text = TextUIPart(
-            text=part.model_response(), provider_metadata=wrap_metadata(_with_request(fields, request_info))
+        text = construct(
+            TextUIPart,
+            {'text': part.model_response(), 'provider_metadata': wrap_metadata(_with_request(fields, request_info))},
         )
         return _Draft('user', [text])
     return _Draft('user', _dump_user_content(part, request_info, bare=bare))
@@ -226,12 +237,12 @@ def _dump_user_content(part: UserPromptPart, request_info: dict[str, Any] | None
     first: dict[str, Any] = _with_request({} if bare else {'timestamp': iso(part.timestamp)}, request_info)
     content = part.content
     if isinstance(content, str):
-        return [TextUIPart(text=content, provider_metadata=wrap_metadata(first))]
+        return [construct(TextUIPart, {'text': content, 'provider_metadata': wrap_metadata(first)})]
     # A list that load would read back as a plain string (one text item), or as nothing, says so.
     if not content or (len(content) == 1 and isinstance(content[0], str)):
         first['list'] = True
     if not content:
-        return [TextUIPart(text='', provider_metadata=wrap_metadata({**first, 'empty': True}))]
+        return [construct(TextUIPart, {'text': '', 'provider_metadata': wrap_metadata({**first, 'empty': True})})]
     parts: list[UIMessagePart] = []
     for item in content:
         fields: dict[str, Any] = first if not parts else {}
@@ -247,15 +258,20 @@ def media_type_of(item: ImageUrl | AudioUrl | VideoUrl | DocumentUrl) -> str:
 
 def _dump_user_item(item: UserContent, fields: dict[str, Any]) -> UIMessagePart:
     if isinstance(item, str):
-        return TextUIPart(text=item, provider_metadata=wrap_metadata(fields))
+        return construct(TextUIPart, {'text': item, 'provider_metadata': wrap_metadata(fields)})
     if isinstance(item, BinaryContent):
-        return FileUIPart(media_type=item.media_type, url=item.data_url, provider_metadata=wrap_metadata(fields))
+        return construct(
+            FileUIPart,
+            {'media_type': item.media_type, 'url': item.data_url, 'provider_metadata': wrap_metadata(fields)},
+        )
     media_type = media_type_of(item)
     if item.media_type is None:
         fields = {**fields, 'media_type': None}
     if _url_kind(media_type) != item.kind:
         fields = {**fields, 'kind': item.kind}
-    return FileUIPart(media_type=media_type, url=item.url, provider_metadata=wrap_metadata(fields))
+    return construct(
+        FileUIPart, {'media_type': media_type, 'url': item.url, 'provider_metadata': wrap_metadata(fields)}
+    )
 
 
 def _url_kind(media_type: str) -> str:
@@ -280,7 +296,7 @@ def _dump_response(
     dumped_calls: set[str],
     result_request_info: dict[str, dict[str, Any]],
 ) -> None:
-    parts.append(StepStartUIPart())
+    parts.append(construct(StepStartUIPart, {}))
     extras = _ui_only_sequence(response)
     side = sidecar(response.metadata)
     approvals = side.get('approvals')
@@ -297,23 +313,36 @@ def _dump_response(
             pending += 1
         if isinstance(part, TextPart):
             parts.append(
-                TextUIPart(text=part.content, state='done', provider_metadata=wrap_metadata(text_metadata(part, info)))
+                construct(
+                    TextUIPart,
+                    {
+                        'text': part.content,
+                        'state': 'done',
+                        'provider_metadata': wrap_metadata(text_metadata(part, info)),
+                    },
+                )
             )
         elif isinstance(part, ThinkingPart):
             parts.append(
-                ReasoningUIPart(
-                    text=part.content,
-                    id=_str_or_none(reasoning_ids.get(str(position))),
-                    state='done',
-                    provider_metadata=wrap_metadata(thinking_metadata(part, info)),
+                construct(
+                    ReasoningUIPart,
+                    {
+                        'text': part.content,
+                        'id': _str_or_none(reasoning_ids.get(str(position))),
+                        'state': 'done',
+                        'provider_metadata': wrap_metadata(thinking_metadata(part, info)),
+                    },
                 )
             )
         elif isinstance(part, FilePart):
             parts.append(
-                FileUIPart(
-                    media_type=part.content.media_type,
-                    url=part.content.data_url,
-                    provider_metadata=wrap_metadata(file_metadata(part, info)),
+                construct(
+                    FileUIPart,
+                    {
+                        'media_type': part.content.media_type,
+                        'url': part.content.data_url,
+                        'provider_metadata': wrap_metadata(file_metadata(part, info)),
+                    },
                 )
             )
         else:
@@ -358,7 +387,9 @@ def tool_part(
             state = 'input-available'
         else:
             state = 'approval-requested' if approval_ui.approved is None else 'approval-responded'
-        return ToolUIPart(**base, state=state, approval=approval_ui, call_provider_metadata=wrap_metadata(call_fields))
+        return _tool_ui_part(
+            **base, state=state, approval=approval_ui, call_provider_metadata=wrap_metadata(call_fields)
+        )
     state, value, result_fields = tool_result(*result)
     if bare_result:
         result_fields.pop('timestamp', None)
@@ -370,11 +401,13 @@ def tool_part(
             approval_ui = ToolApprovalUI(id=call.tool_call_id, approved=False, reason=value)
         if result_fields:
             call_fields['result'] = result_fields
-        return ToolUIPart(**base, state=state, approval=approval_ui, call_provider_metadata=wrap_metadata(call_fields))
+        return _tool_ui_part(
+            **base, state=state, approval=approval_ui, call_provider_metadata=wrap_metadata(call_fields)
+        )
     if approval_ui is not None and approval_ui.approved is not True:
         approval_ui = None
     extra = {'output': value} if state == 'output-available' else {'error_text': value}
-    return ToolUIPart(
+    return _tool_ui_part(
         **base,
         **extra,
         state=state,
@@ -384,12 +417,23 @@ def tool_part(
     )
 
 
+def _tool_ui_part(**fields: Any) -> ToolUIPart:
+    """The tool part for fields `tool_part` made, whose state and fields always agree (`_ToolFields` checks
+    that on validation). Only the type can fail the model's checks, for a tool name it refuses (`tool-`
+    then nothing, or a line break): validation raises for those, as it always has."""
+    if fields['type'][5:6] in ('', '\n'):
+        return ToolUIPart(**fields)
+    return construct(ToolUIPart, fields)
+
+
 def _str_or_none(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
 def _ui_only_sequence(response: ModelResponse) -> list[tuple[int, UIMessagePart]]:
     """The step's UI-only parts, in the order the UI had them, each with the response position it sits at."""
+    if not response.metadata:
+        return []  # most steps: neither custom data nor a sidecar
     custom: list[tuple[int, UIMessagePart]] = []
     for item in custom_data_items(response.metadata):
         name, position = item.get('name'), item.get('position')

@@ -45,7 +45,6 @@ from collections.abc import Sequence
 from typing import Any, Literal, TypeAlias, cast
 
 import pydantic
-from pydantic import BaseModel
 
 from ...core.events import CUSTOM_DATA_METADATA_KEY
 from ...core.json_text import iso_utc as iso
@@ -59,6 +58,7 @@ from ...core.messages import (
     ToolCallPart,
     ToolReturnPart,
 )
+from .types import UIModel, part_json
 
 __all__ = [
     'DERIVED_ID',
@@ -83,12 +83,13 @@ PROVIDER_KEY = 'uibridge'
 SIDECAR_KEY = 'uibridge_vercel_ai'
 RETRY_SUFFIX = '\n\nFix the errors and try again.'
 
-_any = pydantic.TypeAdapter(Any)
+# The serializer itself: `TypeAdapter.dump_python` only forwards to it, at a cost comparable to the work.
+_any = pydantic.TypeAdapter(Any).serializer
 
 
 def jsonable(value: Any) -> Any:
     """`value` as JSON-compatible Python; what has no JSON form (an exception in an error's ctx) becomes text."""
-    return _any.dump_python(value, mode='json', fallback=str)
+    return _any.to_python(value, mode='json', fallback=str)
 
 
 def app_metadata(metadata: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -199,18 +200,18 @@ def tool_result(part: ToolReturnPart | RetryPromptPart, index: int) -> tuple[Res
 DERIVED_ID = re.compile(r'msg_[0-9a-f]{24}')
 
 
-def derived_message_id(index: int, role: str, parts: Sequence[BaseModel]) -> str:
+def derived_message_id(index: int, role: str, parts: Sequence[UIModel]) -> str:
     """The id `dump_messages` gives a UI message that has none of its own: stable for the same history,
     distinct for messages at different positions.
 
-    It hashes each part's JSON as pydantic writes it (fields in declared order, so the bytes are stable)
-    rather than a sorted re-encoding of a dict dump: the hash reads inline files too, and this way the
-    serializing stays in pydantic-core.
+    It hashes each part's JSON as pydantic writes it (`model_dump_json`: fields in declared order, so the bytes
+    are stable), built by `part_json` without the per-part Python serializer: the hash reads inline files too,
+    and this way the serializing stays in pydantic-core.
     """
     digest = hashlib.sha256(f'{index}\x00{role}'.encode())
     for part in parts:
         digest.update(b'\x00')
-        digest.update(part.model_dump_json().encode())
+        digest.update(part_json(part))
     return f'msg_{digest.hexdigest()[:24]}'
 
 

@@ -15,6 +15,7 @@ skips it with a warning.
 
 from __future__ import annotations
 
+from types import NoneType
 from typing import Annotated, Any, ClassVar, Literal, TypeAlias
 
 from pydantic import (
@@ -50,6 +51,7 @@ __all__ = [
     'UIMessagePart',
     'UIMessagePartAdapter',
     'UnknownUIPart',
+    'part_json',
 ]
 
 ProviderMetadata: TypeAlias = dict[str, dict[str, Any]]
@@ -304,3 +306,56 @@ class UIMessage(UIModel):
 
 
 UIMessagePartAdapter: TypeAdapter[UIMessagePart] = TypeAdapter(UIMessagePart)
+
+
+# The JSON `model_dump_json` writes for a part, without running `_leave_out_absent` (a Python function per part,
+# after pydantic-core has built the whole dict): derived message ids hash it for every part of every message,
+# on dump and again on load. The same dict is built here straight from `__dict__` (the fields pydantic-core
+# hands the wrap serializer, in the same order) and serialized by the serializer `Any` fields use, with the
+# models' (default) JSON settings, so the bytes are the same.
+_any_json = TypeAdapter(Any).serializer
+
+
+def _wire_keys(cls: type[UIModel]) -> dict[str, str]:
+    return {name: info.alias or name for name, info in cls.model_fields.items()}
+
+
+# Classes whose fields are all plain values (no nested model) and whose kept nulls do not depend on the part.
+_plain_keys: dict[type[UIModel], dict[str, str]] = {
+    cls: _wire_keys(cls)
+    for cls in (
+        TextUIPart,
+        ReasoningUIPart,
+        CustomUIPart,
+        SourceUrlUIPart,
+        SourceDocumentUIPart,
+        FileUIPart,
+        ReasoningFileUIPart,
+        StepStartUIPart,
+        DataUIPart,
+    )
+}
+_tool_keys: dict[type[UIModel], dict[str, str]] = {cls: _wire_keys(cls) for cls in (ToolUIPart, DynamicToolUIPart)}
+
+
+def part_json(part: UIModel) -> bytes:
+    """`part.model_dump_json().encode()`, built without the wrap serializer (see above). Other classes (a
+    steering message's nested parts, an unknown part's extra keys, subclasses) take `model_dump_json`."""
+    cls = type(part)
+    values = part.__dict__
+    keys = _plain_keys.get(cls)
+    if keys is not None:
+        keep = cls._keep_null  # pyright: ignore[reportPrivateUsage]
+    else:
+        keys = _tool_keys.get(cls)
+        # The approval is a model: only its own class is sure to serialize as the field's declared type does.
+        if keys is None or type(values.get('approval')) not in (NoneType, ToolApprovalUI):
+            return part.model_dump_json().encode()
+        keep = part._null_keys()  # pyright: ignore[reportPrivateUsage]
+    # `type` first, as `_leave_out_absent` writes it.
+    data: dict[str, Any] = {'type': values['type']}
+    for name, value in values.items():
+        key = keys[name]
+        if value is not None or key in keep:
+            data[key] = value
+    return _any_json.to_json(data)
