@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -67,7 +66,8 @@ from ...core.messages import (
     UserPromptPart,
     VideoUrl,
 )
-from ._wire import METADATA_KEY, WIRE_KEY, message_adapter, parse_iso, read_marker, record, warn
+from ...core.trusted import construct
+from ._wire import METADATA_KEY, WIRE_KEY, message_adapter, parse_iso, parse_json, read_marker, records, warn
 from .validation import original_part_path, prefilter_message, validation_error
 
 __all__ = ['load_messages']
@@ -80,16 +80,15 @@ _errors_adapter = pydantic.TypeAdapter(list[ErrorDetails])
 def load_messages(messages: Sequence[Message | Mapping[str, Any]]) -> list[ModelMessage]:
     """Raises `InputError` (path `<index>.<field>`) for a message the neutral model cannot take."""
     loader = _Loader()
+    add = loader.add
     for index, raw in enumerate(messages):
-        message = _coerce(raw, str(index))
+        message = raw if isinstance(raw, pydantic.BaseModel) else _coerce(raw, str(index))
         if message is not None:
-            loader.add(message, index)
+            add(message, index)
     return loader.finish()
 
 
 def _coerce(raw: Any, path: str) -> Message | None:
-    if isinstance(raw, pydantic.BaseModel):
-        return cast(Message, raw)
     filtered = prefilter_message(raw, path)
     if filtered is None:
         return None
@@ -104,8 +103,13 @@ def _coerce(raw: Any, path: str) -> Message | None:
 
 # ------------------------------------------------------------------------------------- conversion
 
+_NO_RECORD: dict[str, Any] = {}
+"""Read only: what a message without records reads as."""
+_NAMED_ROLES = frozenset({'developer', 'system', 'assistant', 'user'})
+"""The roles whose SDK model has a `name` field (on the others a `name` can only be an unknown key)."""
 
-@dataclass
+
+@dataclass(slots=True)
 class _Group:
     side: Literal['request', 'response']
     record: dict[str, Any] | None
@@ -120,30 +124,38 @@ class _Loader:
         self.calls: dict[str, str] = {}
 
     def add(self, message: Message, index: int) -> None:
-        if message.role == 'activity':
+        role = message.role
+        if role == 'activity':
             return
-        side: Literal['request', 'response'] = 'response' if message.role in ('assistant', 'reasoning') else 'request'
-        own = record(message.metadata, side)
-        if self.group is None or self.group.side != side or (own is not None and self.group.entries):
-            self._flush()
-            self.group = _Group(side, own)
+        side: Literal['request', 'response'] = 'response' if role in ('assistant', 'reasoning') else 'request'
+        metadata = message.metadata
+        ours = records(metadata) if metadata else _NO_RECORD
+        own = ours.get(side)
+        if not isinstance(own, dict):
+            own = None
         group = self.group
+        if group is None or group.side != side or (own is not None and group.entries):
+            self._flush()
+            group = self.group = _Group(side, cast(dict[str, Any] | None, own))
         entry: dict[str, Any] = {'id': message.id}
-        name = getattr(message, 'name', None)
+        # `getattr` as before, but only where it finds something: on a tool or reasoning message a `name`
+        # can only be an unknown key the SDK keeps (and a failed `getattr` costs pydantic an exception).
+        name = getattr(message, 'name', None) if role in _NAMED_ROLES or message.__pydantic_extra__ else None
         if isinstance(name, str):
             entry['name'] = name
-        if message.metadata:
-            extra = {k: v for k, v in message.metadata.items() if k != WIRE_KEY}
-            if extra:
-                entry['metadata'] = extra
+        if metadata and (len(metadata) > 1 or WIRE_KEY not in metadata):
+            entry['metadata'] = {k: v for k, v in metadata.items() if k != WIRE_KEY}
         group.entries.append(entry)
-        part_record = record(message.metadata, 'part') or {}
+        part_record = ours.get('part')
+        if not isinstance(part_record, dict):
+            part_record = _NO_RECORD
+        part_record = cast(dict[str, Any], part_record)
         if isinstance(message, AssistantMessage):
             group.parts.extend(self._assistant(message, part_record))
-        elif isinstance(message, ReasoningMessage):
-            group.parts.append(_thinking(message))
         elif isinstance(message, ToolMessage):
             group.parts.append(self._tool(message, part_record, index))
+        elif isinstance(message, ReasoningMessage):
+            group.parts.append(_thinking(message))
         elif isinstance(message, UserMessage):
             group.parts.append(_user(message, part_record, index))
         else:
@@ -155,49 +167,50 @@ class _Loader:
         return self.result
 
     def _flush(self) -> None:
+        # The messages are built without validating them again (`trusted.construct`): the parts are
+        # validated models and the rest is checked field by field here, exactly what validation would keep.
         group = self.group
         self.group = None
         if group is None:
             return
-        rec = group.record or {}
+        rec = group.record or _NO_RECORD
         own_metadata = rec.get('metadata')
         metadata: dict[str, Any] = dict(cast(dict[str, Any], own_metadata)) if isinstance(own_metadata, dict) else {}
         metadata[METADATA_KEY] = {'messages': group.entries}
         if group.side == 'request':
             instructions = rec.get('instructions')
-            self.result.append(
-                ModelRequest(
-                    parts=cast(list[ModelRequestPart], group.parts),
-                    instructions=instructions if isinstance(instructions, str) else None,
-                    metadata=metadata,
-                )
-            )
+            values: dict[str, Any] = {
+                'parts': group.parts,
+                'instructions': instructions if isinstance(instructions, str) else None,
+                'metadata': metadata,
+            }
+            self.result.append(construct(ModelRequest, values))
             return
-        response = ModelResponse(parts=cast(list[ModelResponsePart], group.parts), metadata=metadata)
-        timestamp = parse_iso(rec.get('timestamp'))
-        if timestamp is not None:
-            response.timestamp = timestamp
-        for key in ('model_name', 'provider_name'):
-            value = rec.get(key)
-            if isinstance(value, str):
-                setattr(response, key, value)
-        finish_reason = rec.get('finish_reason')
-        if isinstance(finish_reason, str) and finish_reason in _FINISH_REASONS:
-            response.finish_reason = cast(FinishReason, finish_reason)
-        self.result.append(response)
+        values = {'parts': group.parts, 'metadata': metadata}
+        if rec:
+            timestamp = parse_iso(rec.get('timestamp'))
+            if timestamp is not None:
+                values['timestamp'] = timestamp
+            for key in ('model_name', 'provider_name'):
+                value = rec.get(key)
+                if isinstance(value, str):
+                    values[key] = value
+            finish_reason = rec.get('finish_reason')
+            if isinstance(finish_reason, str) and finish_reason in _FINISH_REASONS:
+                values['finish_reason'] = finish_reason
+        self.result.append(construct(ModelResponse, values))
 
     def _assistant(self, message: AssistantMessage, part_record: dict[str, Any]) -> list[ModelResponsePart]:
         parts: list[ModelResponsePart] = []
-        calls = message.tool_calls or []
+        calls = message.tool_calls or ()
         content = message.content
         if content or (content is not None and not calls):
             text_id = part_record.get('id')
             parts.append(TextPart(content=content, id=text_id if isinstance(text_id, str) else None))
         for call in calls:
-            self.calls[call.id] = call.function.name
-            parts.append(
-                ToolCallPart(tool_name=call.function.name, args=_args(call.function.arguments), tool_call_id=call.id)
-            )
+            function = call.function
+            self.calls[call.id] = function.name
+            parts.append(ToolCallPart(tool_name=function.name, args=_args(function.arguments), tool_call_id=call.id))
         return parts
 
     def _tool(self, message: ToolMessage, part_record: dict[str, Any], index: int) -> ModelRequestPart:
@@ -206,14 +219,17 @@ class _Loader:
             raise InputError(
                 'a tool message answers a tool call that no earlier assistant message made', f'{index}.toolCallId'
             )
+        fields: dict[str, Any] = {'tool_name': tool_name, 'tool_call_id': message.tool_call_id}
         timestamp = _timestamp(part_record)
+        if timestamp is not None:
+            fields['timestamp'] = timestamp
         as_json = part_record.get('json') is True
         content: Any
         if isinstance(message.content, str):
             content = message.content
             if as_json:
                 try:
-                    content = json.loads(message.content)
+                    content = parse_json(message.content)
                 except ValueError:
                     as_json = False
         else:
@@ -225,21 +241,13 @@ class _Loader:
                     retry_content = _errors_adapter.validate_python(content)
                 except pydantic.ValidationError:
                     retry_content = message.content if isinstance(message.content, str) else ''
-            part = RetryPromptPart(content=retry_content, tool_name=tool_name, tool_call_id=message.tool_call_id)
-        else:
-            outcome = part_record.get('outcome')
-            if not (isinstance(outcome, str) and outcome in _OUTCOMES):
-                outcome = 'failed' if message.error is not None else 'success'
-            part = ToolReturnPart(
-                tool_name=tool_name,
-                content=content,
-                tool_call_id=message.tool_call_id,
-                outcome=cast(ToolReturnOutcome, outcome),
-                metadata=part_record.get('metadata'),
-            )
-        if timestamp is not None:
-            part.timestamp = timestamp
-        return part
+            return RetryPromptPart(content=retry_content, **fields)
+        outcome = part_record.get('outcome')
+        if not (isinstance(outcome, str) and outcome in _OUTCOMES):
+            outcome = 'failed' if message.error is not None else 'success'
+        return ToolReturnPart(
+            content=content, outcome=cast(ToolReturnOutcome, outcome), metadata=part_record.get('metadata'), **fields
+        )
 
 
 def _timestamp(part_record: dict[str, Any]) -> datetime | None:
@@ -248,45 +256,45 @@ def _timestamp(part_record: dict[str, Any]) -> datetime | None:
 
 def _args(arguments: str) -> str | dict[str, Any]:
     try:
-        parsed = json.loads(arguments)
+        parsed = parse_json(arguments)
     except ValueError:
         return arguments
     return cast(dict[str, Any], parsed) if isinstance(parsed, dict) else arguments
 
 
 def _thinking(message: ReasoningMessage) -> ThinkingPart:
-    payload = read_marker(message.encrypted_value, 'thinking')
     fields: dict[str, Any] = {}
-    if isinstance(payload, dict):
-        for key in ('signature', 'provider_name', 'id'):
-            value = cast(dict[str, Any], payload).get(key)
-            if isinstance(value, str):
-                fields[key] = value
+    if message.encrypted_value:
+        payload = read_marker(message.encrypted_value, 'thinking')
+        if isinstance(payload, dict):
+            for key in ('signature', 'provider_name', 'id'):
+                value = cast(dict[str, Any], payload).get(key)
+                if isinstance(value, str):
+                    fields[key] = value
     return ThinkingPart(content=message.content, **fields)
 
 
 def _system(message: SystemMessage | DeveloperMessage, part_record: dict[str, Any]) -> ModelRequestPart:
-    if isinstance(message, SystemMessage):
+    if isinstance(message, SystemMessage) and message.encrypted_value:
         feedback = retry_feedback_from_marker(read_marker(message.encrypted_value, 'retry_feedback'), message.content)
         if feedback is not None:
             return feedback
-    part = SystemPromptPart(content=message.content)
+    fields: dict[str, Any] = {'content': message.content}
     timestamp = _timestamp(part_record)
     if timestamp is not None:
-        part.timestamp = timestamp
+        fields['timestamp'] = timestamp
     dynamic_ref = part_record.get('dynamic_ref')
     if isinstance(dynamic_ref, str):
-        part.dynamic_ref = dynamic_ref
-    return part
+        fields['dynamic_ref'] = dynamic_ref
+    return SystemPromptPart(**fields)
 
 
 def _user(message: UserMessage, part_record: dict[str, Any], index: int) -> UserPromptPart:
     content = message.content if isinstance(message.content, str) else _user_content(message.content, index)
-    part = UserPromptPart(content=content)
     timestamp = _timestamp(part_record)
-    if timestamp is not None:
-        part.timestamp = timestamp
-    return part
+    if timestamp is None:
+        return UserPromptPart(content=content)
+    return UserPromptPart(content=content, timestamp=timestamp)
 
 
 def _user_content(parts: Sequence[Any], index: int) -> list[UserContent]:

@@ -1,0 +1,293 @@
+"""The AG-UI history mapping's fast paths give exactly what the slower reference gives.
+
+- `_wire.compact_json` (pydantic-core for plain values) writes the bytes `core.json_text.compact_json` writes:
+  derived ids hash them and markers are compared as text.
+- `_wire.parse_json` (pydantic-core's parser) reads what `json.loads` reads and refuses what it refuses.
+- `dump_messages` builds SDK messages without validating them (`_wire.construct`): each must be the object
+  validating its own wire form builds, with `model_fields_set` the fields that hold a value (what validating
+  the wire dict the dump used to build gave).
+- `load_messages` builds requests and responses without validating them (`core.trusted.construct`): each
+  must be what validating its set fields builds, with the fields set that the constructors used to set.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from ag_ui.core import AssistantMessage, ToolCall, UserMessage
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pydantic import BaseModel
+from test_agui_messages import histories, sample_history
+
+from uibridge import ModelMessage, ModelRequest, ModelResponse
+from uibridge.adapters.ag_ui import dump_messages, load_messages
+from uibridge.adapters.ag_ui._wire import compact_json, construct, message_adapter, parse_json
+from uibridge.core import json_text
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / 'bench'))
+import history as bench_history
+
+# ------------------------------------------------------------------------------------------ compact_json
+
+_floats = st.floats(allow_nan=True, allow_infinity=True) | st.sampled_from([0.0, -0.0, 1e-4, 9.99e-5, 1e-5, 1e16])
+_ints = st.integers() | st.sampled_from([10**4000 - 1, 10**4000, -(10**4000), 2**64])
+_strings = st.text() | st.sampled_from(['\ud800', 'a\udfffb', '\x00\x1f\x7f"\\/', 'é 😀 \u2028'])
+_keys = _strings | st.integers(-5, 5) | st.booleans() | st.none() | _floats
+_scalars = st.none() | st.booleans() | _ints | _floats | _strings
+_values = st.recursive(
+    _scalars | st.datetimes(timezones=st.just(UTC)) | st.binary(max_size=4),
+    lambda children: (
+        st.lists(children, max_size=4)
+        | st.lists(children, max_size=3).map(tuple)
+        | st.dictionaries(_strings, children, max_size=4)
+        | st.dictionaries(_keys, children, max_size=3)
+    ),
+    max_leaves=12,
+)
+
+
+def _outcome(function: Any, value: Any) -> tuple[str, Any]:
+    try:
+        return 'ok', function(value)
+    except Exception as e:  # the reference's own failure must be kept too
+        return 'error', type(e)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_values)
+def test_compact_json_writes_the_reference_bytes(value: Any) -> None:
+    assert _outcome(compact_json, value) == _outcome(json_text.compact_json, value)
+
+
+@pytest.mark.parametrize(
+    'value',
+    [
+        1e-5,
+        -3.5e-7,
+        float('inf'),
+        float('nan'),
+        10**5000,
+        ['\ud800'],
+        {1: 'int key'},
+        {None: 1, True: 2},
+        {'when': datetime(2026, 1, 1, tzinfo=UTC)},
+        (1, 'two', [3.0]),
+        [[[[[[[[[[{'deep': 1e-9}]]]]]]]]]],
+    ],
+    ids=lambda value: type(value).__name__,
+)
+def test_compact_json_edge_cases(value: Any) -> None:
+    assert _outcome(compact_json, value) == _outcome(json_text.compact_json, value)
+
+
+def test_compact_json_takes_the_fast_path_for_plain_values(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The reference is not called for what tool results, arguments and markers usually are...
+    def refuse(value: Any) -> str:
+        raise AssertionError('the reference was called')
+
+    monkeypatch.setattr(json_text, 'compact_json', refuse)
+    assert compact_json(bench_history.WEATHER) == json.dumps(bench_history.WEATHER, separators=(',', ':'))
+    assert compact_json({'t': 21.5, 'ok': True, 'x': None, 'n': [1, -2, 0.0]}) == (
+        '{"t":21.5,"ok":true,"x":null,"n":[1,-2,0.0]}'
+    )
+    # ... and is for what pydantic-core would spell differently.
+    with pytest.raises(AssertionError, match='the reference was called'):
+        compact_json({'t': 1e-5})
+    with pytest.raises(AssertionError, match='the reference was called'):
+        compact_json({1: 'a'})
+
+
+# -------------------------------------------------------------------------------------------- parse_json
+
+_json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | _floats | _strings,
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(_strings, children, max_size=4),
+    max_leaves=12,
+)
+_json_texts = st.one_of(
+    st.builds(json.dumps, _json_values),
+    st.builds(lambda value: json.dumps(value, ensure_ascii=False), _json_values),
+    st.text(max_size=30),
+    st.text(alphabet='{}[]":,0123456789.eE+-tfnulraINy \\u', max_size=30),
+)
+
+
+def _comparable(value: Any) -> Any:
+    """`value` with NaN made comparable (NaN is never equal to itself)."""
+    if isinstance(value, float) and math.isnan(value):
+        return 'NaN'
+    if isinstance(value, list):
+        return [_comparable(v) for v in value]  # pyright: ignore[reportUnknownVariableType]
+    if isinstance(value, dict):
+        return {k: _comparable(v) for k, v in value.items()}  # pyright: ignore[reportUnknownVariableType]
+    return value
+
+
+def _assert_reads_alike(text: str) -> None:
+    ours, reference = _outcome(parse_json, text), _outcome(json.loads, text)
+    if reference[0] == 'error':
+        assert ours[0] == 'error' and issubclass(ours[1], ValueError)
+    else:
+        assert _comparable(ours[1]) == _comparable(reference[1])
+        assert type(ours[1]) is type(reference[1])
+
+
+@settings(max_examples=400, deadline=None)
+@given(_json_texts)
+def test_parse_json_reads_what_json_loads_reads(text: str) -> None:
+    _assert_reads_alike(text)
+
+
+@pytest.mark.parametrize(
+    'text',
+    ['"\\ud800"', '{"a": "\\udfff"}', '"\ud800"', '\ufeff{}', '{"a":1,"a":2}', 'NaN', '[1e400]', '{"a": 1}x', ''],
+)
+def test_parse_json_edge_cases(text: str) -> None:
+    _assert_reads_alike(text)
+
+
+# ---------------------------------------------------------------------------------------- dump: SDK models
+
+
+def _assert_same_model(built: Any, reference: Any, where: str = 'message') -> None:
+    """`built` and `reference` are indistinguishable: type, fields in order, fields set, extra, private."""
+    if isinstance(reference, BaseModel):
+        assert type(built) is type(reference), where
+        assert built.model_fields_set == reference.model_fields_set, where
+        assert list(built.__dict__) == list(reference.__dict__), where
+        assert built.__pydantic_extra__ == reference.__pydantic_extra__, where
+        assert built.__pydantic_private__ == reference.__pydantic_private__, where
+        for name, value in reference.__dict__.items():
+            _assert_same_model(built.__dict__[name], value, f'{where}.{name}')
+    elif isinstance(reference, list):
+        assert isinstance(built, list) and len(built) == len(reference), where  # pyright: ignore[reportUnknownArgumentType]
+        for position, (item, expected) in enumerate(zip(built, reference, strict=True)):  # pyright: ignore[reportUnknownArgumentType]
+            _assert_same_model(item, expected, f'{where}.{position}')
+    else:
+        assert type(built) is type(reference) and built == reference, where
+
+
+def _fields_with_values(model: BaseModel) -> None:
+    """What the dump validated before: a wire dict holding exactly the fields that have a value."""
+    assert model.model_fields_set == {k for k, v in model.__dict__.items() if v is not None}, type(model).__name__
+    for value in model.__dict__.values():
+        for item in value if isinstance(value, list) else [value]:  # pyright: ignore[reportUnknownVariableType]
+            if isinstance(item, BaseModel):
+                _fields_with_values(item)
+
+
+def _check_dump(history: list[ModelMessage]) -> None:
+    for message in dump_messages(history):
+        reference = message_adapter.validate_python(message.model_dump(by_alias=True, exclude_none=True))
+        _assert_same_model(message, reference)
+        _fields_with_values(message)
+        assert message == reference
+        assert message.model_dump_json(by_alias=True, exclude_none=True) == reference.model_dump_json(
+            by_alias=True, exclude_none=True
+        )
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(histories())
+def test_dumped_messages_are_what_validation_builds(history: list[ModelMessage]) -> None:
+    _check_dump(history)
+
+
+def test_dumped_messages_are_what_validation_builds_on_fixed_histories() -> None:
+    _check_dump(sample_history())
+    with pytest.warns(UserWarning, match='FilePart'):
+        _check_dump(bench_history.ours(20))
+    # A loaded history dumps with its stored ids, names and client metadata.
+    client = [
+        UserMessage(id='u1', content='hi', name='ann', metadata={'app': {'x': 1}}),
+        AssistantMessage(
+            id='a1',
+            content='',
+            name='bot',
+            tool_calls=[ToolCall.model_validate({'id': 'c', 'function': {'name': 'f', 'arguments': '{}'}})],
+        ),
+    ]
+    _check_dump(load_messages(client))
+
+
+def test_construct_pins_what_validation_builds() -> None:
+    # The slots `construct` fills: a pydantic upgrade that changes them fails here first.
+    data = {'id': 'x', 'role': 'user', 'content': 'hi', 'metadata': {'k': [1]}}
+    built = construct(UserMessage, data)
+    _assert_same_model(built, message_adapter.validate_python(data))
+    assert built.model_dump_json(by_alias=True) == UserMessage.model_validate(data).model_dump_json(by_alias=True)
+    assert built.__pydantic_extra__ == {} and built.__pydantic_private__ is None
+
+
+# ---------------------------------------------------------------------------------- load: neutral models
+
+
+def _check_load_message(message: ModelMessage) -> None:
+    """`message` is what validating the fields it has set builds; a default factory's field left unset
+    (a response's timestamp) is compared by kind."""
+    fields_set = message.model_fields_set
+    reference = type(message)(**{name: message.__dict__[name] for name in fields_set})
+    assert message.model_fields_set == reference.model_fields_set
+    assert list(message.__dict__) == list(reference.__dict__)
+    assert message.__pydantic_extra__ == reference.__pydantic_extra__ is None
+    assert message.__pydantic_private__ == reference.__pydantic_private__
+    for name, value in reference.__dict__.items():
+        if name == 'timestamp' and name not in fields_set:
+            assert isinstance(message.__dict__[name], datetime)
+        else:
+            assert message.__dict__[name] == value, name
+    # The fields the constructors set before.
+    if isinstance(message, ModelRequest):
+        assert fields_set == {'parts', 'instructions', 'metadata'}
+    else:
+        assert (
+            {'parts', 'metadata'}
+            <= fields_set
+            <= {
+                'parts',
+                'metadata',
+                'timestamp',
+                'model_name',
+                'provider_name',
+                'finish_reason',
+            }
+        )
+        assert all(message.__dict__[name] is not None for name in fields_set)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(histories())
+def test_loaded_messages_are_what_validation_builds(history: list[ModelMessage]) -> None:
+    for message in load_messages(dump_messages(history)):
+        _check_load_message(message)
+
+
+def test_loaded_messages_are_what_validation_builds_on_client_input() -> None:
+    messages: list[Any] = [
+        {'id': 'u', 'role': 'user', 'content': 'hi', 'metadata': {'app': 1}},
+        {
+            'id': 'a',
+            'role': 'assistant',
+            'content': 'ok',
+            'toolCalls': [{'id': 'c', 'function': {'name': 'f', 'arguments': '[1]'}}],
+            'metadata': {'uibridge': {'response': {'timestamp': 'garbage', 'finish_reason': 'nope'}}},
+        },
+        {'id': 't', 'role': 'tool', 'toolCallId': 'c', 'content': 'done', 'name': 'extra name'},
+        {'id': 'r', 'role': 'reasoning', 'content': 'hmm', 'encryptedValue': 'opaque'},
+    ]
+    history = load_messages(messages)
+    for message in history:
+        _check_load_message(message)
+    request, response, tool_request = history[:3]
+    assert isinstance(request, ModelRequest) and isinstance(response, ModelResponse)
+    assert response.model_fields_set == {'parts', 'metadata'}
+    # An unknown `name` on a tool message is kept with its id, as before.
+    assert isinstance(tool_request, ModelRequest) and tool_request.metadata is not None
+    assert tool_request.metadata['uibridge_ag_ui']['messages'][0] == {'id': 't', 'name': 'extra name'}
