@@ -36,7 +36,7 @@ from uibridge import (
     ToolReturnPart,
     UserPromptPart,
 )
-from uibridge.adapters.vercel_ai import dump_messages
+from uibridge.adapters.vercel_ai import dump_messages, load_messages
 from uibridge.adapters.vercel_ai.provider_metadata import derived_message_id
 from uibridge.adapters.vercel_ai.types import (
     DataUIPart,
@@ -141,6 +141,9 @@ def _assert_as_validated(model: pydantic.BaseModel) -> None:
     """`model` is the object validating the fields it was given would have built."""
     given_fields = {name: getattr(model, name) for name in model.model_fields_set}
     rebuilt = type(model)(**given_fields)
+    for name, info in type(model).model_fields.items():
+        if name not in model.model_fields_set and info.default_factory is not None:
+            rebuilt.__dict__[name] = model.__dict__[name]  # a fresh `now`, say: compared as the model has it
     assert rebuilt == model
     assert list(rebuilt.__dict__) == list(model.__dict__)
     assert rebuilt.model_fields_set == model.model_fields_set
@@ -197,9 +200,8 @@ _FIELDS_SET: dict[tuple[str, str], frozenset[str]] = {
 }
 
 
-def test_dumped_parts_say_which_fields_were_given() -> None:
-    """`model_fields_set` as validation left it when the dump passed these fields (`exclude_unset` reads it)."""
-    history: list[ModelMessage] = [
+def _every_kind() -> list[ModelMessage]:
+    return [
         ModelRequest(
             parts=[
                 SystemPromptPart(content='s', timestamp=T0),
@@ -230,8 +232,12 @@ def test_dumped_parts_say_which_fields_were_given() -> None:
             ]
         ),
     ]
+
+
+def test_dumped_parts_say_which_fields_were_given() -> None:
+    """`model_fields_set` as validation left it when the dump passed these fields (`exclude_unset` reads it)."""
     seen: set[tuple[str, str]] = set()
-    for message in dump_messages(history):
+    for message in dump_messages(_every_kind()):
         assert message.model_fields_set == {'id', 'role', 'parts', 'metadata'}
         for part in message.parts:
             kind = part.state if isinstance(part, ToolUIPart) else part.type
@@ -244,3 +250,71 @@ def test_a_dumped_message_is_a_plain_ui_message() -> None:
     (message,) = dump_messages([ModelResponse(parts=[], timestamp=datetime(2026, 1, 1, tzinfo=UTC))])
     assert type(message) is UIMessage
     assert UIMessage.model_validate(message.model_dump()) == message
+
+
+# ------------------------------------------------------------------------------------------ load
+
+
+@pytest.mark.parametrize('name', sorted(_HISTORIES))
+def test_loaded_messages_are_what_validation_builds(name: str) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')
+        dumped = dump_messages(_HISTORIES[name])
+        for loaded in (load_messages(dumped), load_messages([m.model_dump(mode='json') for m in dumped])):
+            for message in loaded:
+                _assert_as_validated(message)
+                for part in message.parts:
+                    _assert_as_validated(part)
+                    content = getattr(part, 'content', None)
+                    for item in content if isinstance(content, list) else []:
+                        if isinstance(item, pydantic.BaseModel):
+                            _assert_as_validated(item)
+
+
+def test_a_loaded_call_has_its_own_arguments() -> None:
+    """Validation gives the call a copy of the part's input; so does the shortcut."""
+    part = ToolUIPart(type='tool-t', tool_call_id='c', state='input-available', input={'a': {'b': 1}})
+    (response,) = load_messages([UIMessage(id='m', role='assistant', parts=[part])])
+    (call,) = response.parts
+    assert isinstance(call, ToolCallPart) and call.args == {'a': {'b': 1}}
+    assert call.args is not part.input
+
+
+def test_arguments_validation_refuses_still_fail() -> None:
+    part = ToolUIPart(type='tool-t', tool_call_id='c', state='input-available', input={1: 'x'})
+    with pytest.raises(pydantic.ValidationError):
+        load_messages([UIMessage(id='m', role='assistant', parts=[part])])
+
+
+def test_loaded_parts_say_which_fields_were_given() -> None:
+    """`model_fields_set` as validating, then assigning the fields read from the sidecar, left it."""
+    call = {'args', 'tool_call_id', 'tool_name'}
+    result = {'content', 'metadata', 'outcome', 'timestamp', 'tool_call_id', 'tool_name'}
+    expected: list[tuple[str, set[str]]] = [
+        ('ModelRequest', {'parts'}),
+        ('SystemPromptPart', {'content', 'timestamp'}),
+        ('UserPromptPart', {'content', 'timestamp'}),
+        ('UserPromptPart', {'content', 'timestamp'}),
+        ('ImageUrl', {'media_type', 'url'}),
+        ('BinaryContent', {'data', 'media_type'}),
+        ('UserPromptPart', {'content', 'timestamp'}),
+        ('RetryFeedbackPart', {'cause', 'content', 'part_kind', 'timestamp'}),
+        ('ModelResponse', {'parts', 'timestamp'}),
+        ('ThinkingPart', {'content', 'id', 'provider_name', 'signature'}),
+        ('TextPart', {'content', 'id'}),
+        ('FilePart', {'content', 'id'}),
+        *[('ToolCallPart', call)] * 5,
+        ('ModelRequest', {'parts'}),
+        *[('ToolReturnPart', result)] * 3,
+        ('RetryPromptPart', {'content', 'timestamp', 'tool_call_id', 'tool_name'}),
+    ]
+    seen: list[tuple[str, set[str]]] = []
+    for message in load_messages(dump_messages(_every_kind())):
+        seen.append((type(message).__name__, set(message.model_fields_set)))
+        for part in message.parts:
+            seen.append((type(part).__name__, set(part.model_fields_set)))
+            content = getattr(part, 'content', None)
+            for item in content if isinstance(content, list) else []:
+                if isinstance(item, pydantic.BaseModel):
+                    seen.append((type(item).__name__, set(item.model_fields_set)))
+    assert seen == expected

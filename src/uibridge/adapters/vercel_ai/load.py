@@ -36,11 +36,11 @@ from ...core.messages import (
     RetryFeedbackPart,
     TextPart,
     ThinkingPart,
-    ToolCallPart,
     UserContent,
     UserPromptPart,
 )
-from .load_parts import call_args, derived_denial, ours, result_part, system_part, user_file, user_part
+from ...core.trusted import construct
+from .load_parts import derived_denial, ours, result_part, system_part, tool_call, user_file, user_part
 from .provider_metadata import DERIVED_ID, SIDECAR_KEY, derived_message_id, parse_iso
 from .types import (
     CustomUIPart,
@@ -150,7 +150,7 @@ class _Loader:
     def _request_for(self, info: Any) -> ModelRequest:
         info = cast(dict[str, Any], info) if isinstance(info, dict) else {}
         if self.request is None or info.get('new') is True:
-            self.request = ModelRequest(parts=[])
+            self.request = construct(ModelRequest, {'parts': []})
             self.out.append(self.request)
         _apply_request_info(self.request, info)
         return self.request
@@ -188,7 +188,7 @@ class _Loader:
         self.end_step()
 
     def _start_response(self) -> ModelResponse:
-        response = ModelResponse(parts=[])
+        response = construct(ModelResponse, {'parts': []})
         if self.message_info:
             response.metadata = {SIDECAR_KEY: {'message': self.message_info}}
         self.message_info = None
@@ -207,7 +207,7 @@ class _Loader:
         if self.results:
             if all(index is not None for index, _ in self.results):
                 self.results.sort(key=lambda item: cast(int, item[0]))
-            self.request = ModelRequest(parts=[part for _, part in self.results])
+            self.request = construct(ModelRequest, {'parts': [part for _, part in self.results]})
             self.out.append(self.request)
             _apply_request_info(self.request, self.results_request)
             self.results_request = None
@@ -237,7 +237,7 @@ class _Loader:
         self._apply_response_info(response, fields.get('response'))
         part_id = fields.get('id') if isinstance(fields.get('id'), str) else None
         if isinstance(part, TextUIPart):
-            response.parts.append(TextPart(content=part.text, id=part_id))
+            response.parts.append(construct(TextPart, {'content': part.text, 'id': part_id}))
             return
         if part.id is not None:
             # The UI's own id for the part (a stream chunk id), not the provider's: kept beside, not in, the part.
@@ -245,11 +245,14 @@ class _Loader:
             ids[str(len(response.parts))] = part.id
         signature, provider = fields.get('signature'), fields.get('provider_name')
         response.parts.append(
-            ThinkingPart(
-                content=part.text,
-                id=part_id,
-                signature=signature if isinstance(signature, str) else None,
-                provider_name=provider if isinstance(provider, str) else None,
+            construct(
+                ThinkingPart,
+                {
+                    'content': part.text,
+                    'id': part_id,
+                    'signature': signature if isinstance(signature, str) else None,
+                    'provider_name': provider if isinstance(provider, str) else None,
+                },
             )
         )
 
@@ -265,7 +268,7 @@ class _Loader:
         except ValueError as e:
             raise InputError(str(e), f'{path}.url') from None
         part_id = fields.get('id') if isinstance(fields.get('id'), str) else None
-        response.parts.append(FilePart(content=content, id=part_id))
+        response.parts.append(construct(FilePart, {'content': content, 'id': part_id}))
 
     def _add_tool(self, part: ToolUIPart | DynamicToolUIPart) -> None:
         if part.state == 'input-streaming':
@@ -273,10 +276,7 @@ class _Loader:
         response = self._current_response()
         call_fields = ours(part.call_provider_metadata)
         self._apply_response_info(response, call_fields.get('response'))
-        call = ToolCallPart(
-            tool_name=part.tool_name, args=call_args(part.input, call_fields), tool_call_id=part.tool_call_id
-        )
-        response.parts.append(call)
+        response.parts.append(tool_call(part, call_fields))
         if part.approval is not None and part.approval != derived_denial(part, call_fields):
             approvals = cast(dict[str, Any], _response_sidecar(response).setdefault('approvals', {}))
             approvals[part.tool_call_id] = part.approval.model_dump(mode='json')

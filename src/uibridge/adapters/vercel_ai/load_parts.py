@@ -1,7 +1,9 @@
 """Each UI part the model can take, as the neutral part it stands for (the part-level half of `load.py`).
 
 Provider metadata under `uibridge` (see `provider_metadata.py`) restores what the UI part has no field for; it is
-client input, so every value is checked for its type and ignored when it is not what uibridge wrote.
+client input, so every value is checked for its type and ignored when it is not what uibridge wrote. Being
+checked (or a validated UI part's typed field), the values build the neutral parts with `core.trusted.construct`,
+without validating them a second time.
 """
 
 from __future__ import annotations
@@ -24,15 +26,26 @@ from ...core.messages import (
     RetryFeedbackPart,
     RetryPromptPart,
     SystemPromptPart,
+    ToolCallPart,
     ToolReturnPart,
     UserContent,
     UserPromptPart,
     VideoUrl,
 )
+from ...core.trusted import construct
 from .provider_metadata import PROVIDER_KEY, parse_iso
 from .types import DynamicToolUIPart, FileUIPart, TextUIPart, ToolApprovalUI, ToolUIPart, UIMessagePart
 
-__all__ = ['call_args', 'derived_denial', 'ours', 'result_part', 'system_part', 'user_file', 'user_part']
+__all__ = [
+    'call_args',
+    'derived_denial',
+    'ours',
+    'result_part',
+    'system_part',
+    'tool_call',
+    'user_file',
+    'user_part',
+]
 
 _retry_content = pydantic.TypeAdapter(list[ErrorDetails] | str)
 
@@ -50,13 +63,13 @@ def system_part(texts: list[TextUIPart], first: dict[str, Any]) -> SystemPromptP
         feedback = retry_feedback_from_marker(first['retry_feedback'], texts[0].text)
         if feedback is not None:
             return feedback
-    part = SystemPromptPart(content=''.join(text.text for text in texts))
+    fields: dict[str, Any] = {'content': ''.join(text.text for text in texts)}
     timestamp = parse_iso(first.get('timestamp'))
     if timestamp is not None:
-        part.timestamp = timestamp
+        fields['timestamp'] = timestamp
     if isinstance(first.get('dynamic_ref'), str):
-        part.dynamic_ref = first['dynamic_ref']
-    return part
+        fields['dynamic_ref'] = first['dynamic_ref']
+    return construct(SystemPromptPart, fields)
 
 
 def user_part(content: list[UserContent], parts: list[UIMessagePart], first: dict[str, Any]) -> UserPromptPart:
@@ -72,11 +85,11 @@ def user_part(content: list[UserContent], parts: list[UIMessagePart], first: dic
         if isinstance(part, TextUIPart | FileUIPart):
             first = ours(part.provider_metadata)
             break
-    prompt = UserPromptPart(content=value)
+    fields: dict[str, Any] = {'content': value}
     timestamp = parse_iso(first.get('timestamp'))
     if timestamp is not None:
-        prompt.timestamp = timestamp
-    return prompt
+        fields['timestamp'] = timestamp
+    return construct(UserPromptPart, fields)
 
 
 _URL_KINDS: dict[str, type[ImageUrl | AudioUrl | VideoUrl | DocumentUrl]] = {
@@ -105,7 +118,7 @@ def user_file(part: FileUIPart, path: str) -> UserContent:
             'document-url',
         )
     media_type = fields['media_type'] if 'media_type' in fields and fields['media_type'] is None else part.media_type
-    return _URL_KINDS[kind](url=part.url, media_type=media_type or None)
+    return construct(_URL_KINDS[kind], {'url': part.url, 'media_type': media_type or None})
 
 
 def call_args(value: Any, fields: dict[str, Any]) -> str | dict[str, Any] | None:
@@ -119,6 +132,16 @@ def call_args(value: Any, fields: dict[str, Any]) -> str | dict[str, Any] | None
     if value is None:
         return None
     return json.dumps(value, separators=(',', ':'), ensure_ascii=False)
+
+
+def tool_call(part: ToolUIPart | DynamicToolUIPart, call_fields: dict[str, Any]) -> ToolCallPart:
+    args = call_args(part.input, call_fields)
+    if isinstance(args, dict):
+        if not all(type(key) is str for key in args):
+            # Only a part built in Python can have such keys; validation refuses them, as it always has.
+            return ToolCallPart(tool_name=part.tool_name, args=args, tool_call_id=part.tool_call_id)
+        args = dict(args)  # the call's own dict, as validation gives it
+    return construct(ToolCallPart, {'tool_name': part.tool_name, 'args': args, 'tool_call_id': part.tool_call_id})
 
 
 def derived_denial(part: ToolUIPart | DynamicToolUIPart, call_fields: dict[str, Any]) -> ToolApprovalUI | None:
@@ -146,7 +169,7 @@ def result_part(part: ToolUIPart | DynamicToolUIPart, call_fields: dict[str, Any
         except pydantic.ValidationError:
             content = None
         if content is not None:
-            return RetryPromptPart(content=content, tool_name=name, tool_call_id=call_id, **stamp)
+            return construct(RetryPromptPart, {'content': content, 'tool_name': name, 'tool_call_id': call_id, **stamp})
     outcome = fields.get('outcome')
     metadata = fields.get('metadata')
     if state == 'output-available':
@@ -159,6 +182,14 @@ def result_part(part: ToolUIPart | DynamicToolUIPart, call_fields: dict[str, Any
         reason = part.approval.reason if part.approval is not None else None
         content = fields.get('content', reason or 'The tool call was denied.')
         outcome = 'denied'
-    return ToolReturnPart(
-        tool_name=name, content=content, tool_call_id=call_id, metadata=metadata, outcome=outcome, **stamp
+    return construct(
+        ToolReturnPart,
+        {
+            'tool_name': name,
+            'content': content,
+            'tool_call_id': call_id,
+            'metadata': metadata,
+            'outcome': outcome,
+            **stamp,
+        },
     )

@@ -208,11 +208,9 @@ def derived_message_id(index: int, role: str, parts: Sequence[UIModel]) -> str:
     are stable), built by `part_json` without the per-part Python serializer: the hash reads inline files too,
     and this way the serializing stays in pydantic-core.
     """
-    digest = hashlib.sha256(f'{index}\x00{role}'.encode())
-    for part in parts:
-        digest.update(b'\x00')
-        digest.update(part_json(part))
-    return f'msg_{digest.hexdigest()[:24]}'
+    # One buffer, one hash call: the same bytes as feeding the hash piece by piece, fewer calls.
+    text = b'\x00'.join([f'{index}\x00{role}'.encode(), *map(part_json, parts)])
+    return f'msg_{hashlib.sha256(text).hexdigest()[:24]}'
 
 
 def custom_data_items(metadata: dict[str, Any] | None) -> list[dict[str, Any]]:

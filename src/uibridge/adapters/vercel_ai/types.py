@@ -186,6 +186,12 @@ class ToolApprovalUI(UIModel):
     input_schema_input: Any = None
 
 
+# Built once: `_null_keys` runs for every tool part each time one is serialized.
+_KEEP_INPUT_OUTPUT = frozenset({'input', 'output'})
+_KEEP_INPUT = frozenset({'input'})
+_KEEP_NOTHING = frozenset[str]()
+
+
 class _ToolFields(UIModel):
     tool_call_id: str
     state: ToolState
@@ -204,10 +210,10 @@ class _ToolFields(UIModel):
 
     def _null_keys(self) -> frozenset[str]:
         if self.state == 'output-available':
-            return frozenset({'input', 'output'})
+            return _KEEP_INPUT_OUTPUT
         if self.state in ('input-streaming', 'output-error'):
-            return frozenset()
-        return frozenset({'input'})
+            return _KEEP_NOTHING
+        return _KEEP_INPUT
 
     @model_validator(mode='after')
     def _state_fields(self) -> _ToolFields:
