@@ -26,7 +26,6 @@ from __future__ import annotations
 import base64
 import binascii
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, cast, get_args
 
@@ -54,7 +53,6 @@ from ...core.messages import (
     ModelRequest,
     ModelRequestPart,
     ModelResponse,
-    ModelResponsePart,
     RetryPromptPart,
     SystemPromptPart,
     TextPart,
@@ -109,12 +107,16 @@ _NAMED_ROLES = frozenset({'developer', 'system', 'assistant', 'user'})
 """The roles whose SDK model has a `name` field (on the others a `name` can only be an unknown key)."""
 
 
-@dataclass(slots=True)
 class _Group:
-    side: Literal['request', 'response']
-    record: dict[str, Any] | None
-    parts: list[Any] = field(default_factory=list[Any])
-    entries: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
+    """The AG-UI messages that become one `ModelMessage`: its parts and the entries that remember them."""
+
+    __slots__ = ('entries', 'parts', 'record', 'side')
+
+    def __init__(self, side: Literal['request', 'response'], record: dict[str, Any] | None) -> None:
+        self.side = side
+        self.record = record
+        self.parts: list[Any] = []
+        self.entries: list[dict[str, Any]] = []
 
 
 class _Loader:
@@ -136,7 +138,7 @@ class _Loader:
         group = self.group
         if group is None or group.side != side or (own is not None and group.entries):
             self._flush()
-            group = self.group = _Group(side, cast(dict[str, Any] | None, own))
+            group = self.group = _Group(side, own)  # pyright: ignore[reportUnknownArgumentType]
         entry: dict[str, Any] = {'id': message.id}
         # `getattr` as before, but only where it finds something: on a tool or reasoning message a `name`
         # can only be an unknown key the SDK keeps (and a failed `getattr` costs pydantic an exception).
@@ -146,21 +148,21 @@ class _Loader:
         if metadata and (len(metadata) > 1 or WIRE_KEY not in metadata):
             entry['metadata'] = {k: v for k, v in metadata.items() if k != WIRE_KEY}
         group.entries.append(entry)
-        part_record = ours.get('part')
-        if not isinstance(part_record, dict):
+        part_record: dict[str, Any] = ours.get('part', _NO_RECORD) if ours else _NO_RECORD
+        if not isinstance(part_record, dict):  # pyright: ignore[reportUnnecessaryIsInstance]: a client's copy
             part_record = _NO_RECORD
-        part_record = cast(dict[str, Any], part_record)
+        parts = group.parts
         if isinstance(message, AssistantMessage):
-            group.parts.extend(self._assistant(message, part_record))
+            self._assistant(message, part_record, parts)
         elif isinstance(message, ToolMessage):
-            group.parts.append(self._tool(message, part_record, index))
+            parts.append(self._tool(message, part_record, index))
         elif isinstance(message, ReasoningMessage):
-            group.parts.append(_thinking(message))
+            parts.append(_thinking(message))
         elif isinstance(message, UserMessage):
-            group.parts.append(_user(message, part_record, index))
+            parts.append(_user(message, part_record, index))
         else:
             assert isinstance(message, SystemMessage | DeveloperMessage)
-            group.parts.append(_system(message, part_record))
+            parts.append(_system(message, part_record))
 
     def finish(self) -> list[ModelMessage]:
         self._flush()
@@ -200,8 +202,7 @@ class _Loader:
                 values['finish_reason'] = finish_reason
         self.result.append(construct(ModelResponse, values))
 
-    def _assistant(self, message: AssistantMessage, part_record: dict[str, Any]) -> list[ModelResponsePart]:
-        parts: list[ModelResponsePart] = []
+    def _assistant(self, message: AssistantMessage, part_record: dict[str, Any], parts: list[Any]) -> None:
         calls = message.tool_calls or ()
         content = message.content
         if content or (content is not None and not calls):
@@ -211,7 +212,6 @@ class _Loader:
             function = call.function
             self.calls[call.id] = function.name
             parts.append(ToolCallPart(tool_name=function.name, args=_args(function.arguments), tool_call_id=call.id))
-        return parts
 
     def _tool(self, message: ToolMessage, part_record: dict[str, Any], index: int) -> ModelRequestPart:
         tool_name = self.calls.get(message.tool_call_id)
@@ -297,28 +297,36 @@ def _user(message: UserMessage, part_record: dict[str, Any], index: int) -> User
     return UserPromptPart(content=content, timestamp=timestamp)
 
 
+_URL_KINDS: dict[str, type[ImageUrl | AudioUrl | VideoUrl | DocumentUrl]] = {
+    'image': ImageUrl,
+    'audio': AudioUrl,
+    'video': VideoUrl,
+    'document': DocumentUrl,
+}
+
+
 def _user_content(parts: Sequence[Any], index: int) -> list[UserContent]:
     result: list[UserContent] = []
     for position, item in enumerate(parts):
-        if item.type == 'text':
-            result.append(cast(str, item.text))
+        kind: str = item.type
+        if kind == 'text':
+            result.append(item.text)
             continue
         source = item.source
-        path = f'{index}.content.{position}.source'
-        if source.type == 'data':
+        source_type: str = source.type
+        if source_type == 'url':
+            result.append(_URL_KINDS[kind](url=source.value, media_type=source.mime_type))
+        elif source_type == 'data':
             try:
                 data = base64.b64decode(source.value, validate=True)
             except (binascii.Error, ValueError):
-                raise InputError('source.value is not valid base64', f'{path}.value') from None
+                raise InputError(
+                    'source.value is not valid base64', f'{index}.content.{position}.source.value'
+                ) from None
             result.append(BinaryContent(data=data, media_type=source.mime_type))
-        elif source.type == 'url':
-            kinds: dict[str, type[ImageUrl | AudioUrl | VideoUrl | DocumentUrl]] = {
-                'image': ImageUrl,
-                'audio': AudioUrl,
-                'video': VideoUrl,
-                'document': DocumentUrl,
-            }
-            result.append(kinds[item.type](url=source.value, media_type=source.mime_type))
         else:
-            warn(f'{path}: skipped a {source.type!r} source, a provider file handle the model cannot be given.')
+            warn(
+                f'{index}.content.{position}.source: skipped a {source_type!r} source, '
+                'a provider file handle the model cannot be given.'
+            )
     return result
