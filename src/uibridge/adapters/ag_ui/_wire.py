@@ -86,19 +86,19 @@ _INT_LIMIT = 10**4000
 def _plain(value: Any) -> bool:
     """Whether `value` is JSON built of exact `dict` (string keys), `list`, `tuple`, `str`, `bool`, `None`,
     `int` and finite `float`s that both writers spell alike (see `compact_json`)."""
-    # Loops, not `all(...)`: no generator to set up at every level of a small value.
+    # Loops, not `all(...)`, and strings looked at in place: most of a value is strings in small containers.
     kind: object = type(value)  # pyright: ignore[reportUnknownVariableType]
-    if kind is str or kind is bool or value is None:
-        return True
     if kind is dict:
-        for key, item in cast(dict[Any, Any], value).items():  # noqa: SIM110
-            if type(key) is not str or not _plain(item):
+        for key, item in cast(dict[Any, Any], value).items():
+            if type(key) is not str or (type(item) is not str and not _plain(item)):
                 return False
         return True
     if kind is list or kind is tuple:
         for item in cast(list[Any], value):  # noqa: SIM110
-            if not _plain(item):
+            if type(item) is not str and not _plain(item):
                 return False
+        return True
+    if kind is str or kind is bool or value is None:
         return True
     if kind is int:
         return -_INT_LIMIT < value < _INT_LIMIT
