@@ -116,19 +116,19 @@ class _Loader:
         inserts: list[dict[str, Any]] = []
         texts: list[TextUIPart] = []
         content: list[UserContent] = []
+        # The part's path (`<i>.parts.<j>`) is written only where it is used: most parts never need it.
         for j, part in enumerate(message.parts):
-            path = f'{index}.parts.{j}'
             if isinstance(part, TextUIPart):
                 texts.append(part)
                 content.append(part.text)
             elif isinstance(part, FileUIPart) and message.role == 'user':
-                content.append(user_file(part, path))
+                content.append(user_file(part, f'{index}.parts.{j}'))
             elif isinstance(part, _UIOnly):
                 inserts.append({'at': j, 'part': part.model_dump(mode='json')})
             elif isinstance(part, UnknownUIPart):
-                _warn_unknown(part, path)
+                _warn_unknown(part, f'{index}.parts.{j}')
             else:
-                raise InputError(f'a {part.type!r} part cannot be in a {message.role} message', path)
+                raise InputError(f'a {part.type!r} part cannot be in a {message.role} message', f'{index}.parts.{j}')
         first = ours(texts[0].provider_metadata) if texts else {}
         prompt = system_part(texts, first) if message.role == 'system' else user_part(content, message.parts, first)
         request = self._request_for(first.get('request'))
@@ -163,7 +163,6 @@ class _Loader:
         self.message_info = self._message_info(index, message, new=self.previous_role == 'assistant')
         stepped = any(isinstance(part, StepStartUIPart) for part in message.parts)
         for j, part in enumerate(message.parts):
-            path = f'{index}.parts.{j}'
             if isinstance(part, StepStartUIPart):
                 self.end_step()
                 self._start_response()
@@ -174,7 +173,7 @@ class _Loader:
             elif isinstance(part, FileUIPart):
                 if not stepped and self.results:
                     self.end_step()
-                self._add_file(part, path)
+                self._add_file(part, f'{index}.parts.{j}')
             elif isinstance(part, ToolUIPart | DynamicToolUIPart):
                 self._add_tool(part)
             elif isinstance(part, DataUIPart):
@@ -182,9 +181,9 @@ class _Loader:
             elif isinstance(part, _UIOnly):
                 self._keep_ui_only(part)
             elif isinstance(part, SteeringMessageUIPart):
-                self._add_steering(part, path)
+                self._add_steering(part, f'{index}.parts.{j}')
             else:
-                _warn_unknown(part, path)
+                _warn_unknown(part, f'{index}.parts.{j}')
         self.end_step()
 
     def _start_response(self) -> ModelResponse:
@@ -205,7 +204,7 @@ class _Loader:
         """Close the current response; its tool results become the request that follows it."""
         self.response = None
         if self.results:
-            if all(index is not None for index, _ in self.results):
+            if len(self.results) > 1 and all(index is not None for index, _ in self.results):
                 self.results.sort(key=lambda item: cast(int, item[0]))
             self.request = construct(ModelRequest, {'parts': [part for _, part in self.results]})
             self.out.append(self.request)
