@@ -302,10 +302,10 @@ def _dump_response(
     approvals = side.get('approvals')
     approvals = cast(dict[str, Any], approvals) if isinstance(approvals, dict) else {}
     info: dict[str, Any] | None = None if side.get('bare') is True else response_info(response)
-    reasoning_ids = side.get('reasoning_ids')
-    reasoning_ids = cast(dict[str, Any], reasoning_ids) if isinstance(reasoning_ids, dict) else dict[str, Any]()
-    bare_results = side.get('bare_results')
-    bare_results = set(cast(list[Any], bare_results)) if isinstance(bare_results, list) else set[Any]()
+    kept_ids = side.get('reasoning_ids')
+    reasoning_ids: dict[str, Any] = cast(dict[str, Any], kept_ids) if isinstance(kept_ids, dict) else {}
+    kept_bare = side.get('bare_results')
+    bare_results: set[Any] = set(cast(list[Any], kept_bare)) if isinstance(kept_bare, list) else set()
     pending = 0
     for position, part in enumerate(response.parts):
         while pending < len(extras) and extras[pending][0] <= position:

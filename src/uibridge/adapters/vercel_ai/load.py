@@ -133,9 +133,9 @@ class _Loader:
         prompt = system_part(texts, first) if message.role == 'system' else user_part(content, message.parts, first)
         request = self._request_for(first.get('request'))
         info = self._message_info(index, message, new=False)
+        no_stamp: dict[str, Any] = {}
         stamped = next(
-            (ours(p.provider_metadata) for p in message.parts if isinstance(p, TextUIPart | FileUIPart)),
-            dict[str, Any](),
+            (ours(p.provider_metadata) for p in message.parts if isinstance(p, TextUIPart | FileUIPart)), no_stamp
         )
         if not isinstance(prompt, RetryFeedbackPart) and 'timestamp' not in stamped:
             info['bare'] = True
