@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 from datetime import UTC, datetime
 from typing import Any
@@ -238,3 +239,12 @@ def test_custom_data_without_a_json_form_is_made_json() -> None:
     chunks = chunks_of(encode_events([CustomData('when', {'at': moment, 'raw': b'\x00'})]))
     (data,) = [c for c in chunks if c['type'] == 'data-when']
     assert data['data']['at'] == '2026-01-02T00:00:00Z'
+
+
+def test_nan_and_infinities_in_custom_data_are_null_so_the_chunk_still_parses() -> None:
+    data = encode_events([CustomData('stats', {'mean': math.nan, 'max': math.inf, 'note': 'a\ud83d'})])
+    for line in data.decode().split('\n\n'):
+        if line.startswith('data: {'):
+            json.loads(line[len('data: ') :], parse_constant=lambda token: pytest.fail(f'{token} is no JSON'))
+    (stats,) = [c for c in chunks_of(data) if c['type'] == 'data-stats']
+    assert stats['data'] == {'mean': None, 'max': None, 'note': 'a\ud83d'}
