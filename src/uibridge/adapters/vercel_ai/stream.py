@@ -68,7 +68,6 @@ from .provider_metadata import (
     text_metadata,
     thinking_metadata,
     tool_call_metadata,
-    tool_input,
     tool_result,
     wrap_metadata,
 )
@@ -343,7 +342,8 @@ class VercelAIEventStream:
         if error is not None:
             chunk['type'] = 'tool-input-error'
             chunk['errorText'] = error
-        chunk['input'] = tool_input(call)
+        # `provider_metadata.tool_input` without its JSON-ready copy: `wire_json` writes the same JSON from the dict.
+        chunk['input'] = call.args_as_dict()
         if fields:
             chunk['providerMetadata'] = wrap_metadata(fields)
         return _sse(chunk)
