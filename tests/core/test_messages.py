@@ -9,7 +9,7 @@ from typing import Any
 
 import pydantic
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from uibridge import (
@@ -33,6 +33,7 @@ from uibridge import (
     UserPromptPart,
     VideoUrl,
 )
+from uibridge.core import messages as messages_module
 
 FIXTURES = Path(__file__).parents[2] / 'fixtures' / 'core'
 T0 = datetime(2026, 1, 2, 3, 4, 5, 678000, tzinfo=UTC)
@@ -483,6 +484,24 @@ def test_stored_retry_prompts_render_exactly_as_pydantic_ai_renders_them() -> No
     rendered = {call_id: parts[call_id].model_response() for call_id in renderings}
     assert rendered == renderings
     assert set(renderings) >= {'call_retry', 'call_retry_errors', 'call_legacy', 'call_legacy_errors'}
+
+
+_json_leaves = st.none() | st.booleans() | st.integers() | st.floats() | st.text(st.characters(), max_size=8)
+_json_trees = st.recursive(
+    _json_leaves,
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(st.characters(), max_size=6), inner, max_size=3)
+    ),
+    max_leaves=12,
+)
+
+
+@given(_json_trees)
+@example([1e-07, 1e16, 2.5e-300, float('nan'), float('inf'), -0.0])
+@example({'\ud800': ['\udfff', '\x00\x1f\x7f\u2028']})
+def test_errors_are_indented_byte_for_byte_as_the_json_module_indents_them(value: Any) -> None:
+    # The rendering pydantic-ai compatibility rests on: floats, NaN, lone surrogates and control characters too.
+    assert messages_module._indented_json(value) == json.dumps(value, indent=2, ensure_ascii=False)
 
 
 def test_the_fixture_history_survives_our_round_trip() -> None:

@@ -39,57 +39,59 @@ _REQUIRED: Any = object()
 class _Layout:
     template: dict[str, Any]
     """Every field in declaration order, at its plain default (`_REQUIRED` for required fields)."""
+    size: int
     factories: tuple[tuple[str, Callable[[], Any]], ...]
-    required: frozenset[str]
+    required: tuple[str, ...]
 
 
 _layouts: dict[type[BaseModel], _Layout] = {}
 
 
 def _layout(cls: type[BaseModel]) -> _Layout:
-    layout = _layouts.get(cls)
-    if layout is None:
-        template: dict[str, Any] = {}
-        factories: list[tuple[str, Callable[[], Any]]] = []
-        for name, info in cls.model_fields.items():
-            default, factory = info.default, info.default_factory
-            template[name] = _REQUIRED if factory is None and default is PydanticUndefined else default
-            if factory is not None:
-                factories.append((name, cast(Callable[[], Any], factory)))
-            elif default is not PydanticUndefined and default.__hash__ is None:
-                # pydantic gives each instance its own copy of an unhashable (mutable) default.
-                factories.append((name, functools.partial(copy.deepcopy, default)))
-        required = frozenset(name for name, value in template.items() if value is _REQUIRED)
-        layout = _layouts[cls] = _Layout(template, tuple(factories), required)
+    template: dict[str, Any] = {}
+    factories: list[tuple[str, Callable[[], Any]]] = []
+    for name, info in cls.model_fields.items():
+        default, factory = info.default, info.default_factory
+        template[name] = _REQUIRED if factory is None and default is PydanticUndefined else default
+        if factory is not None:
+            factories.append((name, cast(Callable[[], Any], factory)))
+        elif default is not PydanticUndefined and default.__hash__ is None:
+            # pydantic gives each instance its own copy of an unhashable (mutable) default.
+            factories.append((name, functools.partial(copy.deepcopy, default)))
+    required = tuple(name for name, value in template.items() if value is _REQUIRED)
+    layout = _layouts[cls] = _Layout(template, len(template), tuple(factories), required)
     return layout
 
 
-def _install(model: BaseModel, data: dict[str, Any], fields_set: set[str]) -> None:
-    setattr_ = object.__setattr__
-    setattr_(model, '__dict__', data)
-    setattr_(model, '__pydantic_fields_set__', fields_set)
-    setattr_(model, '__pydantic_extra__', None)
-    setattr_(model, '__pydantic_private__', None)
+# Hot: called per model built, so the four slot writes are spelled out in each function below.
+_set = object.__setattr__
 
 
 def construct(cls: type[M], values: Mapping[str, Any]) -> M:
     """`cls(**values)` for values already of the field types, without validating them (see the module)."""
-    layout = _layout(cls)
+    layout = _layouts.get(cls) or _layout(cls)
     data = layout.template.copy()
     data.update(values)  # keeps the declaration order: every key is already in the template
-    if len(data) != len(layout.template) or not layout.required.issubset(values):
-        unknown, missing = sorted(data.keys() - layout.template.keys()), sorted(layout.required - values.keys())
+    if len(data) != layout.size or any(name not in values for name in layout.required):
+        unknown = sorted(data.keys() - layout.template.keys())
+        missing = [name for name in layout.required if name not in values]
         raise TypeError(f'{cls.__name__}: unknown fields {unknown}, missing fields {missing}')
     for name, factory in layout.factories:
         if name not in values:
             data[name] = factory()
     model = cls.__new__(cls)
-    _install(model, data, set(values))
+    _set(model, '__dict__', data)
+    _set(model, '__pydantic_fields_set__', set(values))
+    _set(model, '__pydantic_extra__', None)
+    _set(model, '__pydantic_private__', None)
     return model
 
 
 def replace(model: M, update: Mapping[str, Any]) -> M:
     """`model.model_copy(update=update)` for values already of the field types (see the module)."""
-    copy = type(model).__new__(type(model))
-    _install(copy, {**model.__dict__, **update}, model.__pydantic_fields_set__.union(update))
-    return copy
+    copied = type(model).__new__(type(model))
+    _set(copied, '__dict__', {**model.__dict__, **update})
+    _set(copied, '__pydantic_fields_set__', model.__pydantic_fields_set__.union(update))
+    _set(copied, '__pydantic_extra__', None)
+    _set(copied, '__pydantic_private__', None)
+    return copied
