@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 from test_agui_messages import histories, sample_history
 
-from uibridge import ModelMessage, ModelRequest, ModelResponse
+from uibridge import ModelMessage, ModelRequest, ModelResponse, TextPart
 from uibridge.adapters.ag_ui import dump_messages, load_messages
 from uibridge.adapters.ag_ui._wire import compact_json, construct, message_adapter, parse_json
 from uibridge.core import json_text
@@ -224,6 +224,25 @@ def test_construct_pins_what_validation_builds() -> None:
     _assert_same_model(built, message_adapter.validate_python(data))
     assert built.model_dump_json(by_alias=True) == UserMessage.model_validate(data).model_dump_json(by_alias=True)
     assert built.__pydantic_extra__ == {} and built.__pydantic_private__ is None
+
+
+@pytest.mark.parametrize(
+    'values',
+    [
+        {'parts': [TextPart(content='hi')], 'metadata': {'k': 1}, 'timestamp': datetime(2026, 1, 1, tzinfo=UTC)},
+        {'parts': [], 'metadata': {}, 'model_name': 'm', 'finish_reason': 'stop'},
+    ],
+)
+def test_construct_calls_default_factories_like_validation(values: dict[str, Any]) -> None:
+    before = datetime.now(UTC)
+    built = construct(ModelResponse, dict(values))
+    reference = ModelResponse(**values)
+    reference.__dict__['timestamp'] = built.timestamp  # a factory's time differs; fields set must not
+    _assert_same_model(built, reference)
+    assert built.model_fields_set == reference.model_fields_set == set(values)
+    assert built.__pydantic_extra__ is None  # extra='ignore', as validation leaves it
+    if 'timestamp' not in values:
+        assert before <= built.timestamp <= datetime.now(UTC)
 
 
 # ---------------------------------------------------------------------------------- load: neutral models

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import warnings
+from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
 import pydantic
@@ -109,7 +110,8 @@ def _plain(value: Any) -> bool:
 
 M = TypeVar('M', bound=pydantic.BaseModel)
 
-_templates: dict[type[pydantic.BaseModel], tuple[dict[str, Any], bool]] = {}
+_Layout = tuple[dict[str, Any], bool, tuple[tuple[str, Callable[[], Any]], ...]]
+_layouts: dict[type[pydantic.BaseModel], _Layout] = {}
 
 # The four instance slots pydantic v2 gives every model (what `model_construct` sets), set through their
 # descriptors: a third cheaper than `object.__setattr__` by name, which looks each one up again.
@@ -120,31 +122,41 @@ _set_extra = _slots['__pydantic_extra__'].__set__
 _set_private = _slots['__pydantic_private__'].__set__
 
 
-def _template(cls: type[pydantic.BaseModel]) -> tuple[dict[str, Any], bool]:
+def _layout(cls: type[pydantic.BaseModel]) -> _Layout:
+    """Every field in declaration order at its default (required ones too, for the caller to fill), whether
+    unknown keys are kept (`{}` then, as validation leaves it), and the default factories."""
     assert cls.__pydantic_post_init__ is None and not cls.__private_attributes__, cls
     fields: dict[str, Any] = {}
+    factories: list[tuple[str, Callable[[], Any]]] = []
     for name, info in cls.model_fields.items():
-        # Required fields keep their place (the caller gives them); every default is immutable.
         default = info.default
-        assert info.default_factory is None, name
-        assert default is None or default is pydantic_core.PydanticUndefined or isinstance(default, str), name
+        if info.default_factory is not None:
+            factories.append((name, cast(Callable[[], Any], info.default_factory)))
+        else:
+            # An immutable default can be shared by every instance, as validation shares it.
+            assert default is None or default is pydantic_core.PydanticUndefined or isinstance(default, str), name
         fields[name] = default
-    found = _templates[cls] = (fields, cls.model_config.get('extra') == 'allow')
-    return found
+    layout = _layouts[cls] = (fields, cls.model_config.get('extra') == 'allow', tuple(factories))
+    return layout
 
 
 def construct(cls: type[M], values: dict[str, Any]) -> M:
-    """`cls.model_construct(**values)` for the SDK's models (`values` by field name, every required field
-    given, each already of its field's type): the instance validation builds from the same input, with
-    `model_fields_set` the keys of `values`.
+    """`cls(**values)` for values already of their fields' types (by field name, every required field given):
+    the instance validation builds from the same input, `model_fields_set` the keys of `values`, a default
+    factory called for each of its fields left out.
 
     `model_construct` walks every field and its aliases in Python on each call, which makes it slower than
-    validating; the SDK's models have no default factories, private attributes or post-init hook (checked
-    once per class), so a copy of the defaults does the same. Tests pin the result to what validation builds.
+    validating; this copies a per-class template instead (the classes it is used for have no post-init hook
+    or private attributes, checked once per class). `core.trusted.construct` does the same for the collector
+    with more checks per call, which cost a tenth of `load_messages` here. Tests pin the result to what
+    validation builds, for the SDK's models and the neutral ones.
     """
-    template, allow_extra = _templates.get(cls) or _template(cls)
+    template, allow_extra, factories = _layouts.get(cls) or _layout(cls)
     fields = template.copy()
     fields.update(values)
+    for name, factory in factories:
+        if name not in values:
+            fields[name] = factory()
     model = cls.__new__(cls)
     _set_dict(model, fields)
     _set_fields_set(model, set(values))

@@ -64,8 +64,7 @@ from ...core.messages import (
     UserPromptPart,
     VideoUrl,
 )
-from ...core.trusted import construct
-from ._wire import METADATA_KEY, WIRE_KEY, message_adapter, parse_iso, parse_json, read_marker, records, warn
+from ._wire import METADATA_KEY, WIRE_KEY, construct, message_adapter, parse_iso, parse_json, read_marker, records, warn
 from .validation import original_part_path, prefilter_message, validation_error
 
 __all__ = ['load_messages']
@@ -107,23 +106,17 @@ _NAMED_ROLES = frozenset({'developer', 'system', 'assistant', 'user'})
 """The roles whose SDK model has a `name` field (on the others a `name` can only be an unknown key)."""
 
 
-class _Group:
-    """The AG-UI messages that become one `ModelMessage`: its parts and the entries that remember them."""
-
-    __slots__ = ('entries', 'parts', 'record', 'side')
-
-    def __init__(self, side: Literal['request', 'response'], record: dict[str, Any] | None) -> None:
-        self.side = side
-        self.record = record
-        self.parts: list[Any] = []
-        self.entries: list[dict[str, Any]] = []
-
-
 class _Loader:
+    """Consecutive AG-UI messages of one side become one `ModelMessage`: the open group is `side` (`None`
+    when there is none), its `record`, its `parts` and the `entries` that remember its AG-UI messages."""
+
     def __init__(self) -> None:
         self.result: list[ModelMessage] = []
-        self.group: _Group | None = None
         self.calls: dict[str, str] = {}
+        self.side: Literal['request', 'response'] | None = None
+        self.record: dict[str, Any] | None = None
+        self.parts: list[Any] = []
+        self.entries: list[dict[str, Any]] = []
 
     def add(self, message: Message, index: int) -> None:
         role = message.role
@@ -135,10 +128,10 @@ class _Loader:
         own = ours.get(side)
         if not isinstance(own, dict):
             own = None
-        group = self.group
-        if group is None or group.side != side or (own is not None and group.entries):
+        if side != self.side or (own is not None and self.entries):
             self._flush()
-            group = self.group = _Group(side, own)  # pyright: ignore[reportUnknownArgumentType]
+            self.side = side
+            self.record = own  # pyright: ignore[reportUnknownMemberType]
         entry: dict[str, Any] = {'id': message.id}
         # `getattr` as before, but only where it finds something: on a tool or reasoning message a `name`
         # can only be an unknown key the SDK keeps (and a failed `getattr` costs pydantic an exception).
@@ -147,11 +140,11 @@ class _Loader:
             entry['name'] = name
         if metadata and (len(metadata) > 1 or WIRE_KEY not in metadata):
             entry['metadata'] = {k: v for k, v in metadata.items() if k != WIRE_KEY}
-        group.entries.append(entry)
+        self.entries.append(entry)
         part_record: dict[str, Any] = ours.get('part', _NO_RECORD) if ours else _NO_RECORD
         if not isinstance(part_record, dict):  # pyright: ignore[reportUnnecessaryIsInstance]: a client's copy
             part_record = _NO_RECORD
-        parts = group.parts
+        parts = self.parts
         if isinstance(message, AssistantMessage):
             self._assistant(message, part_record, parts)
         elif isinstance(message, ToolMessage):
@@ -169,26 +162,30 @@ class _Loader:
         return self.result
 
     def _flush(self) -> None:
-        # The messages are built without validating them again (`trusted.construct`): the parts are
+        # The messages are built without validating them again (`_wire.construct`): the parts are
         # validated models and the rest is checked field by field here, exactly what validation would keep.
-        group = self.group
-        self.group = None
-        if group is None:
+        side = self.side
+        if side is None:
             return
-        rec = group.record or _NO_RECORD
+        rec = self.record or _NO_RECORD
+        parts = self.parts
+        entries = self.entries
+        self.side = self.record = None
+        self.parts = []
+        self.entries = []
         own_metadata = rec.get('metadata')
         metadata: dict[str, Any] = dict(cast(dict[str, Any], own_metadata)) if isinstance(own_metadata, dict) else {}
-        metadata[METADATA_KEY] = {'messages': group.entries}
-        if group.side == 'request':
+        metadata[METADATA_KEY] = {'messages': entries}
+        if side == 'request':
             instructions = rec.get('instructions')
             values: dict[str, Any] = {
-                'parts': group.parts,
+                'parts': parts,
                 'instructions': instructions if isinstance(instructions, str) else None,
                 'metadata': metadata,
             }
             self.result.append(construct(ModelRequest, values))
             return
-        values = {'parts': group.parts, 'metadata': metadata}
+        values = {'parts': parts, 'metadata': metadata}
         if rec:
             timestamp = parse_iso(rec.get('timestamp'))
             if timestamp is not None:
