@@ -248,37 +248,52 @@ def test_construct_calls_default_factories_like_validation(values: dict[str, Any
 # ---------------------------------------------------------------------------------- load: neutral models
 
 
-def _check_load_message(message: ModelMessage) -> None:
-    """`message` is what validating the fields it has set builds; a default factory's field left unset
-    (a response's timestamp) is compared by kind."""
-    fields_set = message.model_fields_set
-    reference = type(message)(**{name: message.__dict__[name] for name in fields_set})
-    assert message.model_fields_set == reference.model_fields_set
-    assert list(message.__dict__) == list(reference.__dict__)
-    assert message.__pydantic_extra__ == reference.__pydantic_extra__ is None
-    assert message.__pydantic_private__ == reference.__pydantic_private__
+def _check_validated_like(model: BaseModel) -> None:
+    """`model` is what validating the fields it has set builds; a default factory's field left unset (a
+    timestamp) is compared by kind."""
+    fields_set = model.model_fields_set
+    reference = type(model)(**{name: model.__dict__[name] for name in fields_set})
+    assert model.model_fields_set == reference.model_fields_set
+    assert list(model.__dict__) == list(reference.__dict__)
+    assert model.__pydantic_extra__ == reference.__pydantic_extra__ is None
+    assert model.__pydantic_private__ == reference.__pydantic_private__
     for name, value in reference.__dict__.items():
         if name == 'timestamp' and name not in fields_set:
-            assert isinstance(message.__dict__[name], datetime)
+            assert isinstance(model.__dict__[name], datetime)
         else:
-            assert message.__dict__[name] == value, name
-    # The fields the constructors set before.
+            assert model.__dict__[name] == value, name
+            assert type(model.__dict__[name]) is type(value), name
+
+
+_PART_FIELDS: dict[str, tuple[set[str], set[str]]] = {
+    # What the constructors set before, always and at the most.
+    'text': ({'content', 'id'}, {'content', 'id'}),
+    'tool-call': ({'tool_name', 'args', 'tool_call_id'}, {'tool_name', 'args', 'tool_call_id'}),
+    'thinking': ({'content'}, {'content', 'signature', 'provider_name', 'id'}),
+    'system-prompt': ({'content'}, {'content', 'timestamp', 'dynamic_ref'}),
+    'user-prompt': ({'content'}, {'content', 'timestamp'}),
+    'retry-prompt': ({'content', 'tool_name', 'tool_call_id'}, {'content', 'tool_name', 'tool_call_id', 'timestamp'}),
+    'tool-return': (
+        {'tool_name', 'content', 'tool_call_id', 'outcome', 'metadata'},
+        {'tool_name', 'content', 'tool_call_id', 'outcome', 'metadata', 'timestamp'},
+    ),
+}
+
+
+def _check_load_message(message: ModelMessage) -> None:
+    _check_validated_like(message)
+    fields_set = message.model_fields_set
     if isinstance(message, ModelRequest):
         assert fields_set == {'parts', 'instructions', 'metadata'}
     else:
-        assert (
-            {'parts', 'metadata'}
-            <= fields_set
-            <= {
-                'parts',
-                'metadata',
-                'timestamp',
-                'model_name',
-                'provider_name',
-                'finish_reason',
-            }
-        )
+        assert {'parts', 'metadata'} <= fields_set
+        assert fields_set <= {'parts', 'metadata', 'timestamp', 'model_name', 'provider_name', 'finish_reason'}
         assert all(message.__dict__[name] is not None for name in fields_set)
+    for part in message.parts:
+        _check_validated_like(part)
+        if part.part_kind in _PART_FIELDS:
+            always, at_most = _PART_FIELDS[part.part_kind]
+            assert always <= part.model_fields_set <= at_most, part.part_kind
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -204,11 +204,16 @@ class _Loader:
         content = message.content
         if content or (content is not None and not calls):
             text_id = part_record.get('id')
-            parts.append(TextPart(content=content, id=text_id if isinstance(text_id, str) else None))
+            parts.append(construct(TextPart, {'content': content, 'id': text_id if isinstance(text_id, str) else None}))
         for call in calls:
             function = call.function
             self.calls[call.id] = function.name
-            parts.append(ToolCallPart(tool_name=function.name, args=_args(function.arguments), tool_call_id=call.id))
+            parts.append(
+                construct(
+                    ToolCallPart,
+                    {'tool_name': function.name, 'args': _args(function.arguments), 'tool_call_id': call.id},
+                )
+            )
 
     def _tool(self, message: ToolMessage, part_record: dict[str, Any], index: int) -> ModelRequestPart:
         tool_name = self.calls.get(message.tool_call_id)
@@ -238,13 +243,15 @@ class _Loader:
                     retry_content = _errors_adapter.validate_python(content)
                 except pydantic.ValidationError:
                     retry_content = message.content if isinstance(message.content, str) else ''
-            return RetryPromptPart(content=retry_content, **fields)
+            fields['content'] = retry_content
+            return construct(RetryPromptPart, fields)
         outcome = part_record.get('outcome')
         if not (isinstance(outcome, str) and outcome in _OUTCOMES):
             outcome = 'failed' if message.error is not None else 'success'
-        return ToolReturnPart(
-            content=content, outcome=cast(ToolReturnOutcome, outcome), metadata=part_record.get('metadata'), **fields
-        )
+        fields['content'] = content
+        fields['outcome'] = outcome
+        fields['metadata'] = part_record.get('metadata')
+        return construct(ToolReturnPart, fields)
 
 
 def _timestamp(part_record: dict[str, Any]) -> datetime | None:
@@ -268,7 +275,8 @@ def _thinking(message: ReasoningMessage) -> ThinkingPart:
                 value = cast(dict[str, Any], payload).get(key)
                 if isinstance(value, str):
                     fields[key] = value
-    return ThinkingPart(content=message.content, **fields)
+    fields['content'] = message.content
+    return construct(ThinkingPart, fields)
 
 
 def _system(message: SystemMessage | DeveloperMessage, part_record: dict[str, Any]) -> ModelRequestPart:
@@ -283,15 +291,15 @@ def _system(message: SystemMessage | DeveloperMessage, part_record: dict[str, An
     dynamic_ref = part_record.get('dynamic_ref')
     if isinstance(dynamic_ref, str):
         fields['dynamic_ref'] = dynamic_ref
-    return SystemPromptPart(**fields)
+    return construct(SystemPromptPart, fields)
 
 
 def _user(message: UserMessage, part_record: dict[str, Any], index: int) -> UserPromptPart:
     content = message.content if isinstance(message.content, str) else _user_content(message.content, index)
     timestamp = _timestamp(part_record)
     if timestamp is None:
-        return UserPromptPart(content=content)
-    return UserPromptPart(content=content, timestamp=timestamp)
+        return construct(UserPromptPart, {'content': content})
+    return construct(UserPromptPart, {'content': content, 'timestamp': timestamp})
 
 
 _URL_KINDS: dict[str, type[ImageUrl | AudioUrl | VideoUrl | DocumentUrl]] = {
