@@ -82,27 +82,44 @@ _SMALLEST_SAFE_FLOAT = 1e-4
 _LARGEST_FLOAT = 1.7976931348623157e308
 _INT_LIMIT = 10**4000
 """Well inside the 4,300 digits CPython prints by default (beyond them `json.dumps` raises)."""
+_INT_FLOOR = -_INT_LIMIT
 
 
 def _plain(value: Any) -> bool:
     """Whether `value` is JSON built of exact `dict` (string keys), `list`, `tuple`, `str`, `bool`, `None`,
     `int` and finite `float`s that both writers spell alike (see `compact_json`)."""
-    # Loops, not `all(...)`, and strings looked at in place: most of a value is strings in small containers.
     kind: object = type(value)  # pyright: ignore[reportUnknownVariableType]
     if kind is dict:
-        for key, item in cast(dict[Any, Any], value).items():
-            if type(key) is not str or (type(item) is not str and not _plain(item)):
+        # No `cast(dict[...], value)` here: subscribing a generic on every call costs more than the check.
+        for key in value:
+            if type(key) is not str:
                 return False
-        return True
-    if kind is list or kind is tuple:
-        for item in cast(list[Any], value):  # noqa: SIM110
-            if type(item) is not str and not _plain(item):
-                return False
-        return True
+        items: Any = value.values()
+    elif kind is list or kind is tuple:
+        items = value
+    else:
+        return _plain_scalar(value)
+    # Strings and integers are looked at in place: most of a value is those, in small containers, and a
+    # call per member would cost more than the rest of the walk.
+    for item in items:
+        member: object = type(item)  # pyright: ignore[reportUnknownVariableType]
+        if member is str:
+            continue
+        if member is int:
+            if _INT_FLOOR < item < _INT_LIMIT:
+                continue
+            return False
+        if not _plain(item):
+            return False
+    return True
+
+
+def _plain_scalar(value: Any) -> bool:
+    kind: object = type(value)  # pyright: ignore[reportUnknownVariableType]
     if kind is str or kind is bool or value is None:
         return True
     if kind is int:
-        return -_INT_LIMIT < value < _INT_LIMIT
+        return _INT_FLOOR < value < _INT_LIMIT
     if kind is float:
         return value == 0.0 or _SMALLEST_SAFE_FLOAT <= abs(value) <= _LARGEST_FLOAT
     return False
@@ -189,23 +206,25 @@ def read_marker(encrypted_value: str | None, kind: str) -> Any:
         return None
     if not isinstance(data, dict):
         return None
-    inner = cast(dict[str, Any], data).get(WIRE_KEY)
+    inner = cast('dict[str, Any]', data).get(WIRE_KEY)
     if not isinstance(inner, dict):
         return None
-    return cast(dict[str, Any], inner).get(kind)
+    return cast('dict[str, Any]', inner).get(kind)
 
 
+# Casts here and in `dump` / `load` name their types as strings: `cast(dict[str, Any], x)` builds the generic
+# alias anew on every call, which on these per-message paths cost more than the check it annotates.
 def records(metadata: Any) -> dict[str, Any]:
     """uibridge's records in an AG-UI message's `metadata`, `{}` when absent or malformed."""
     if not isinstance(metadata, dict):
         return {}
-    inner = cast(dict[str, Any], metadata).get(WIRE_KEY)
-    return cast(dict[str, Any], inner) if isinstance(inner, dict) else {}
+    inner = cast('dict[str, Any]', metadata).get(WIRE_KEY)
+    return cast('dict[str, Any]', inner) if isinstance(inner, dict) else {}
 
 
 def record(metadata: Any, name: str) -> dict[str, Any] | None:
     value = records(metadata).get(name)
-    return cast(dict[str, Any], value) if isinstance(value, dict) else None
+    return cast('dict[str, Any]', value) if isinstance(value, dict) else None
 
 
 def warn(message: str) -> None:

@@ -149,7 +149,7 @@ def _finish(draft: Draft, message_id: str, entry: dict[str, Any] | None) -> Mess
     else:
         client_metadata = entry.get('metadata')
         metadata: dict[str, Any] = (
-            dict(cast(dict[str, Any], client_metadata)) if isinstance(client_metadata, dict) else {}
+            dict(cast('dict[str, Any]', client_metadata)) if isinstance(client_metadata, dict) else {}
         )
         metadata.pop(WIRE_KEY, None)
         if ours:
@@ -166,10 +166,10 @@ def _stored_entries(message: ModelMessage, count: int) -> list[dict[str, Any]] |
     stored = (message.metadata or {}).get(METADATA_KEY)
     if not isinstance(stored, dict):
         return None
-    entries = cast(dict[str, Any], stored).get('messages')
-    if not isinstance(entries, list) or len(cast(list[Any], entries)) != count:
+    entries = cast('dict[str, Any]', stored).get('messages')
+    if not isinstance(entries, list) or len(cast('list[Any]', entries)) != count:
         return None
-    return [cast(dict[str, Any], e) if isinstance(e, dict) else {} for e in cast(list[Any], entries)]
+    return [cast('dict[str, Any]', e) if isinstance(e, dict) else {} for e in cast('list[Any]', entries)]
 
 
 def _derived_id(draft: Draft, index: int, position: int, used: set[str]) -> str:

@@ -174,7 +174,7 @@ class _Loader:
         self.parts = []
         self.entries = []
         own_metadata = rec.get('metadata')
-        metadata: dict[str, Any] = dict(cast(dict[str, Any], own_metadata)) if isinstance(own_metadata, dict) else {}
+        metadata: dict[str, Any] = dict(cast('dict[str, Any]', own_metadata)) if isinstance(own_metadata, dict) else {}
         metadata[METADATA_KEY] = {'messages': entries}
         if side == 'request':
             instructions = rec.get('instructions')
@@ -263,7 +263,7 @@ def _args(arguments: str) -> str | dict[str, Any]:
         parsed = parse_json(arguments)
     except ValueError:
         return arguments
-    return cast(dict[str, Any], parsed) if isinstance(parsed, dict) else arguments
+    return cast('dict[str, Any]', parsed) if isinstance(parsed, dict) else arguments
 
 
 def _thinking(message: ReasoningMessage) -> ThinkingPart:
@@ -272,7 +272,7 @@ def _thinking(message: ReasoningMessage) -> ThinkingPart:
         payload = read_marker(message.encrypted_value, 'thinking')
         if isinstance(payload, dict):
             for key in ('signature', 'provider_name', 'id'):
-                value = cast(dict[str, Any], payload).get(key)
+                value = cast('dict[str, Any]', payload).get(key)
                 if isinstance(value, str):
                     fields[key] = value
     fields['content'] = message.content
