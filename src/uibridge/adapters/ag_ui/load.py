@@ -154,7 +154,7 @@ class _Loader:
         elif isinstance(message, UserMessage):
             parts.append(_user(message, part_record, index))
         else:
-            assert isinstance(message, SystemMessage | DeveloperMessage)
+            assert isinstance(message, (SystemMessage, DeveloperMessage))
             parts.append(_system(message, part_record))
 
     def finish(self) -> list[ModelMessage]:

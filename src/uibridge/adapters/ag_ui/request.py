@@ -78,12 +78,12 @@ def _client_tool(name: str, description: str, parameters: Any) -> ClientTool:
     return ClientTool(
         name=name,
         description=description,
-        parameters=cast(dict[str, Any], parameters) if isinstance(parameters, dict) else None,
+        parameters=cast('dict[str, Any]', parameters) if isinstance(parameters, dict) else None,
     )
 
 
 def _approval(interrupt_id: str, status: str, payload: Any) -> ToolApproval:
-    data = cast(dict[str, Any], payload) if isinstance(payload, dict) else {}
+    data = cast('dict[str, Any]', payload) if isinstance(payload, dict) else {}
     reason = data.get('reason')
     return ToolApproval(
         approval_id=interrupt_id,
@@ -104,13 +104,13 @@ def parse_request(body: bytes | str | Mapping[str, Any]) -> AGUIRunRequest:
         data = body
     if not isinstance(data, Mapping):
         raise InputError('the request body must be a JSON object')
-    payload = dict(cast(Mapping[str, Any], data))
+    payload = dict(cast('Mapping[str, Any]', data))
     indexes: list[int] = []
     part_indexes: list[list[int] | None] = []
     messages = payload.get('messages')
     if isinstance(messages, list):
         kept: list[Any] = []
-        for index, message in enumerate(cast(list[Any], messages)):
+        for index, message in enumerate(cast('list[Any]', messages)):
             filtered = prefilter_message(message, f'messages.{index}')
             if filtered is not None:
                 kept.append(filtered[0])

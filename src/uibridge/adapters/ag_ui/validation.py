@@ -32,7 +32,7 @@ def prefilter_message(raw: Any, path: str) -> tuple[Any, list[int] | None] | Non
     """
     if not isinstance(raw, Mapping):
         return raw, None
-    message = cast(Mapping[str, Any], raw)
+    message = cast('Mapping[str, Any]', raw)
     role = message.get('role')
     if isinstance(role, str) and role not in ROLES:
         warn(f'{path}: skipped a message with role {role[:40]!r}, which this version of AG-UI does not know.')
@@ -41,11 +41,11 @@ def prefilter_message(raw: Any, path: str) -> tuple[Any, list[int] | None] | Non
     if role in ('user', 'tool') and isinstance(content, list):
         kept: list[Any] = []
         kept_indexes: list[int] = []
-        for position, item in enumerate(cast(list[Any], content)):
+        for position, item in enumerate(cast('list[Any]', content)):
             if _known_part(item, f'{path}.content.{position}'):
                 kept.append(item)
                 kept_indexes.append(position)
-        if len(kept) != len(cast(list[Any], content)):
+        if len(kept) != len(cast('list[Any]', content)):
             return {**message, 'content': kept}, kept_indexes
     return message, None
 
@@ -63,14 +63,14 @@ def original_part_path(rest: str, part_indexes: list[int] | None) -> str:
 def _known_part(item: Any, path: str) -> bool:
     if not isinstance(item, Mapping):
         return True
-    part = cast(Mapping[str, Any], item)
+    part = cast('Mapping[str, Any]', item)
     part_type = part.get('type')
     if isinstance(part_type, str) and part_type not in _PART_TYPES:
         warn(f'{path}: skipped a content part of type {part_type[:40]!r}, which this version does not know.')
         return False
     source = part.get('source')
     if isinstance(source, Mapping):
-        source_type = cast(Mapping[str, Any], source).get('type')
+        source_type = cast('Mapping[str, Any]', source).get('type')
         if isinstance(source_type, str) and source_type not in _SOURCE_TYPES:
             warn(f'{path}: skipped a content part with source type {source_type[:40]!r}, unknown to this version.')
             return False
