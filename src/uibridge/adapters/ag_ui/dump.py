@@ -298,8 +298,10 @@ def _content_part(content: UserContent) -> dict[str, Any]:
     source = {'type': 'url', 'value': content.url}
     if content.media_type is not None:
         source['mimeType'] = content.media_type
-    kinds: dict[type[Any], str] = {ImageUrl: 'image', AudioUrl: 'audio', VideoUrl: 'video', DocumentUrl: 'document'}
-    return {'type': kinds[type(content)], 'source': source}
+    return {'type': _URL_KINDS[type(content)], 'source': source}
+
+
+_URL_KINDS: dict[type[Any], str] = {ImageUrl: 'image', AudioUrl: 'audio', VideoUrl: 'video', DocumentUrl: 'document'}
 
 
 def _b64(data: bytes) -> str:
