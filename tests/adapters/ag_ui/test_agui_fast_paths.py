@@ -147,7 +147,10 @@ def test_parse_json_reads_what_json_loads_reads(text: str) -> None:
 
 @pytest.mark.parametrize(
     'text',
-    ['"\\ud800"', '{"a": "\\udfff"}', '"\ud800"', '\ufeff{}', '{"a":1,"a":2}', 'NaN', '[1e400]', '{"a": 1}x', ''],
+    [
+        *['"\\ud800"', '{"a": "\\udfff"}', '"\ud800"', '\ufeff{}', '{"a":1,"a":2}', 'NaN', '[1e400]', '{"a": 1}x', ''],
+        *[f'[{sign}{"9" * digits}]' for sign in ('', '-') for digits in (4300, 4301)],  # CPython's digit limit
+    ],
 )
 def test_parse_json_edge_cases(text: str) -> None:
     _assert_reads_alike(text)
