@@ -47,7 +47,7 @@ def _as_javascript_sees_it(value: Any) -> Any:
     if isinstance(value, float) and value.is_integer():
         return int(value)
     if isinstance(value, dict):
-        return {key: _as_javascript_sees_it(item) for key, item in cast(dict[str, Any], value).items()}
+        return {key: _as_javascript_sees_it(item) for key, item in cast('dict[str, Any]', value).items()}
     if isinstance(value, list):
-        return [_as_javascript_sees_it(item) for item in cast(list[Any], value)]
+        return [_as_javascript_sees_it(item) for item in cast('list[Any]', value)]
     return value

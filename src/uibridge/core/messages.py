@@ -233,9 +233,9 @@ def _holds_float(value: Any) -> bool:
     if isinstance(value, float):
         return True
     if isinstance(value, dict):
-        return any(_holds_float(item) for item in cast(dict[str, Any], value).values())
+        return any(_holds_float(item) for item in cast('dict[str, Any]', value).values())
     if isinstance(value, list):
-        return any(_holds_float(item) for item in cast(list[Any], value))
+        return any(_holds_float(item) for item in cast('list[Any]', value))
     return False
 
 
@@ -258,10 +258,10 @@ class RetryFeedbackPart(_Model):
     def _accept_nested_cause(cls, data: Any) -> Any:
         # pydantic-ai stores the cause as `retry: {cause, attempt, max_retries}`.
         if isinstance(data, dict) and 'cause' not in data:
-            nested = cast(dict[str, Any], data)
+            nested = cast('dict[str, Any]', data)
             retry = nested.get('retry')
             if isinstance(retry, dict) and 'cause' in retry:
-                return {**nested, 'cause': cast(dict[str, Any], retry)['cause']}
+                return {**nested, 'cause': cast('dict[str, Any]', retry)['cause']}
         return cast(Any, data)
 
     @pydantic.model_serializer(mode='wrap')
@@ -292,13 +292,13 @@ class ModelRequest(_Model):
         # `outcome='retried'`; here that is a `RetryPromptPart`, the part that means exactly this.
         if not isinstance(parts, list):
             return parts
-        return [_retried_tool_return_as_retry_prompt(part) for part in cast(list[Any], parts)]
+        return [_retried_tool_return_as_retry_prompt(part) for part in cast('list[Any]', parts)]
 
 
 def _retried_tool_return_as_retry_prompt(part: Any) -> Any:
     if not isinstance(part, dict):
         return part
-    data = cast(dict[str, Any], part)
+    data = cast('dict[str, Any]', part)
     if data.get('part_kind') != 'tool-return' or data.get('outcome') != 'retried':
         return data
     keys = ('content', 'tool_name', 'tool_call_id', 'timestamp')
