@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Literal, TypeAlias, cast
 
 import pydantic
@@ -171,26 +171,30 @@ def tool_call_metadata(call: ToolCallPart, response: dict[str, Any] | None) -> d
 ResultState: TypeAlias = Literal['output-available', 'output-error', 'output-denied']
 
 
-def tool_result(part: ToolReturnPart | RetryPromptPart, index: int) -> tuple[ResultState, Any, dict[str, Any]]:
+def tool_result(
+    part: ToolReturnPart | RetryPromptPart, index: int, *, json_ready: Callable[[Any], Any] = jsonable
+) -> tuple[ResultState, Any, dict[str, Any]]:
     """The tool part `state`, its `output` (or `errorText`, or the denial reason), and its result metadata.
 
     `index` is the result's place in its request: results arrive in any order (parallel tools), while the UI
-    keeps them with their calls, in call order.
+    keeps them with their calls, in call order. `json_ready` turns the tool's values into JSON-compatible
+    Python (`jsonable`, for a dumped `UIMessage`); the stream, whose writer serializes any value the same
+    way, passes them through as they are.
     """
     fields: dict[str, Any] = {'timestamp': iso(part.timestamp), 'index': index}
     if isinstance(part, RetryPromptPart):
         text = part.model_response()
         if text.endswith(RETRY_SUFFIX):
             text = text[: -len(RETRY_SUFFIX)]
-        fields['retry'] = {'content': jsonable(part.content)}
+        fields['retry'] = {'content': json_ready(part.content)}
         return 'output-error', text, fields
     if part.metadata is not None:
-        fields['metadata'] = jsonable(part.metadata)
+        fields['metadata'] = json_ready(part.metadata)
     if part.outcome == 'success':
-        return 'output-available', jsonable(part.content), fields
+        return 'output-available', json_ready(part.content), fields
     text = part.model_response_str()
     if not isinstance(part.content, str):
-        fields['content'] = jsonable(part.content)
+        fields['content'] = json_ready(part.content)
     if part.outcome == 'denied':
         return 'output-denied', text, fields  # the state says it all
     fields['outcome'] = part.outcome

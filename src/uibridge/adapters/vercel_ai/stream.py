@@ -95,6 +95,11 @@ def _sse(chunk: dict[str, Any]) -> str:
     return f'data: {wire_json(chunk)}\n\n'
 
 
+def _as_is(value: Any) -> Any:
+    # `wire_json` writes any value as `provider_metadata.jsonable` + JSON would: no JSON-ready copy is needed.
+    return value
+
+
 def _json(value: Any) -> str:
     return encode_basestring(value) if isinstance(value, str) else wire_json(value)
 
@@ -396,7 +401,7 @@ class VercelAIEventStream:
                 stacklevel=4,
             )
             return out
-        state, value, fields = tool_result(part, slot)
+        state, value, fields = tool_result(part, slot, json_ready=_as_is)
         if state == 'output-available':
             chunk: dict[str, Any] = {'type': 'tool-output-available', 'toolCallId': call_id, 'output': value}
             chunk['providerMetadata'] = wrap_metadata(fields)
