@@ -222,10 +222,5 @@ def records(metadata: Any) -> dict[str, Any]:
     return cast('dict[str, Any]', inner) if isinstance(inner, dict) else {}
 
 
-def record(metadata: Any, name: str) -> dict[str, Any] | None:
-    value = records(metadata).get(name)
-    return cast('dict[str, Any]', value) if isinstance(value, dict) else None
-
-
 def warn(message: str) -> None:
     warnings.warn(message, UserWarning, stacklevel=4)
