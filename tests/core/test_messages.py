@@ -33,7 +33,7 @@ from uibridge import (
     UserPromptPart,
     VideoUrl,
 )
-from uibridge.core import messages as messages_module
+from uibridge.core.json_text import indented_json
 
 FIXTURES = Path(__file__).parents[2] / 'fixtures' / 'core'
 T0 = datetime(2026, 1, 2, 3, 4, 5, 678000, tzinfo=UTC)
@@ -501,7 +501,7 @@ _json_trees = st.recursive(
 @example({'\ud800': ['\udfff', '\x00\x1f\x7f\u2028']})
 def test_errors_are_indented_byte_for_byte_as_the_json_module_indents_them(value: Any) -> None:
     # The rendering pydantic-ai compatibility rests on: floats, NaN, lone surrogates and control characters too.
-    assert messages_module._indented_json(value) == json.dumps(value, indent=2, ensure_ascii=False)
+    assert indented_json(value) == json.dumps(value, indent=2, ensure_ascii=False)
 
 
 def test_the_fixture_history_survives_our_round_trip() -> None:

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from pydantic import BaseModel
+from pydantic import BaseModel, PrivateAttr
 
 from uibridge.core.messages import (
     ModelRequest,
@@ -111,10 +111,37 @@ def test_replace_is_model_copy(part: TextPart | ToolCallPart, args: Any, content
 
 
 def test_a_missing_or_unknown_field_is_an_error() -> None:
-    with pytest.raises(TypeError, match=r"unknown fields \['tool'\], missing fields \[\]"):
+    with pytest.raises(TypeError, match=r"ToolCallPart: unknown fields \['tool'\]"):
         construct(ToolCallPart, {'tool_name': 'x', 'tool': 'x'})
-    with pytest.raises(TypeError, match=r"ToolCallPart: unknown fields \[\], missing fields \['tool_name'\]"):
+    with pytest.raises(TypeError, match=r"ToolCallPart: missing field 'tool_name'"):
         construct(ToolCallPart, {'args': None})
+
+
+def test_models_that_need_validation_to_set_them_up_are_refused() -> None:
+    class WithPrivate(BaseModel):
+        _cache: dict[str, int] = PrivateAttr(default_factory=dict)
+
+    class WithHook(BaseModel):
+        x: int = 0
+
+        def model_post_init(self, context: Any, /) -> None:
+            pass
+
+    for cls in (WithPrivate, WithHook):
+        with pytest.raises(TypeError, match='private attributes or a post-init hook'):
+            construct(cls, {})
+
+
+def test_a_model_that_allows_extra_keys_gets_the_empty_extra_validation_gives_it() -> None:
+    class Open(BaseModel, extra='allow'):
+        x: int = 0
+
+    built, validated = construct(Open, {'x': 1}), Open(x=1)
+    assert built.__pydantic_extra__ == validated.__pydantic_extra__ == {}
+    assert built == validated
+    copied = replace(built, {'x': 2})
+    assert copied == validated.model_copy(update={'x': 2})
+    assert copied.__pydantic_extra__ is not built.__pydantic_extra__
 
 
 def test_mutable_defaults_are_not_shared() -> None:

@@ -21,13 +21,11 @@ application to persist, built the same way for every protocol.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
-from pydantic_core import from_json
-
+from .json_text import parse_json
 from .messages import (
     FilePart,
     FinishReason,
@@ -349,10 +347,7 @@ def _parse_args(args: str | dict[str, Any] | None) -> str | dict[str, Any] | Non
     if not isinstance(args, str):
         return args
     try:
-        parsed = from_json(args)  # several times `json.loads`; it refuses only what `json.loads` may still read
+        parsed = parse_json(args)
     except ValueError:
-        try:
-            parsed = json.loads(args)  # an escaped lone surrogate, say
-        except ValueError:
-            return args
+        return args
     return parsed if isinstance(parsed, dict) else args  # pyright: ignore[reportUnknownVariableType]

@@ -19,10 +19,9 @@ from typing import Annotated, Any, Literal, NotRequired, TypeAlias, cast
 
 import pydantic
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, TypeAdapter
-from pydantic_core import PydanticSerializationError, to_json
 from typing_extensions import TypedDict
 
-from .json_text import compact_json, json_values
+from .json_text import compact_json, indented_json, json_values
 
 __all__ = [
     'AudioUrl',
@@ -207,36 +206,10 @@ class RetryPromptPart(_Model):
                 }
                 for error in self.content
             ]
-            dumped = _indented_json(json_values.dump_python(errors, mode='json'))
+            dumped = indented_json(json_values.dump_python(errors, mode='json'))
             plural = '' if len(self.content) == 1 else 's'
             description = f'{len(self.content)} validation error{plural}:\n```json\n{dumped}\n```'
         return f'{description}\n\nFix the errors and try again.'
-
-
-def _indented_json(value: Any) -> str:
-    """`json.dumps(value, indent=2, ensure_ascii=False)` for a JSON-compatible `value`, the exact bytes.
-
-    `indent` sends the `json` module to its pure-Python encoder (about 40 µs for a retry's errors, most of a
-    history dump's retry cost); pydantic-core's pretty printer writes the same text about ten times faster
-    for everything but floats, which it spells otherwise (`1e-7`, not `1e-07`), and lone surrogates, which it
-    refuses. Those take the `json` module.
-    """
-    if not _holds_float(value):
-        try:
-            return to_json(value, indent=2).decode()
-        except PydanticSerializationError:
-            pass
-    return json.dumps(value, indent=2, ensure_ascii=False)
-
-
-def _holds_float(value: Any) -> bool:
-    if isinstance(value, float):
-        return True
-    if isinstance(value, dict):
-        return any(_holds_float(item) for item in cast('dict[str, Any]', value).values())
-    if isinstance(value, list):
-        return any(_holds_float(item) for item in cast('list[Any]', value))
-    return False
 
 
 RetryFeedbackCause: TypeAlias = Literal['validation_error', 'no_output', 'model_retry']

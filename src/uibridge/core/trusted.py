@@ -1,7 +1,8 @@
 """Building and copying pydantic models from values already of their field types, without validating them.
 
 The encoders' message collection builds a response per model turn, a request per tool result, and a copy of
-each finished part: thousands per run, each from pieces that are already validated models and plain values.
+each finished part, and the adapters' `dump_messages` / `load_messages` build a model per message and part:
+thousands per run or history, each from pieces that are already validated models and plain values.
 Validation costs 3 to 6 µs a model there and `model_copy` about 5 µs (pydantic 2.14, development machine),
 while `model_construct` is no cheaper (it re-walks every field). These two helpers do exactly what those
 calls leave behind, for about a third of the cost:
@@ -11,9 +12,11 @@ calls leave behind, for about a third of the cost:
 - `replace(model, update)`: `model.model_copy(update=update)`, a shallow copy with `update` applied and
   added to `model_fields_set`.
 
-Only for values the caller knows are valid (typed pieces it built itself): nothing is checked. They rely on
-the three instance slots pydantic v2 documents for `model_construct` (`__dict__`, `__pydantic_fields_set__`,
-`__pydantic_extra__`, `__pydantic_private__`); `tests/core/test_trusted.py` pins them to what validation and
+Only for values the caller knows are valid (typed pieces it built itself): only field names are checked
+(an unknown or a missing required field is a `TypeError`), never values. They rely on
+the four instance slots pydantic v2 gives every model, which `model_construct` sets (`__dict__`,
+`__pydantic_fields_set__`, `__pydantic_extra__`, `__pydantic_private__`), and are refused for a model with
+private attributes or a post-init hook; `tests/core/test_trusted.py` pins them to what validation and
 `model_copy` give, so a pydantic upgrade that changes them fails there first.
 """
 
@@ -42,29 +45,42 @@ class _Layout:
     size: int
     factories: tuple[tuple[str, Callable[[], Any]], ...]
     required: tuple[str, ...]
+    extra: dict[str, Any] | None
+    """What validation leaves in `__pydantic_extra__` when no extra key is given: `{}` if the class allows
+    extra keys (the ag-ui models do), else `None`."""
 
 
 _layouts: dict[type[BaseModel], _Layout] = {}
 
 
 def _layout(cls: type[BaseModel]) -> _Layout:
+    if cls.__private_attributes__ or cls.__pydantic_post_init__ is not None:
+        # Their instances need what only validation sets up (private defaults, the post-init hook).
+        raise TypeError(f'{cls.__name__} has private attributes or a post-init hook: validate it instead')
     template: dict[str, Any] = {}
     factories: list[tuple[str, Callable[[], Any]]] = []
     for name, info in cls.model_fields.items():
         default, factory = info.default, info.default_factory
         template[name] = _REQUIRED if factory is None and default is PydanticUndefined else default
         if factory is not None:
-            factories.append((name, cast(Callable[[], Any], factory)))
+            factories.append((name, cast('Callable[[], Any]', factory)))
         elif default is not PydanticUndefined and default.__hash__ is None:
             # pydantic gives each instance its own copy of an unhashable (mutable) default.
             factories.append((name, functools.partial(copy.deepcopy, default)))
     required = tuple(name for name, value in template.items() if value is _REQUIRED)
-    layout = _layouts[cls] = _Layout(template, len(template), tuple(factories), required)
+    allows_extra = cls.model_config.get('extra') == 'allow'
+    layout = _Layout(template, len(template), tuple(factories), required, {} if allows_extra else None)
+    _layouts[cls] = layout
     return layout
 
 
-# Hot: called per model built, so the four slot writes are spelled out in each function below.
-_set = object.__setattr__
+# The four instance slots pydantic v2 gives every model (what `model_construct` sets), written through their
+# descriptors: about a third cheaper than `object.__setattr__` by name, which looks each one up again.
+_slots = BaseModel.__dict__
+_set_dict = _slots['__dict__'].__set__
+_set_fields_set = _slots['__pydantic_fields_set__'].__set__
+_set_extra = _slots['__pydantic_extra__'].__set__
+_set_private = _slots['__pydantic_private__'].__set__
 
 
 def construct(cls: type[M], values: Mapping[str, Any]) -> M:
@@ -72,26 +88,28 @@ def construct(cls: type[M], values: Mapping[str, Any]) -> M:
     layout = _layouts.get(cls) or _layout(cls)
     data = layout.template.copy()
     data.update(values)  # keeps the declaration order: every key is already in the template
-    if len(data) != layout.size or any(name not in values for name in layout.required):
-        unknown = sorted(data.keys() - layout.template.keys())
-        missing = [name for name in layout.required if name not in values]
-        raise TypeError(f'{cls.__name__}: unknown fields {unknown}, missing fields {missing}')
+    if len(data) != layout.size:
+        raise TypeError(f'{cls.__name__}: unknown fields {sorted(data.keys() - layout.template.keys())}')
+    for name in layout.required:
+        if name not in values:
+            raise TypeError(f'{cls.__name__}: missing field {name!r}')
     for name, factory in layout.factories:
         if name not in values:
             data[name] = factory()
     model = cls.__new__(cls)
-    _set(model, '__dict__', data)
-    _set(model, '__pydantic_fields_set__', set(values))
-    _set(model, '__pydantic_extra__', None)
-    _set(model, '__pydantic_private__', None)
+    _set_dict(model, data)
+    _set_fields_set(model, set(values))
+    _set_extra(model, None if layout.extra is None else {})
+    _set_private(model, None)
     return model
 
 
 def replace(model: M, update: Mapping[str, Any]) -> M:
     """`model.model_copy(update=update)` for values already of the field types (see the module)."""
     copied = type(model).__new__(type(model))
-    _set(copied, '__dict__', {**model.__dict__, **update})
-    _set(copied, '__pydantic_fields_set__', model.__pydantic_fields_set__.union(update))
-    _set(copied, '__pydantic_extra__', None)
-    _set(copied, '__pydantic_private__', None)
+    _set_dict(copied, {**model.__dict__, **update})
+    _set_fields_set(copied, model.__pydantic_fields_set__.union(update))
+    extra = model.__pydantic_extra__
+    _set_extra(copied, None if extra is None else dict(extra))
+    _set_private(copied, None)
     return copied

@@ -1,9 +1,9 @@
 """The AG-UI history mapping's fast paths give exactly what the slower reference gives.
 
-- `_wire.compact_json` (pydantic-core for plain values) writes the bytes `core.json_text.compact_json` writes:
-  derived ids hash them and markers are compared as text.
-- `_wire.parse_json` (pydantic-core's parser) reads what `json.loads` reads and refuses what it refuses.
-- `dump_messages` builds SDK messages without validating them (`_wire.construct`): each must be the object
+(`core.json_text.compact_json` and `parse_json`, which derived ids and markers rest on, are held to the json
+module in `tests/core/test_json_text.py`.)
+
+- `dump_messages` builds SDK messages without validating them (`core.trusted.construct`): each must be the object
   validating its own wire form builds, with `model_fields_set` the fields that hold a value (what validating
   the wire dict the dump used to build gave).
 - `load_messages` builds requests and responses without validating them (`core.trusted.construct`): each
@@ -12,8 +12,6 @@
 
 from __future__ import annotations
 
-import json
-import math
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
@@ -22,139 +20,16 @@ from typing import Any
 import pytest
 from ag_ui.core import AssistantMessage, ToolCall, UserMessage
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 from pydantic import BaseModel
 from test_agui_messages import histories, sample_history
 
 from uibridge import ModelMessage, ModelRequest, ModelResponse, TextPart
 from uibridge.adapters.ag_ui import dump_messages, load_messages
-from uibridge.adapters.ag_ui._wire import compact_json, construct, message_adapter, parse_json
-from uibridge.core import json_text
+from uibridge.adapters.ag_ui._wire import message_adapter
+from uibridge.core.trusted import construct
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / 'bench'))
 import history as bench_history
-
-# ------------------------------------------------------------------------------------------ compact_json
-
-_floats = st.floats(allow_nan=True, allow_infinity=True) | st.sampled_from([0.0, -0.0, 1e-4, 9.99e-5, 1e-5, 1e16])
-_ints = st.integers() | st.sampled_from([10**4000 - 1, 10**4000, -(10**4000), 2**64])
-_strings = st.text() | st.sampled_from(['\ud800', 'a\udfffb', '\x00\x1f\x7f"\\/', 'é 😀 \u2028'])
-_keys = _strings | st.integers(-5, 5) | st.booleans() | st.none() | _floats
-_scalars = st.none() | st.booleans() | _ints | _floats | _strings
-_values = st.recursive(
-    _scalars | st.datetimes(timezones=st.just(UTC)) | st.binary(max_size=4),
-    lambda children: (
-        st.lists(children, max_size=4)
-        | st.lists(children, max_size=3).map(tuple)
-        | st.dictionaries(_strings, children, max_size=4)
-        | st.dictionaries(_keys, children, max_size=3)
-    ),
-    max_leaves=12,
-)
-
-
-def _outcome(function: Any, value: Any) -> tuple[str, Any]:
-    try:
-        return 'ok', function(value)
-    except Exception as e:  # the reference's own failure must be kept too
-        return 'error', type(e)
-
-
-@settings(max_examples=400, deadline=None)
-@given(_values)
-def test_compact_json_writes_the_reference_bytes(value: Any) -> None:
-    assert _outcome(compact_json, value) == _outcome(json_text.compact_json, value)
-
-
-@pytest.mark.parametrize(
-    'value',
-    [
-        1e-5,
-        -3.5e-7,
-        float('inf'),
-        float('nan'),
-        10**5000,
-        ['\ud800'],
-        {1: 'int key'},
-        {None: 1, True: 2},
-        {'when': datetime(2026, 1, 1, tzinfo=UTC)},
-        (1, 'two', [3.0]),
-        [[[[[[[[[[{'deep': 1e-9}]]]]]]]]]],
-    ],
-    ids=lambda value: type(value).__name__,
-)
-def test_compact_json_edge_cases(value: Any) -> None:
-    assert _outcome(compact_json, value) == _outcome(json_text.compact_json, value)
-
-
-def test_compact_json_takes_the_fast_path_for_plain_values(monkeypatch: pytest.MonkeyPatch) -> None:
-    # The reference is not called for what tool results, arguments and markers usually are...
-    def refuse(value: Any) -> str:
-        raise AssertionError('the reference was called')
-
-    monkeypatch.setattr(json_text, 'compact_json', refuse)
-    assert compact_json(bench_history.WEATHER) == json.dumps(bench_history.WEATHER, separators=(',', ':'))
-    assert compact_json({'t': 21.5, 'ok': True, 'x': None, 'n': [1, -2, 0.0]}) == (
-        '{"t":21.5,"ok":true,"x":null,"n":[1,-2,0.0]}'
-    )
-    # ... and is for what pydantic-core would spell differently.
-    with pytest.raises(AssertionError, match='the reference was called'):
-        compact_json({'t': 1e-5})
-    with pytest.raises(AssertionError, match='the reference was called'):
-        compact_json({1: 'a'})
-
-
-# -------------------------------------------------------------------------------------------- parse_json
-
-_json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | _floats | _strings,
-    lambda children: st.lists(children, max_size=4) | st.dictionaries(_strings, children, max_size=4),
-    max_leaves=12,
-)
-_json_texts = st.one_of(
-    st.builds(json.dumps, _json_values),
-    st.builds(lambda value: json.dumps(value, ensure_ascii=False), _json_values),
-    st.text(max_size=30),
-    st.text(alphabet='{}[]":,0123456789.eE+-tfnulraINy \\u', max_size=30),
-)
-
-
-def _comparable(value: Any) -> Any:
-    """`value` with NaN made comparable (NaN is never equal to itself)."""
-    if isinstance(value, float) and math.isnan(value):
-        return 'NaN'
-    if isinstance(value, list):
-        return [_comparable(v) for v in value]  # pyright: ignore[reportUnknownVariableType]
-    if isinstance(value, dict):
-        return {k: _comparable(v) for k, v in value.items()}  # pyright: ignore[reportUnknownVariableType]
-    return value
-
-
-def _assert_reads_alike(text: str) -> None:
-    ours, reference = _outcome(parse_json, text), _outcome(json.loads, text)
-    if reference[0] == 'error':
-        assert ours[0] == 'error' and issubclass(ours[1], ValueError)
-    else:
-        assert _comparable(ours[1]) == _comparable(reference[1])
-        assert type(ours[1]) is type(reference[1])
-
-
-@settings(max_examples=400, deadline=None)
-@given(_json_texts)
-def test_parse_json_reads_what_json_loads_reads(text: str) -> None:
-    _assert_reads_alike(text)
-
-
-@pytest.mark.parametrize(
-    'text',
-    [
-        *['"\\ud800"', '{"a": "\\udfff"}', '"\ud800"', '\ufeff{}', '{"a":1,"a":2}', 'NaN', '[1e400]', '{"a": 1}x', ''],
-        *[f'[{sign}{"9" * digits}]' for sign in ('', '-') for digits in (4300, 4301)],  # CPython's digit limit
-    ],
-)
-def test_parse_json_edge_cases(text: str) -> None:
-    _assert_reads_alike(text)
-
 
 # ---------------------------------------------------------------------------------------- dump: SDK models
 

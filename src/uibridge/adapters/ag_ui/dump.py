@@ -42,6 +42,7 @@ from ag_ui.core import (
 )
 
 from ...core.feedback import render_retry_feedback, retry_feedback_payload
+from ...core.json_text import compact_json
 from ...core.messages import (
     AudioUrl,
     BinaryContent,
@@ -62,7 +63,8 @@ from ...core.messages import (
     UserPromptPart,
     VideoUrl,
 )
-from ._wire import METADATA_KEY, WIRE_KEY, compact_json, construct, iso, marker, warn
+from ...core.trusted import construct
+from ._wire import METADATA_KEY, WIRE_KEY, iso, marker, warn
 
 __all__ = [
     'dump_messages',
@@ -126,7 +128,7 @@ _validate_tool_calls = pydantic.TypeAdapter(list[ToolCall]).validator.validate_p
 def _finish(draft: Draft, message_id: str, entry: dict[str, Any] | None) -> Message:
     """The SDK message for `draft`: what validating its wire form (with `id`, `metadata`, `name`) would build.
 
-    Built field by field instead (`_wire.construct`): every value is already of its field's type, taken
+    Built field by field instead (`core.trusted.construct`): every value is already of its field's type, taken
     from validated neutral parts, and validating the wire dict again was a fifth of `dump_messages`.
     """
     ours: dict[str, Any] = draft.pop('_uib')

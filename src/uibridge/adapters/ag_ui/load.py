@@ -42,6 +42,7 @@ from ag_ui.core import (
 
 from ...core.errors import InputError
 from ...core.feedback import retry_feedback_from_marker
+from ...core.json_text import parse_json
 from ...core.messages import (
     AudioUrl,
     BinaryContent,
@@ -64,7 +65,8 @@ from ...core.messages import (
     UserPromptPart,
     VideoUrl,
 )
-from ._wire import METADATA_KEY, WIRE_KEY, construct, message_adapter, parse_iso, parse_json, read_marker, records, warn
+from ...core.trusted import construct
+from ._wire import METADATA_KEY, WIRE_KEY, message_adapter, parse_iso, read_marker, records, warn
 from .validation import original_part_path, prefilter_message, validation_error
 
 __all__ = ['load_messages']
@@ -162,7 +164,7 @@ class _Loader:
         return self.result
 
     def _flush(self) -> None:
-        # The messages are built without validating them again (`_wire.construct`): the parts are
+        # The messages are built without validating them again (`core.trusted.construct`): the parts are
         # validated models and the rest is checked field by field here, exactly what validation would keep.
         side = self.side
         if side is None:

@@ -81,8 +81,9 @@ from ...core.events import (
     ToolCallReady,
     ToolResult,
 )
+from ...core.json_text import compact_json
 from ...core.messages import ModelMessage, ModelResponse, RetryPromptPart, TextPart, ThinkingPart, ToolCallPart
-from ._wire import METADATA_KEY, WIRE_KEY, compact_json
+from ._wire import METADATA_KEY, WIRE_KEY
 from .dump import feedback_message, legacy_retry_message, response_record, thinking_marker, tool_message
 from .frames import CONTENT_TYPE, declares_1_0, delta_frame, event_frame, now_ms, sdk_frame
 
