@@ -193,20 +193,23 @@ class VercelAIEventStream:
     # ------------------------------------------------------------------------------------ events
 
     def _encode(self, event: AgentEvent) -> str:
+        # The frequent events by exact type first, as `MessageCollector.feed` does (an identity test is a
+        # fraction of a class pattern's isinstance check); the rest, and subclasses, by pattern.
+        if type(event) is PartStart:
+            return self._ensure_response(event) + self._start_part(event.index, event.part)
+        if type(event) is PartEnd:
+            return self._part_end(event)
+        if type(event) is ResponseStart:
+            return self._response_start(event)
+        if type(event) is ToolResult:
+            return self._tool_result(event)
         match event:
             case ResponseStart():
-                out = self._close_parts()
-                self._collector.feed(event)
-                return out + self._open_step()
+                return self._response_start(event)
             case PartStart():
-                out = self._ensure_response(event)
-                return out + self._start_part(event.index, event.part)
+                return self._ensure_response(event) + self._start_part(event.index, event.part)
             case PartEnd():
-                self._collector.feed(event)
-                open_part = self._open.pop(event.index, None)
-                if open_part is None:
-                    raise ValueError(f'part {event.index} ended but is not streaming')
-                return self._end_part(open_part, event.signature)
+                return self._part_end(event)
             case ToolCallReady():
                 self._collector.feed(event)
                 return self._call_ready(event)
@@ -263,6 +266,18 @@ class VercelAIEventStream:
             case PartDelta():  # pragma: no cover - handled in encode()
                 return ''
 
+    def _response_start(self, event: ResponseStart) -> str:
+        out = self._close_parts()
+        self._collector.feed(event)
+        return out + self._open_step()
+
+    def _part_end(self, event: PartEnd) -> str:
+        self._collector.feed(event)
+        open_part = self._open.pop(event.index, None)
+        if open_part is None:
+            raise ValueError(f'part {event.index} ended but is not streaming')
+        return self._end_part(open_part, event.signature)
+
     def _end(self, out: str) -> str:
         self._ended = True
         return out + _DONE
@@ -306,7 +321,8 @@ class VercelAIEventStream:
             call_id = part.tool_call_id
             prefix = f'data: {{"type":"tool-input-delta","toolCallId":{_json(call_id)},"inputTextDelta":'
             self._open[index] = _OpenPart('tool', call_id, prefix, {'response': info} if info else {}, part.tool_name)
-            out = _sse({'type': 'tool-input-start', 'toolCallId': call_id, 'toolName': part.tool_name})
+            name = _json(part.tool_name)
+            out = f'data: {{"type":"tool-input-start","toolCallId":{_json(call_id)},"toolName":{name}}}\n\n'
             if isinstance(part.args, str) and part.args:
                 out += f'{prefix}{_json(part.args)}}}\n\n'
             return out
