@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -417,3 +418,24 @@ def test_the_collector_finds_a_finished_tool_call_and_the_last_message_in_consta
     assert call is not None and call.args == {'a': 1}
     assert collector.last_message is not None and collector.last_message.parts == [call]
     assert collector.tool_call('unknown') is None
+
+
+def test_subclassed_events_are_collected_like_their_base_classes() -> None:
+    # The collector takes the frequent events by exact type first; a subclass takes the pattern path.
+    @dataclass(frozen=True, slots=True)
+    class MyStart(ResponseStart):
+        pass
+
+    @dataclass(frozen=True, slots=True)
+    class MyDelta(PartDelta):
+        pass
+
+    events: list[AgentEvent] = [
+        MyStart(model_name='m'),
+        PartStart(0, TextPart(content='')),
+        MyDelta(0, 'Hi'),
+        PartEnd(0),
+    ]
+    [response] = collect(events).messages
+    assert isinstance(response, ModelResponse)
+    assert response.model_name == 'm' and response.parts == [TextPart(content='Hi')]
