@@ -29,11 +29,7 @@ from typing_extensions import TypeIs
 
 from ...core.feedback import render_retry_feedback, retry_feedback_payload
 from ...core.messages import (
-    AudioUrl,
-    BinaryContent,
-    DocumentUrl,
     FilePart,
-    ImageUrl,
     ModelMessage,
     ModelRequest,
     ModelResponse,
@@ -42,16 +38,13 @@ from ...core.messages import (
     SystemPromptPart,
     TextPart,
     ThinkingPart,
-    ToolCallPart,
     ToolReturnPart,
-    UserContent,
     UserPromptPart,
-    VideoUrl,
 )
 from ...core.trusted import construct
+from .dump_parts import add_ui_only, tool_part, ui_only_part, ui_only_sequence, user_content_parts, with_request
 from .provider_metadata import (
     app_metadata,
-    custom_data_items,
     derived_message_id,
     file_metadata,
     iso,
@@ -60,25 +53,18 @@ from .provider_metadata import (
     sidecar,
     text_metadata,
     thinking_metadata,
-    tool_call_metadata,
-    tool_input,
-    tool_result,
     wrap_metadata,
 )
 from .types import (
-    DataUIPart,
     FileUIPart,
     ReasoningUIPart,
     StepStartUIPart,
     TextUIPart,
-    ToolApprovalUI,
-    ToolUIPart,
     UIMessage,
     UIMessagePart,
-    UIMessagePartAdapter,
 )
 
-__all__ = ['dump_messages', 'media_type_of', 'ui_only_part']
+__all__ = ['dump_messages']
 
 _Role = Literal['system', 'user', 'assistant']
 
@@ -114,7 +100,7 @@ def dump_messages(messages: Sequence[ModelMessage]) -> list[UIMessage]:
     for message in messages:
         if isinstance(message, ModelResponse):
             info = sidecar(message.metadata).get('message')
-            opens = isinstance(info, dict) and cast(dict[str, Any], info).get('new') is True
+            opens = isinstance(info, dict) and cast('dict[str, Any]', info).get('new') is True
             if assistant is None or opens:
                 assistant = _Draft('assistant')
                 _apply_message_info(assistant, info)
@@ -135,8 +121,8 @@ def dump_messages(messages: Sequence[ModelMessage]) -> list[UIMessage]:
                     )
                 continue
             assistant = None
-            info = cast(dict[str, Any], messages_info).get(str(index)) if isinstance(messages_info, dict) else None
-            bare = isinstance(info, dict) and cast(dict[str, Any], info).get('bare') is True
+            info = cast('dict[str, Any]', messages_info).get(str(index)) if isinstance(messages_info, dict) else None
+            bare = isinstance(info, dict) and cast('dict[str, Any]', info).get('bare') is True
             draft = _dump_prompt(part, request_info, bare=bare)
             request_info = None
             _apply_message_info(draft, info)
@@ -166,15 +152,15 @@ def _apply_message_info(draft: _Draft, info: Any) -> None:
     """Restore what load kept of a UI message: its own id, its metadata, and parts only the UI uses."""
     if not isinstance(info, dict):
         return
-    info = cast(dict[str, Any], info)
+    info = cast('dict[str, Any]', info)
     if isinstance(info.get('id'), str):
         draft.id = info['id']
     if 'metadata' in info:
         draft.metadata = info['metadata']
     extra = info.get('parts')
-    for entry in cast(list[Any], extra) if isinstance(extra, list) else []:
+    for entry in cast('list[Any]', extra) if isinstance(extra, list) else []:
         if isinstance(entry, dict):
-            entry = cast(dict[str, Any], entry)
+            entry = cast('dict[str, Any]', entry)
             at, part = entry.get('at'), ui_only_part(entry.get('part'))
             if isinstance(at, int) and part is not None:
                 draft.inserts.append((at, part))
@@ -192,12 +178,6 @@ def _request_info(request: ModelRequest, *, new: bool) -> dict[str, Any] | None:
     return info or None
 
 
-def _with_request(fields: dict[str, Any], request_info: dict[str, Any] | None) -> dict[str, Any]:
-    if request_info is not None:
-        fields['request'] = request_info
-    return fields
-
-
 def _dump_prompt(
     part: SystemPromptPart | UserPromptPart | RetryFeedbackPart | RetryPromptPart,
     request_info: dict[str, Any] | None,
@@ -210,7 +190,7 @@ def _dump_prompt(
         if part.dynamic_ref is not None:
             fields['dynamic_ref'] = part.dynamic_ref
         text = construct(
-            TextUIPart, {'text': part.content, 'provider_metadata': wrap_metadata(_with_request(fields, request_info))}
+            TextUIPart, {'text': part.content, 'provider_metadata': wrap_metadata(with_request(fields, request_info))}
         )
         return _Draft('system', [text])
     if isinstance(part, RetryFeedbackPart):
@@ -219,7 +199,7 @@ def _dump_prompt(
             TextUIPart,
             {
                 'text': render_retry_feedback(part),
-                'provider_metadata': wrap_metadata(_with_request(fields, request_info)),
+                'provider_metadata': wrap_metadata(with_request(fields, request_info)),
             },
         )
         return _Draft('system', [text])
@@ -227,66 +207,10 @@ def _dump_prompt(
         fields = {'timestamp': iso(part.timestamp)}
         text = construct(
             TextUIPart,
-            {'text': part.model_response(), 'provider_metadata': wrap_metadata(_with_request(fields, request_info))},
+            {'text': part.model_response(), 'provider_metadata': wrap_metadata(with_request(fields, request_info))},
         )
         return _Draft('user', [text])
-    return _Draft('user', _dump_user_content(part, request_info, bare=bare))
-
-
-def _dump_user_content(part: UserPromptPart, request_info: dict[str, Any] | None, *, bare: bool) -> list[UIMessagePart]:
-    first: dict[str, Any] = _with_request({} if bare else {'timestamp': iso(part.timestamp)}, request_info)
-    content = part.content
-    if isinstance(content, str):
-        return [construct(TextUIPart, {'text': content, 'provider_metadata': wrap_metadata(first)})]
-    # A list that load would read back as a plain string (one text item), or as nothing, says so.
-    if not content or (len(content) == 1 and isinstance(content[0], str)):
-        first['list'] = True
-    if not content:
-        return [construct(TextUIPart, {'text': '', 'provider_metadata': wrap_metadata({**first, 'empty': True})})]
-    parts: list[UIMessagePart] = []
-    for item in content:
-        fields: dict[str, Any] = first if not parts else {}
-        parts.append(_dump_user_item(item, fields))
-    return parts
-
-
-def media_type_of(item: ImageUrl | AudioUrl | VideoUrl | DocumentUrl) -> str:
-    if item.media_type:
-        return item.media_type
-    return {'image-url': 'image', 'audio-url': 'audio', 'video-url': 'video'}.get(item.kind, 'application')
-
-
-def _dump_user_item(item: UserContent, fields: dict[str, Any]) -> UIMessagePart:
-    if isinstance(item, str):
-        return construct(TextUIPart, {'text': item, 'provider_metadata': wrap_metadata(fields)})
-    if isinstance(item, BinaryContent):
-        return construct(
-            FileUIPart,
-            {'media_type': item.media_type, 'url': item.data_url, 'provider_metadata': wrap_metadata(fields)},
-        )
-    media_type = media_type_of(item)
-    if item.media_type is None:
-        fields = {**fields, 'media_type': None}
-    if _url_kind(media_type) != item.kind:
-        fields = {**fields, 'kind': item.kind}
-    return construct(
-        FileUIPart, {'media_type': media_type, 'url': item.url, 'provider_metadata': wrap_metadata(fields)}
-    )
-
-
-def _url_kind(media_type: str) -> str:
-    for prefix, kind in (('image', 'image-url'), ('audio', 'audio-url'), ('video', 'video-url')):
-        if media_type.startswith(prefix):
-            return kind
-    return 'document-url'
-
-
-def ui_only_part(data: Any) -> UIMessagePart | None:
-    """A UI-only part kept in the sidecar, validated again (it came from a client)."""
-    try:
-        return UIMessagePartAdapter.validate_python(data)
-    except ValueError:
-        return None
+    return _Draft('user', user_content_parts(part, request_info, bare=bare))
 
 
 def _dump_response(
@@ -297,19 +221,19 @@ def _dump_response(
     result_request_info: dict[str, dict[str, Any]],
 ) -> None:
     parts.append(construct(StepStartUIPart, {}))
-    extras = _ui_only_sequence(response)
+    extras = ui_only_sequence(response)
     side = sidecar(response.metadata)
     approvals = side.get('approvals')
-    approvals = cast(dict[str, Any], approvals) if isinstance(approvals, dict) else {}
+    approvals = cast('dict[str, Any]', approvals) if isinstance(approvals, dict) else {}
     info: dict[str, Any] | None = None if side.get('bare') is True else response_info(response)
     kept_ids = side.get('reasoning_ids')
-    reasoning_ids: dict[str, Any] = cast(dict[str, Any], kept_ids) if isinstance(kept_ids, dict) else {}
+    reasoning_ids: dict[str, Any] = cast('dict[str, Any]', kept_ids) if isinstance(kept_ids, dict) else {}
     kept_bare = side.get('bare_results')
-    bare_results: set[Any] = set(cast(list[Any], kept_bare)) if isinstance(kept_bare, list) else set()
+    bare_results: set[Any] = set(cast('list[Any]', kept_bare)) if isinstance(kept_bare, list) else set()
     pending = 0
     for position, part in enumerate(response.parts):
         while pending < len(extras) and extras[pending][0] <= position:
-            _add_ui_only(parts, extras[pending][1])
+            add_ui_only(parts, extras[pending][1])
             pending += 1
         if isinstance(part, TextPart):
             parts.append(
@@ -354,118 +278,8 @@ def _dump_response(
             parts.append(tool)
         info = None
     for _, extra in extras[pending:]:
-        _add_ui_only(parts, extra)
-
-
-def _add_ui_only(parts: list[UIMessagePart], part: UIMessagePart) -> None:
-    """A `data-*` part with the `id` of one already in the message updates that one, as the client does."""
-    if isinstance(part, DataUIPart) and part.id is not None:
-        for existing in parts:
-            if isinstance(existing, DataUIPart) and existing.type == part.type and existing.id == part.id:
-                existing.data = part.data
-                return
-    parts.append(part)
-
-
-def tool_part(
-    call: ToolCallPart,
-    result: tuple[ToolReturnPart | RetryPromptPart, int] | None,
-    approval: Any,
-    response: dict[str, Any] | None,
-    *,
-    bare_result: bool = False,
-    request: dict[str, Any] | None = None,
-) -> ToolUIPart:
-    """One `tool-{name}` part: the call, merged with its result or its approval state. `bare_result`: the
-    result came from a client (a client tool's output) without uibridge's metadata, so no timestamp is added."""
-    call_fields = tool_call_metadata(call, response)
-    approval_ui = ToolApprovalUI.model_validate(approval) if isinstance(approval, dict) else None
-    base: dict[str, Any] = {'type': f'tool-{call.tool_name}', 'tool_call_id': call.tool_call_id}
-    base['input'] = tool_input(call)
-    if result is None:
-        if approval_ui is None:
-            state = 'input-available'
-        else:
-            state = 'approval-requested' if approval_ui.approved is None else 'approval-responded'
-        return _tool_ui_part(
-            **base, state=state, approval=approval_ui, call_provider_metadata=wrap_metadata(call_fields)
-        )
-    state, value, result_fields = tool_result(*result)
-    if bare_result:
-        result_fields.pop('timestamp', None)
-        result_fields.pop('index', None)
-    if request is not None:
-        result_fields['request'] = request
-    if state == 'output-denied':
-        if approval_ui is None or approval_ui.approved is not False:
-            approval_ui = ToolApprovalUI(id=call.tool_call_id, approved=False, reason=value)
-        if result_fields:
-            call_fields['result'] = result_fields
-        return _tool_ui_part(
-            **base, state=state, approval=approval_ui, call_provider_metadata=wrap_metadata(call_fields)
-        )
-    if approval_ui is not None and approval_ui.approved is not True:
-        approval_ui = None
-    extra = {'output': value} if state == 'output-available' else {'error_text': value}
-    return _tool_ui_part(
-        **base,
-        **extra,
-        state=state,
-        approval=approval_ui,
-        call_provider_metadata=wrap_metadata(call_fields),
-        result_provider_metadata=wrap_metadata(result_fields),
-    )
-
-
-def _tool_ui_part(**fields: Any) -> ToolUIPart:
-    """The tool part for fields `tool_part` made, whose state and fields always agree (`_ToolFields` checks
-    that on validation). Only the type can fail the model's checks, for a tool name it refuses (`tool-`
-    then nothing, or a line break): validation raises for those, as it always has."""
-    if fields['type'][5:6] in ('', '\n'):
-        return ToolUIPart(**fields)
-    return construct(ToolUIPart, fields)
+        add_ui_only(parts, extra)
 
 
 def _str_or_none(value: Any) -> str | None:
     return value if isinstance(value, str) else None
-
-
-def _ui_only_sequence(response: ModelResponse) -> list[tuple[int, UIMessagePart]]:
-    """The step's UI-only parts, in the order the UI had them, each with the response position it sits at."""
-    if not response.metadata:
-        return []  # most steps: neither custom data nor a sidecar
-    custom: list[tuple[int, UIMessagePart]] = []
-    for item in custom_data_items(response.metadata):
-        name, position = item.get('name'), item.get('position')
-        if not isinstance(name, str) or not isinstance(position, int):
-            continue
-        item_id = item.get('id')
-        custom.append(
-            (
-                position,
-                DataUIPart(
-                    type=f'data-{name}', data=item.get('data'), id=item_id if isinstance(item_id, str) else None
-                ),
-            )
-        )
-    kept = sidecar(response.metadata).get('parts')
-    slotted: dict[int, tuple[int, UIMessagePart]] = {}
-    for entry in cast(list[Any], kept) if isinstance(kept, list) else []:
-        if not isinstance(entry, dict):
-            continue
-        entry = cast(dict[str, Any], entry)
-        slot, position, part = entry.get('slot'), entry.get('position'), ui_only_part(entry.get('part'))
-        if isinstance(slot, int) and isinstance(position, int) and part is not None:
-            slotted[slot] = (position, part)
-    # `slot` is where a kept part sat among all the step's UI-only parts; the custom data fills the rest in order.
-    sequence: list[tuple[int, UIMessagePart]] = []
-    remaining = iter(custom)
-    total = len(custom) + len(slotted)
-    for slot in range(total):
-        if slot in slotted:
-            sequence.append(slotted[slot])
-        else:
-            sequence.extend(next_item for next_item in [next(remaining, None)] if next_item is not None)
-    sequence.extend(remaining)
-    sequence.extend(slotted[slot] for slot in sorted(slotted) if slot >= total)
-    return sequence
