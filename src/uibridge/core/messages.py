@@ -12,7 +12,6 @@ it flat (seed 003) and accept the nested spelling on load.
 from __future__ import annotations
 
 import base64
-import json
 import uuid
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal, NotRequired, TypeAlias, cast
@@ -21,7 +20,7 @@ import pydantic
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, TypeAdapter
 from typing_extensions import TypedDict
 
-from .json_text import compact_json, indented_json, json_values
+from .json_text import compact_json, indented_json, json_values, parse_json
 
 __all__ = [
     'AudioUrl',
@@ -310,7 +309,7 @@ class ToolCallPart(_Model):
         if not self.args:
             return {}
         try:
-            parsed = json.loads(self.args)
+            parsed = parse_json(self.args)
         except ValueError:
             return {'INVALID_JSON': self.args}
         if isinstance(parsed, dict):
