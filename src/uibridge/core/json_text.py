@@ -10,7 +10,9 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable
 from datetime import datetime
+from json.encoder import encode_basestring  # pyright: ignore[reportUnknownVariableType]
 from typing import Any, cast
 
 from pydantic import TypeAdapter
@@ -20,6 +22,7 @@ __all__ = [
     'compact_json',
     'indented_json',
     'iso_utc',
+    'json_string',
     'json_values',
     'parse_iso',
     'parse_json',
@@ -126,6 +129,10 @@ def parse_json(text: str) -> Any:
     except (ValueError, TypeError):  # TypeError: text pydantic-core cannot take as UTF-8
         return json.loads(text)
 
+
+json_string: Callable[[str], str] = encode_basestring
+"""A string as a JSON string literal, non-ASCII as itself: the one escape per streamed delta (the `json`
+module's C function, what `json.dumps(text, ensure_ascii=False)` ends in, without its per-call overhead)."""
 
 # Built once: `json.dumps` with options builds a new encoder on every call.
 _encode_plain = json.JSONEncoder(separators=(',', ':'), ensure_ascii=False, allow_nan=False).encode

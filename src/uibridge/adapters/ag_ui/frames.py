@@ -16,7 +16,6 @@ Two paths, both writing exactly the bytes `ag_ui.encoder.EventEncoder` writes fo
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
 from typing import Any
@@ -24,12 +23,11 @@ from typing import Any
 from ag_ui.core import BaseEvent
 from ag_ui.encoder import EventEncoder
 
-from ...core.json_text import sse_data, utf8_json
+from ...core.json_text import json_string, sse_data, utf8_json
 
 __all__ = ['CONTENT_TYPE', 'declares_1_0', 'delta_frame', 'event_frame', 'now_ms', 'sdk_frame']
 
 _encoder = EventEncoder()
-_dumps = json.JSONEncoder(ensure_ascii=False).encode
 
 CONTENT_TYPE = _encoder.get_content_type()
 
@@ -56,8 +54,8 @@ def delta_frame(event_type: str, id_key: str, entity_id: str, delta: str) -> byt
     """A `*_CONTENT` / `TOOL_CALL_ARGS` frame, byte for byte what the SDK model serializes to: `type`,
     `timestamp`, then the event's own fields, compact, non-ASCII as UTF-8."""
     return utf8_json(
-        f'data: {{"type":"{event_type}","timestamp":{now_ms()},"{id_key}":{_dumps(entity_id)},'
-        f'"delta":{_dumps(delta)}}}\n\n'
+        f'data: {{"type":"{event_type}","timestamp":{now_ms()},"{id_key}":{json_string(entity_id)},'
+        f'"delta":{json_string(delta)}}}\n\n'
     )
 
 

@@ -30,7 +30,6 @@ import uuid
 import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from json.encoder import encode_basestring  # pyright: ignore[reportUnknownVariableType]
 from typing import Any, Literal
 
 from ...core.approvals import ApprovalSigner
@@ -51,7 +50,7 @@ from ...core.events import (
     ToolResult,
 )
 from ...core.feedback import retry_feedback_payload
-from ...core.json_text import utf8_json, wire_json
+from ...core.json_text import json_string, utf8_json, wire_json
 from ...core.messages import (
     FinishReason,
     ModelMessage,
@@ -101,7 +100,7 @@ def _as_is(value: Any) -> Any:
 
 
 def _json(value: Any) -> str:
-    return encode_basestring(value) if isinstance(value, str) else wire_json(value)
+    return json_string(value) if isinstance(value, str) else wire_json(value)
 
 
 @dataclass
