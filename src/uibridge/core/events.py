@@ -21,9 +21,9 @@ application to persist, built the same way for every protocol.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias
+from typing import Any, ClassVar, Literal, TypeAlias
 
 from .json_text import parse_json
 from .messages import (
@@ -245,20 +245,17 @@ class MessageCollector:
             self._close(index, None)
 
     def feed(self, event: AgentEvent) -> None:
-        # The frequent events by exact type first: an identity test is a fraction of a class pattern's
-        # isinstance check (0.14 against up to 0.5 µs here), and the collector sees every event of a run.
-        if type(event) is PartDelta:
-            self._delta(event)
-        elif type(event) is PartStart:
-            self._part_start(event)
-        elif type(event) is PartEnd:
-            self._part_end(event)
-        elif type(event) is ResponseStart:
-            self._start_response(event.model_name, event.provider_name)
-        elif type(event) is ToolResult or type(event) is RetryFeedback:
-            self._append_request_part(event.part)
-        else:
-            self._feed_any(event)
+        # One lookup by exact type (~0.1 µs), where class patterns tried in order cost up to ~0.5 µs for a late
+        # one: the collector sees every event of a run. A subclass resolves through its MRO, once.
+        feeder = self._feeders.get(type(event)) or self._feeder_for(type(event))
+        feeder(self, event)
+
+    @classmethod
+    def _feeder_for(cls, kind: type) -> _Feeder:
+        """The feeder of `kind`'s nearest event base class (a subclassed event), remembered for the next one."""
+        feeder = next((cls._feeders[base] for base in kind.__mro__ if base in cls._feeders), None)
+        cls._feeders[kind] = feeder = feeder or MessageCollector._nothing
+        return feeder
 
     def _delta(self, event: PartDelta) -> None:
         open_part = self._open.get(event.index)
@@ -279,45 +276,57 @@ class MessageCollector:
             raise ValueError(f'part {event.index} ended but is not streaming')
         self._close(event.index, event.signature)
 
-    def _feed_any(self, event: AgentEvent) -> None:
-        match event:
-            case PartDelta():
-                self._delta(event)
-            case PartStart():
-                self._part_start(event)
-            case PartEnd():
-                self._part_end(event)
-            case ResponseStart():
-                self._start_response(event.model_name, event.provider_name)
-            case ToolResult() | RetryFeedback():
-                self._append_request_part(event.part)
-            case FileOutput():
-                self._current_response().parts.append(event.part)
-            case CustomData():
-                if not event.transient:
-                    response = self._current_response()
-                    metadata = dict(response.metadata or {})
-                    items: list[dict[str, Any]] = list(metadata.get(CUSTOM_DATA_METADATA_KEY, []))
-                    item: dict[str, Any] = {
-                        'name': event.name,
-                        'data': event.data,
-                        'position': len(response.parts),
-                    }
-                    if event.id is not None:
-                        item['id'] = event.id
-                    items.append(item)
-                    metadata[CUSTOM_DATA_METADATA_KEY] = items
-                    response.metadata = metadata
-            case ToolCallReady():
-                pass
-            case RunFinished():
-                self.finish_reason = event.finish_reason
-                if self._response is not None and event.finish_reason is not None:
-                    self._response.finish_reason = event.finish_reason
-            case RunError():
-                self.error = event
-            case RunCancelled():
-                self.cancelled = True
+    def _response_start(self, event: ResponseStart) -> None:
+        self._start_response(event.model_name, event.provider_name)
+
+    def _request_part(self, event: ToolResult | RetryFeedback) -> None:
+        self._append_request_part(event.part)
+
+    def _file(self, event: FileOutput) -> None:
+        self._current_response().parts.append(event.part)
+
+    def _custom(self, event: CustomData) -> None:
+        if event.transient:
+            return
+        response = self._current_response()
+        metadata = dict(response.metadata or {})
+        items: list[dict[str, Any]] = list(metadata.get(CUSTOM_DATA_METADATA_KEY, []))
+        item: dict[str, Any] = {'name': event.name, 'data': event.data, 'position': len(response.parts)}
+        if event.id is not None:
+            item['id'] = event.id
+        items.append(item)
+        metadata[CUSTOM_DATA_METADATA_KEY] = items
+        response.metadata = metadata
+
+    def _run_finished(self, event: RunFinished) -> None:
+        self.finish_reason = event.finish_reason
+        if self._response is not None and event.finish_reason is not None:
+            self._response.finish_reason = event.finish_reason
+
+    def _run_error(self, event: RunError) -> None:
+        self.error = event
+
+    def _run_cancelled(self, event: RunCancelled) -> None:
+        self.cancelled = True
+
+    def _nothing(self, event: object) -> None:
+        """`ToolCallReady` (who answers a call changes no message), and what is no agent event at all."""
+
+    _feeders: ClassVar[dict[type, _Feeder]] = {
+        PartDelta: _delta,
+        PartStart: _part_start,
+        PartEnd: _part_end,
+        ResponseStart: _response_start,
+        ToolResult: _request_part,
+        RetryFeedback: _request_part,
+        FileOutput: _file,
+        CustomData: _custom,
+        ToolCallReady: _nothing,
+        RunFinished: _run_finished,
+        RunError: _run_error,
+        RunCancelled: _run_cancelled,
+    }
+    """How `feed` takes each event class."""
 
     def _start_response(self, model_name: str | None, provider_name: str | None) -> None:
         if self._open:
@@ -353,6 +362,9 @@ class MessageCollector:
         self._response.parts[self._slots[index]] = part
         if isinstance(part, ToolCallPart):
             self._tool_calls[part.tool_call_id] = part
+
+
+_Feeder: TypeAlias = Callable[[MessageCollector, Any], None]
 
 
 def _finished(open_part: _OpenPart, signature: str | None) -> StreamablePart:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -248,3 +249,25 @@ def test_nan_and_infinities_in_custom_data_are_null_so_the_chunk_still_parses() 
             json.loads(line[len('data: ') :], parse_constant=lambda token: pytest.fail(f'{token} is no JSON'))
     (stats,) = [c for c in chunks_of(data) if c['type'] == 'data-stats']
     assert stats['data'] == {'mean': None, 'max': None, 'note': 'a\ud83d'}
+
+
+def test_subclassed_events_are_written_like_their_base_classes() -> None:
+    # Events are taken by exact type first; a subclass resolves through its base class.
+    @dataclass(frozen=True, slots=True)
+    class MyStart(ResponseStart):
+        pass
+
+    @dataclass(frozen=True, slots=True)
+    class MyEnd(PartEnd):
+        pass
+
+    plain = [ResponseStart(model_name='m'), PartStart(0, TextPart(content='Hi')), PartEnd(0)]
+    subclassed = [MyStart(model_name='m'), PartStart(0, TextPart(content='Hi')), MyEnd(0)]
+    assert normalise_sse(encode_events(subclassed, message_id='msg_1')) == normalise_sse(
+        encode_events(plain, message_id='msg_1')
+    )
+
+
+def test_what_is_no_agent_event_is_a_type_error() -> None:
+    with pytest.raises(TypeError, match='not an agent event: str'):
+        VercelAIEventStream().encode('text')  # pyright: ignore[reportArgumentType]

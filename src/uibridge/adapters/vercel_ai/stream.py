@@ -30,7 +30,7 @@ import uuid
 import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal, TypeAlias
 
 from ...core.approvals import ApprovalSigner
 from ...core.events import (
@@ -192,83 +192,25 @@ class VercelAIEventStream:
     # ------------------------------------------------------------------------------------ events
 
     def _encode(self, event: AgentEvent) -> str:
-        # The frequent events by exact type first, as `MessageCollector.feed` does (an identity test is a
-        # fraction of a class pattern's isinstance check); the rest, and subclasses, by pattern.
-        if type(event) is PartStart:
-            return self._ensure_response(event) + self._start_part(event.index, event.part)
-        if type(event) is PartEnd:
-            return self._part_end(event)
-        if type(event) is ResponseStart:
-            return self._response_start(event)
-        if type(event) is ToolResult:
-            return self._tool_result(event)
-        match event:
-            case ResponseStart():
-                return self._response_start(event)
-            case PartStart():
-                return self._ensure_response(event) + self._start_part(event.index, event.part)
-            case PartEnd():
-                return self._part_end(event)
-            case ToolCallReady():
-                self._collector.feed(event)
-                return self._call_ready(event)
-            case ToolResult():
-                return self._tool_result(event)
-            case RetryFeedback():
-                out = self._close_parts()
-                self._collector.feed(event)
-                self._request_slot += 1
-                out += self._close_step()
-                self._response_open = False
-                return out + _sse({'type': 'data-retry-feedback', 'data': retry_feedback_payload(event.part)})
-            case FileOutput():
-                out = self._ensure_response(event)
-                part = event.part
-                chunk: dict[str, Any] = {
-                    'type': 'file',
-                    'url': part.content.data_url,
-                    'mediaType': part.content.media_type,
-                }
-                metadata = wrap_metadata(file_metadata(part, self._take_response_info()))
-                if metadata is not None:
-                    chunk['providerMetadata'] = metadata
-                return out + _sse(chunk)
-            case CustomData():
-                chunk = {'type': f'data-{event.name}'}
-                if event.id is not None:
-                    chunk['id'] = event.id
-                chunk['data'] = event.data
-                if event.transient:
-                    chunk['transient'] = True
-                    return _sse(chunk)
-                out = self._ensure_response(event)
-                return out + _sse(chunk)
-            case RunFinished():
-                out = self._close_parts()
-                self._collector.feed(event)
-                reason = 'tool-calls' if self._waiting else _FINISH_REASONS.get(event.finish_reason or 'stop', 'other')
-                return self._end(out + self._close_step() + _sse({'type': 'finish', 'finishReason': reason}))
-            case RunError():
-                out = self._close_parts(error=event.message)
-                self._collector.feed(event)
-                self._collector.close()
-                out += self._close_step() + _sse({'type': 'error', 'errorText': event.message})
-                return self._end(out + _sse({'type': 'finish', 'finishReason': 'error'}))
-            case RunCancelled():
-                out = self._close_parts()
-                self._collector.feed(event)
-                self._collector.close()
-                chunk = {'type': 'abort'}
-                if event.reason is not None:
-                    chunk['reason'] = event.reason
-                return self._end(out + self._close_step() + _sse(chunk))
-            case PartDelta():  # pragma: no cover - handled in encode()
-                return ''
+        # One lookup by exact type, as `MessageCollector.feed` does; a subclass resolves through its MRO, once.
+        encoder = self._encoders.get(type(event)) or self._encoder_for(type(event))
+        return encoder(self, event)
+
+    @classmethod
+    def _encoder_for(cls, kind: type) -> _EventEncoder:
+        encoder = next((cls._encoders[base] for base in kind.__mro__ if base in cls._encoders), None)
+        if encoder is None:
+            raise TypeError(f'not an agent event: {kind.__name__}')
+        cls._encoders[kind] = encoder
+        return encoder
 
     def _response_start(self, event: ResponseStart) -> str:
         out = self._close_parts()
         self._collector.feed(event)
         return out + self._open_step()
+
+    def _part_start(self, event: PartStart) -> str:
+        return self._ensure_response(event) + self._start_part(event.index, event.part)
 
     def _part_end(self, event: PartEnd) -> str:
         self._collector.feed(event)
@@ -276,6 +218,60 @@ class VercelAIEventStream:
         if open_part is None:
             raise ValueError(f'part {event.index} ended but is not streaming')
         return self._end_part(open_part, event.signature)
+
+    def _tool_call_ready(self, event: ToolCallReady) -> str:
+        self._collector.feed(event)
+        return self._call_ready(event)
+
+    def _retry_feedback(self, event: RetryFeedback) -> str:
+        out = self._close_parts()
+        self._collector.feed(event)
+        self._request_slot += 1
+        out += self._close_step()
+        self._response_open = False
+        return out + _sse({'type': 'data-retry-feedback', 'data': retry_feedback_payload(event.part)})
+
+    def _file_output(self, event: FileOutput) -> str:
+        out = self._ensure_response(event)
+        part = event.part
+        chunk: dict[str, Any] = {'type': 'file', 'url': part.content.data_url, 'mediaType': part.content.media_type}
+        metadata = wrap_metadata(file_metadata(part, self._take_response_info()))
+        if metadata is not None:
+            chunk['providerMetadata'] = metadata
+        return out + _sse(chunk)
+
+    def _custom_data(self, event: CustomData) -> str:
+        chunk: dict[str, Any] = {'type': f'data-{event.name}'}
+        if event.id is not None:
+            chunk['id'] = event.id
+        chunk['data'] = event.data
+        if event.transient:
+            chunk['transient'] = True
+            return _sse(chunk)
+        out = self._ensure_response(event)
+        return out + _sse(chunk)
+
+    def _run_finished(self, event: RunFinished) -> str:
+        out = self._close_parts()
+        self._collector.feed(event)
+        reason = 'tool-calls' if self._waiting else _FINISH_REASONS.get(event.finish_reason or 'stop', 'other')
+        return self._end(out + self._close_step() + _sse({'type': 'finish', 'finishReason': reason}))
+
+    def _run_error(self, event: RunError) -> str:
+        out = self._close_parts(error=event.message)
+        self._collector.feed(event)
+        self._collector.close()
+        out += self._close_step() + _sse({'type': 'error', 'errorText': event.message})
+        return self._end(out + _sse({'type': 'finish', 'finishReason': 'error'}))
+
+    def _run_cancelled(self, event: RunCancelled) -> str:
+        out = self._close_parts()
+        self._collector.feed(event)
+        self._collector.close()
+        chunk: dict[str, Any] = {'type': 'abort'}
+        if event.reason is not None:
+            chunk['reason'] = event.reason
+        return self._end(out + self._close_step() + _sse(chunk))
 
     def _end(self, out: str) -> str:
         self._ended = True
@@ -436,6 +432,24 @@ class VercelAIEventStream:
                 response['providerMetadata'] = metadata
             out += _sse(response)
         return out + _sse({'type': 'tool-output-denied', 'toolCallId': call_id})
+
+    _encoders: ClassVar[dict[type, _EventEncoder]] = {
+        ResponseStart: _response_start,
+        PartStart: _part_start,
+        PartEnd: _part_end,
+        ToolCallReady: _tool_call_ready,
+        ToolResult: _tool_result,
+        RetryFeedback: _retry_feedback,
+        FileOutput: _file_output,
+        CustomData: _custom_data,
+        RunFinished: _run_finished,
+        RunError: _run_error,
+        RunCancelled: _run_cancelled,
+    }
+    """How `_encode` writes each event class (deltas are written by `encode` itself)."""
+
+
+_EventEncoder: TypeAlias = Callable[[VercelAIEventStream, Any], str]
 
 
 def _ordered_thinking(fields: dict[str, Any]) -> dict[str, Any]:
