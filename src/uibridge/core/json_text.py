@@ -43,12 +43,7 @@ def compact_json(value: Any) -> str:
     pydantic-core writes the same bytes 3 to 5 times faster; anything `_spelled_alike` turns away, or that
     pydantic-core refuses (a lone surrogate), takes the `json` module.
     """
-    try:
-        if _spelled_alike(value):
-            return to_json(value).decode()
-    except (PydanticSerializationError, RecursionError):
-        pass
-    return _compact_json_reference(value)
+    return _pydantic_core_text(value, None) or _compact_json_reference(value)
 
 
 def _compact_json_reference(value: Any) -> str:
@@ -62,12 +57,18 @@ def indented_json(value: Any) -> str:
     history dump's retry rendering); pydantic-core's pretty printer writes the same text about ten times
     faster for what `_spelled_alike` lets through.
     """
+    return _pydantic_core_text(value, 2) or json.dumps(value, indent=2, ensure_ascii=False)
+
+
+def _pydantic_core_text(value: Any, indent: int | None) -> str | None:
+    """The `json` module's text for `value`, written by pydantic-core, or `None` where the two would differ.
+    (Never `''`, which is no JSON text: callers fall back with `or`.)"""
     try:
         if _spelled_alike(value):
-            return to_json(value, indent=2).decode()
+            return to_json(value, indent=indent).decode()
     except (PydanticSerializationError, RecursionError):
         pass
-    return json.dumps(value, indent=2, ensure_ascii=False)
+    return None
 
 
 _SMALLEST_SAFE_FLOAT = 1e-4

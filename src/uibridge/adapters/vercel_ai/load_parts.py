@@ -8,7 +8,6 @@ without validating them a second time.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any, cast
 
@@ -16,6 +15,7 @@ import pydantic
 
 from ...core.errors import InputError
 from ...core.feedback import retry_feedback_from_marker
+from ...core.json_text import compact_json
 from ...core.messages import (
     AudioUrl,
     BinaryContent,
@@ -131,7 +131,7 @@ def call_args(value: Any, fields: dict[str, Any]) -> str | dict[str, Any] | None
         return value
     if value is None:
         return None
-    return json.dumps(value, separators=(',', ':'), ensure_ascii=False)
+    return compact_json(value)
 
 
 def tool_call(part: ToolUIPart | DynamicToolUIPart, call_fields: dict[str, Any]) -> ToolCallPart:
