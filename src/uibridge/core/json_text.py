@@ -161,6 +161,11 @@ def _wire_ready(value: Any) -> Any:
         return str(value)
 
 
+def _wire_bytes(value: Any) -> bytes:
+    # The wire's settings, in one place: unknown types as text, NaN and infinities as null.
+    return to_json(value, fallback=str, inf_nan_mode='null')
+
+
 def _wire_key(key: Any) -> Any:
     # The keys the json module writes as pydantic-core does (`1`, `true`, `null`, a finite float); any other
     # key as its text, where the json module would refuse it.
@@ -181,7 +186,7 @@ def wire_json(value: Any) -> str:
     this is for the wire only, never for text that is hashed or compared (that is `compact_json`).
     """
     try:
-        return to_json(value, fallback=str, inf_nan_mode='null').decode()
+        return _wire_bytes(value).decode()
     except PydanticSerializationError:
         return _encode_wire(value)
 
@@ -189,7 +194,7 @@ def wire_json(value: Any) -> str:
 def sse_data(value: Any) -> bytes:
     """One SSE event whose data is `value` as `wire_json`: `data: <json>\\n\\n`, UTF-8, built as bytes."""
     try:
-        return b'data: ' + to_json(value, fallback=str, inf_nan_mode='null') + b'\n\n'
+        return b'data: ' + _wire_bytes(value) + b'\n\n'
     except PydanticSerializationError:
         return utf8_json(f'data: {_encode_wire(value)}\n\n')
 
