@@ -439,3 +439,22 @@ def test_subclassed_events_are_collected_like_their_base_classes() -> None:
     [response] = collect(events).messages
     assert isinstance(response, ModelResponse)
     assert response.model_name == 'm' and response.parts == [TextPart(content='Hi')]
+
+
+def test_a_surrogate_pair_cut_between_deltas_is_collected_as_its_character() -> None:
+    # What every client builds from the same deltas, and what UTF-8 can encode for the next provider call.
+    events: list[AgentEvent] = [
+        PartStart(0, TextPart(content='a\ud83d')),
+        PartDelta(0, '\ude00b'),
+        PartDelta(0, ' and a lone \udc00'),
+        PartEnd(0),
+        PartStart(1, ToolCallPart(tool_name='t', tool_call_id='c')),
+        PartDelta(1, '{"emoji": "\ud83d'),
+        PartDelta(1, '\ude00"}'),
+        PartEnd(1),
+    ]
+    [response] = collect(events).messages
+    assert response.parts == [
+        TextPart(content='a😀b and a lone \udc00'),  # a half that never found its partner stays as it came
+        ToolCallPart(tool_name='t', args={'emoji': '😀'}, tool_call_id='c'),
+    ]

@@ -21,6 +21,7 @@ application to persist, built the same way for every protocol.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, TypeAlias
@@ -373,12 +374,29 @@ def _finished(open_part: _OpenPart, signature: str | None) -> StreamablePart:
     if isinstance(part, ToolCallPart):
         if not added:
             return part  # arguments that arrived whole stay as the agent wrote them
-        args = (part.args if isinstance(part.args, str) else '') + added
+        args = _paired((part.args if isinstance(part.args, str) else '') + added)
         return replace(part, {'args': _parse_args(args)})
-    update: dict[str, Any] = {'content': part.content + added}
+    update: dict[str, Any] = {'content': _paired(part.content + added)}
     if isinstance(part, ThinkingPart) and signature is not None:
         update['signature'] = signature
     return replace(part, update)
+
+
+_SURROGATE = re.compile('[\ud800-\udfff]')
+
+
+def _paired(text: str) -> str:
+    """`text` with each surrogate pair made the one character it encodes.
+
+    A provider may cut a character beyond the BMP (an emoji) between two deltas, each half then a lone
+    surrogate; joined, the halves sit side by side but are still two code points, which UTF-8 cannot encode
+    (a provider call with this text would fail) and which differ from the character every client builds
+    from the same deltas. Halves that never found their partner stay as they are. Once per part, and the
+    search is all a text without surrogates pays.
+    """
+    if _SURROGATE.search(text) is None:
+        return text
+    return text.encode('utf-16-le', 'surrogatepass').decode('utf-16-le', 'surrogatepass')
 
 
 def _parse_args(args: str | dict[str, Any] | None) -> str | dict[str, Any] | None:

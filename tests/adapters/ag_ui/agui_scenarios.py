@@ -66,6 +66,8 @@ def scenarios() -> list[Scenario]:
         Scenario(
             'text', [ResponseStart(model_name='m1'), *_text_stream(0, 'Hel', 'lo, ', '', 'wörld 🎉 "q" \\ \n\t\x01')]
         ),
+        # A provider may cut a surrogate pair between two deltas: each half travels as its JSON escape.
+        Scenario('split_surrogate_pair', [ResponseStart(), *_text_stream(0, 'a\ud83d', '\ude00b')]),
         Scenario(
             'reasoning_then_text',
             [

@@ -416,6 +416,19 @@ def _scenarios() -> dict[str, Scenario]:
                 RunFinished('stop'),
             ]
         ),
+        # A provider may cut a surrogate pair between two deltas (text and arguments alike).
+        'split_surrogate_pair': Scenario(
+            [
+                ResponseStart(),
+                PartStart(0, TextPart(content='')),
+                *[PartDelta(0, piece) for piece in ('a\ud83d', '\ude00b')],
+                PartEnd(0),
+                PartStart(1, ToolCallPart(tool_name='react', tool_call_id='call_emoji')),
+                *[PartDelta(1, piece) for piece in ('{"emoji": "\ud83d', '\ude00"}')],
+                PartEnd(1),
+                RunFinished('stop'),
+            ]
+        ),
         'whole_messages': Scenario([*_whole(*h['tool_calls'][1:]), RunFinished('stop')]),
         'thinking_signature': Scenario([*_whole(*h['thinking'][1:]), RunFinished()]),
         'tool_errors': Scenario([*_whole(*h['tool_errors'][1:]), RunFinished('stop')]),
