@@ -44,11 +44,9 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, TypeAlias, cast
 
-import pydantic
-
 from ...core.events import CUSTOM_DATA_METADATA_KEY
 from ...core.json_text import iso_utc as iso
-from ...core.json_text import parse_iso
+from ...core.json_text import json_values, parse_iso
 from ...core.messages import (
     FilePart,
     ModelResponse,
@@ -84,7 +82,7 @@ SIDECAR_KEY = 'uibridge_vercel_ai'
 RETRY_SUFFIX = '\n\nFix the errors and try again.'
 
 # The serializer itself: `TypeAdapter.dump_python` only forwards to it, at a cost comparable to the work.
-_any = pydantic.TypeAdapter(Any).serializer
+_any = json_values.serializer
 
 
 def jsonable(value: Any) -> Any:

@@ -31,6 +31,8 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
+from ...core.json_text import json_values
+
 __all__ = [
     'CustomUIPart',
     'DataUIPart',
@@ -319,7 +321,7 @@ UIMessagePartAdapter: TypeAdapter[UIMessagePart] = TypeAdapter(UIMessagePart)
 # on dump and again on load. The same dict is built here straight from `__dict__` (the fields pydantic-core
 # hands the wrap serializer, in the same order) and serialized by the serializer `Any` fields use, with the
 # models' (default) JSON settings, so the bytes are the same.
-_any_json = TypeAdapter(Any).serializer
+_any_json = json_values.serializer
 
 
 def _wire_keys(cls: type[UIModel]) -> dict[str, str]:
