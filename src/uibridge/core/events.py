@@ -44,6 +44,7 @@ from .messages import (
 from .trusted import construct, replace
 
 __all__ = [
+    'ANSWERED_BY_METADATA_KEY',
     'CUSTOM_DATA_METADATA_KEY',
     'AgentEvent',
     'CustomData',
@@ -64,6 +65,11 @@ __all__ = [
 ]
 
 StreamablePart: TypeAlias = TextPart | ThinkingPart | ToolCallPart
+
+ANSWERED_BY_METADATA_KEY = 'uibridge_answered_by'
+"""Where `MessageCollector` keeps who answers a response's tool calls when it is not the server (`ToolCallReady`):
+`{tool_call_id: 'client' | 'approval'}` in `ModelResponse.metadata`. A call addressed to a client tool is
+signed with that mark (`uibridge.core.provenance`), so the client may answer it after a reload too."""
 
 CUSTOM_DATA_METADATA_KEY = 'uibridge_custom_data'
 """Where `MessageCollector` keeps a response's `CustomData` in `ModelResponse.metadata`: a list of
@@ -208,6 +214,7 @@ class MessageCollector:
         self._open: dict[int, _OpenPart] = {}
         self._slots: dict[int, int] = {}
         self._tool_calls: dict[str, ToolCallPart] = {}
+        self._call_responses: dict[str, ModelResponse] = {}
         self.finish_reason: FinishReason | None = None
         self.cancelled = False
         self.error: RunError | None = None
@@ -310,8 +317,18 @@ class MessageCollector:
     def _run_cancelled(self, event: RunCancelled) -> None:
         self.cancelled = True
 
+    def _ready(self, event: ToolCallReady) -> None:
+        response = self._call_responses.get(event.tool_call_id) or self._response
+        if response is None:
+            return
+        metadata = dict(response.metadata or {})
+        answered: dict[str, str] = dict(metadata.get(ANSWERED_BY_METADATA_KEY) or {})
+        answered[event.tool_call_id] = event.answered_by
+        metadata[ANSWERED_BY_METADATA_KEY] = answered
+        response.metadata = metadata
+
     def _nothing(self, event: object) -> None:
-        """`ToolCallReady` (who answers a call changes no message), and what is no agent event at all."""
+        """What is no agent event at all."""
 
     _feeders: ClassVar[dict[type, _Feeder]] = {
         PartDelta: _delta,
@@ -322,7 +339,7 @@ class MessageCollector:
         RetryFeedback: _request_part,
         FileOutput: _file,
         CustomData: _custom,
-        ToolCallReady: _nothing,
+        ToolCallReady: _ready,
         RunFinished: _run_finished,
         RunError: _run_error,
         RunCancelled: _run_cancelled,
@@ -363,6 +380,7 @@ class MessageCollector:
         self._response.parts[self._slots[index]] = part
         if isinstance(part, ToolCallPart):
             self._tool_calls[part.tool_call_id] = part
+            self._call_responses[part.tool_call_id] = self._response
 
 
 _Feeder: TypeAlias = Callable[[MessageCollector, Any], None]

@@ -1,0 +1,230 @@
+"""Provenance: a keyed signature that proves an item of client-held history is one the server wrote.
+
+A browser holds the conversation between turns and sends it back whole, so everything in it is the client's
+word unless the server can check it. Whatever the server authors and a client echoes back (a response's
+text, thinking, tool calls and files; the results of tools the server ran; tool retry prompts; retry
+feedback; approval requests) carries an HMAC-SHA256 over a canonical form of its *neutral* content, written
+by the adapters into the protocol's metadata channel and checked on the way back in
+(`uibridge.core.verification`). What a client may author is a short, explicit list: user prompts, the
+results of calls the server addressed to a client tool, and answers to approval requests.
+
+The canonical form is what survives every JavaScript client's re-serialization: keys sorted, numbers as
+JavaScript holds them (`1.0` and `1` alike; integers past 2**53 as the nearest double), strings compared
+as code points (escaping is irrelevant), non-finite numbers as `null` (what the wire writes). Anything that
+changes what the model would see changes the canonical form, so an edited item no longer verifies.
+
+Keys: `Keyring(secret)` takes one secret or a list (the first signs, all verify: rotate by putting the new
+key first). `default_keyring()` reads `UIBRIDGE_SECRET` (several keys separated by commas); with none set,
+a random key for this process and one warning that history will not verify across restarts or workers.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import logging
+import math
+import os
+import secrets
+from collections.abc import Sequence
+from typing import Any, TypeAlias, cast
+
+from .json_text import json_values
+from .messages import (
+    FilePart,
+    ModelResponsePart,
+    RetryFeedbackPart,
+    RetryPromptPart,
+    TextPart,
+    ThinkingPart,
+    ToolCallPart,
+    ToolReturnPart,
+)
+
+__all__ = [
+    'SECRET_ENV',
+    'Keyring',
+    'Secret',
+    'SignedPart',
+    'canonical_json',
+    'default_keyring',
+]
+
+logger = logging.getLogger('uibridge')
+
+SECRET_ENV = 'UIBRIDGE_SECRET'
+Secret: TypeAlias = bytes | str
+SignedPart: TypeAlias = ModelResponsePart | ToolReturnPart | RetryPromptPart | RetryFeedbackPart
+"""The parts the server authors: a response's parts, and the request parts that answer a response."""
+
+_SIGNATURE_PREFIX = 'v1.'
+_MAC_BYTES = 16
+"""128 bits of HMAC-SHA256: far beyond guessing, and 22 characters per signed item on the wire."""
+_SAFE_INTEGER = 2**53
+
+
+class Keyring:
+    """The server's signing keys. The first key signs; every key verifies (rotation)."""
+
+    def __init__(self, secret: Secret | Sequence[Secret] | None = None) -> None:
+        if secret is None:
+            keys = [secrets.token_bytes(32)]
+        elif isinstance(secret, bytes | str):
+            keys = [_key(secret)]
+        else:
+            keys = [_key(item) for item in secret]
+        if not keys:
+            raise ValueError('a Keyring needs at least one secret')
+        self._keys = tuple(keys)
+
+    @classmethod
+    def of(cls, secret: Keyring | Secret | Sequence[Secret] | None) -> Keyring:
+        """`secret` as a keyring: a `Keyring` as it is, `None` as the process default (`default_keyring`)."""
+        if isinstance(secret, Keyring):
+            return secret
+        if secret is None:
+            return default_keyring()
+        return cls(secret)
+
+    # ------------------------------------------------------------------------------------ primitives
+
+    def _mac(self, key: bytes, domain: str, payload: bytes) -> str:
+        mac = hmac.new(key, domain.encode() + b'\x00' + payload, hashlib.sha256).digest()[:_MAC_BYTES]
+        return _SIGNATURE_PREFIX + base64.urlsafe_b64encode(mac).rstrip(b'=').decode('ascii')
+
+    def sign(self, domain: str, payload: bytes) -> str:
+        return self._mac(self._keys[0], domain, payload)
+
+    def verify(self, domain: str, payload: bytes, signature: object) -> bool:
+        if not isinstance(signature, str) or not signature.startswith(_SIGNATURE_PREFIX) or len(signature) > 64:
+            return False
+        given = signature.encode('ascii', 'replace')
+        # Every key is tried, whatever the outcome, so the time taken says nothing about which key matched.
+        matched = False
+        for key in self._keys:
+            matched |= hmac.compare_digest(self._mac(key, domain, payload).encode(), given)
+        return matched
+
+    # --------------------------------------------------------------------------------------- parts
+
+    def sign_part(self, part: SignedPart, *, client: bool = False) -> str:
+        """The signature of a server-authored part. `client` marks a tool call the server addressed to a
+        client tool: its result may then come from the client, and a client cannot set the mark itself."""
+        domain, payload = _claim(part, client)
+        return self.sign(domain, payload)
+
+    def verify_part(self, part: SignedPart, signature: object, *, client: bool = False) -> bool:
+        domain, payload = _claim(part, client)
+        return self.verify(domain, payload, signature)
+
+    # ----------------------------------------------------------------------------------- approvals
+
+    def approval_id(self, thread_id: str, call: ToolCallPart) -> str:
+        """The id of the approval request for `call` in this thread: only the server can mint it, and it
+        names exactly one call (id, tool and arguments) in one thread."""
+        payload = canonical_json([thread_id, call.tool_call_id, call.tool_name, call.args_as_dict()])
+        return 'apr_' + self.sign('approval', payload)[len(_SIGNATURE_PREFIX) :]
+
+    def verify_approval(self, approval_id: object, thread_id: str, call: ToolCallPart) -> bool:
+        if not isinstance(approval_id, str) or not approval_id.startswith('apr_'):
+            return False
+        payload = canonical_json([thread_id, call.tool_call_id, call.tool_name, call.args_as_dict()])
+        return self.verify('approval', payload, _SIGNATURE_PREFIX + approval_id[4:])
+
+
+def _key(secret: Secret) -> bytes:
+    key = secret.encode() if isinstance(secret, str) else secret
+    if not key:
+        raise ValueError('a signing secret cannot be empty')
+    return key
+
+
+_default: Keyring | None = None
+
+
+def default_keyring() -> Keyring:
+    """The process's keyring: `UIBRIDGE_SECRET` (comma-separated keys, the first signs), or else a random key,
+    with one warning, since history signed with it does not verify after a restart or in another worker."""
+    global _default
+    if _default is None:
+        configured = [item.strip() for item in os.environ.get(SECRET_ENV, '').split(',') if item.strip()]
+        if configured:
+            _default = Keyring(configured)
+        else:
+            logger.warning(
+                'No %s is set: uibridge signs history with a random key for this process. History and approval '
+                'requests sent to clients will not verify after a restart or in another worker; set %s (the '
+                'same value everywhere) for that.',
+                SECRET_ENV,
+                SECRET_ENV,
+            )
+            _default = Keyring()
+    return _default
+
+
+# ------------------------------------------------------------------------------------ canonical form
+
+
+def _claim(part: SignedPart, client: bool) -> tuple[str, bytes]:
+    """The domain and canonical payload a part's signature covers: everything the model is shown of it."""
+    if isinstance(part, TextPart):
+        return 'text', canonical_json(part.content)
+    if isinstance(part, ThinkingPart):
+        return 'thinking', canonical_json([part.content, part.signature])
+    if isinstance(part, ToolCallPart):
+        domain = 'tool-call/client' if client else 'tool-call'
+        return domain, canonical_json([part.tool_call_id, part.tool_name, part.args_as_dict()])
+    if isinstance(part, ToolReturnPart):
+        content = json_values.dump_python(part.content, mode='json', fallback=str)
+        return 'tool-return', canonical_json([part.tool_call_id, part.tool_name, part.outcome, content])
+    if isinstance(part, RetryPromptPart):
+        return 'retry-prompt', canonical_json([part.tool_call_id, part.tool_name, _errors(part.content, False)])
+    if isinstance(part, RetryFeedbackPart):
+        return 'retry-feedback', canonical_json([part.cause, _errors(part.content, True)])
+    assert isinstance(part, FilePart)
+    digest = hashlib.sha256(part.content.data).hexdigest()
+    return 'file', canonical_json([part.content.media_type, digest])
+
+
+def _errors(content: Any, without_input: bool) -> Any:
+    """Retry content as the UI carries it: an error's `ctx` never travels, nor (for feedback) its `input`."""
+    if isinstance(content, str):
+        return content
+    dropped = ('ctx', 'input') if without_input else ('ctx',)
+    errors = [{k: v for k, v in error.items() if k not in dropped} for error in cast('list[dict[str, Any]]', content)]
+    return json_values.dump_python(errors, mode='json', fallback=str)
+
+
+def canonical_json(value: Any) -> bytes:
+    """`value` (JSON-compatible) as bytes that any faithful JSON round trip, a browser's included, gives back."""
+    return json.dumps(_canonical(value), sort_keys=True, separators=(',', ':'), ensure_ascii=True).encode()
+
+
+def _canonical(value: Any) -> Any:
+    if isinstance(value, str) or value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        if -_SAFE_INTEGER <= value <= _SAFE_INTEGER:
+            return value
+        try:
+            return _number(float(value))
+        except OverflowError:
+            return None  # JavaScript reads it as Infinity, which JSON writes as null
+    if isinstance(value, float):
+        return _number(value)
+    if isinstance(value, dict):
+        return {str(k): _canonical(v) for k, v in cast('dict[Any, Any]', value).items()}
+    if isinstance(value, list | tuple):
+        return [_canonical(item) for item in cast('list[Any]', value)]
+    return _canonical(json_values.dump_python(value, mode='json', fallback=str))
+
+
+def _number(value: float) -> Any:
+    # JavaScript has one number type: `1.0` comes back as `1`, and an integer past 2**53 as a nearby double.
+    if not math.isfinite(value):
+        return None
+    if value.is_integer() and -_SAFE_INTEGER <= value <= _SAFE_INTEGER:
+        return int(value)
+    return value

@@ -1,0 +1,182 @@
+"""Verifying client-held history: keep what the server can prove it wrote, and what a client may author.
+
+A decoder (`load_messages`) reads, beside each part it builds, the signature the client echoed back for it
+and records it in `SignatureClaims`. `verify_history` then keeps:
+
+- every part of a `ModelResponse` whose signature verifies (text, thinking, tool calls, files);
+- a tool result (`ToolReturnPart`, tool-bound `RetryPromptPart`) whose signature verifies, or a
+  `ToolReturnPart` without one that answers a call the server addressed to a *client* tool (a verified call
+  signed with the client mark); in both cases only when it answers a kept call of the response just before
+  it that no other result answered;
+- a `RetryFeedbackPart` or tool-less `RetryPromptPart` whose signature verifies;
+- user prompts and system prompts (whether a client may send a system prompt is `sanitize_messages`'s call);
+
+and drops the rest, then makes the history well formed for a provider: a call that no kept result answers
+and that does not end the history is dropped with its response's other unverifiable parts, so every call
+has exactly one result, no result is an orphan, and the calls that end the history are the pending ones.
+A tool call id used twice anywhere in the history is an `InputError` (a 422): it is never legitimate, and
+it is how a forged call would hide behind an approved one. Linear: one signature check per claimed part.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from .errors import InputError
+from .messages import (
+    ModelMessage,
+    ModelRequest,
+    ModelRequestPart,
+    ModelResponse,
+    ModelResponsePart,
+    RetryFeedbackPart,
+    RetryPromptPart,
+    ToolCallPart,
+    ToolReturnPart,
+)
+from .provenance import Keyring, SignedPart
+
+__all__ = ['Claim', 'SignatureClaims', 'Verified', 'verify_history']
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    signature: str
+    client: bool = False
+    """On a tool call: the server addressed it to a client tool, so the client may answer it."""
+
+
+class SignatureClaims:
+    """The signatures a decoder read beside the parts it built, by part (identity, not equality: two equal
+    texts in a history are two claims). Holds the parts, so an id is never reused while the claims live."""
+
+    __slots__ = ('_claims',)
+
+    def __init__(self) -> None:
+        self._claims: dict[int, tuple[object, Claim]] = {}
+
+    def add(self, part: object, signature: object, *, client: bool = False) -> None:
+        """Record what the client claims for `part`; anything but a string is no claim at all."""
+        if isinstance(signature, str) and signature:
+            self._claims[id(part)] = (part, Claim(signature, client is True))
+
+    def get(self, part: object) -> Claim | None:
+        found = self._claims.get(id(part))
+        return found[1] if found is not None and found[0] is part else None
+
+    def __len__(self) -> int:
+        return len(self._claims)
+
+
+@dataclass
+class Verified:
+    """What `verify_history` kept, and how much of each kind it dropped (for the server's log)."""
+
+    messages: list[ModelMessage]
+    feedback: set[int] = field(default_factory=set[int])
+    """`id()`s of the retry feedback parts that verified: the application's own, kept through sanitizing."""
+    dropped: dict[str, int] = field(default_factory=dict[str, int])
+
+    def drop(self, kind: str) -> None:
+        self.dropped[kind] = self.dropped.get(kind, 0) + 1
+
+
+def verify_history(messages: Sequence[ModelMessage], claims: SignatureClaims, keyring: Keyring) -> Verified:
+    """The part of `messages` the server can vouch for (see the module docstring); the input is left untouched.
+
+    Raises `InputError` when two tool calls share an id.
+    """
+    _refuse_duplicate_calls(messages)
+    result = Verified(messages=[])
+    kept: list[tuple[ModelMessage, list[ModelRequestPart] | list[ModelResponsePart]]] = []
+    open_calls: dict[str, bool] = {}
+    """The kept calls of the last response that no result has answered yet: id -> addressed to a client tool."""
+    open_response: list[ModelResponsePart] | None = None
+
+    def verifies(part: SignedPart, *, client: bool = False) -> bool:
+        claim = claims.get(part)
+        return claim is not None and keyring.verify_part(part, claim.signature, client=client)
+
+    for message in messages:
+        if isinstance(message, ModelResponse):
+            if open_response is not None:
+                _drop_unanswered(open_response, open_calls, result)
+            response_parts: list[ModelResponsePart] = []
+            open_calls = {}
+            for part in message.parts:
+                if isinstance(part, ToolCallPart):
+                    claim = claims.get(part)
+                    client = claim is not None and claim.client
+                    if claim is not None and keyring.verify_part(part, claim.signature, client=client):
+                        response_parts.append(part)
+                        open_calls[part.tool_call_id] = client
+                    else:
+                        result.drop('tool call')
+                elif verifies(part):
+                    response_parts.append(part)
+                else:
+                    result.drop(part.part_kind)
+            open_response = response_parts
+            kept.append((message, response_parts))
+            continue
+        request_parts: list[ModelRequestPart] = []
+        for part in message.parts:
+            if isinstance(part, ToolReturnPart | RetryPromptPart) and (
+                part.tool_name is not None or isinstance(part, ToolReturnPart)
+            ):
+                call_id = part.tool_call_id
+                if call_id not in open_calls:
+                    result.drop('tool result')  # an orphan, a second answer, or the answer to a dropped call
+                elif verifies(part) or (isinstance(part, ToolReturnPart) and open_calls[call_id]):
+                    del open_calls[call_id]
+                    request_parts.append(part)
+                else:
+                    result.drop('tool result')
+            elif isinstance(part, RetryFeedbackPart | RetryPromptPart):
+                if verifies(part):
+                    request_parts.append(part)
+                    if isinstance(part, RetryFeedbackPart):
+                        result.feedback.add(id(part))
+                else:
+                    result.drop(part.part_kind)
+            else:
+                request_parts.append(part)
+        if open_response is not None and open_calls:
+            # A request after a response: what it left unanswered stays unanswered.
+            _drop_unanswered(open_response, open_calls, result)
+        open_response = None
+        open_calls = {}
+        kept.append((message, request_parts))
+
+    for message, parts in kept:
+        if not parts:
+            continue
+        if len(parts) == len(message.parts):
+            result.messages.append(message)
+        else:
+            result.messages.append(message.model_copy(update={'parts': parts}))
+    return result
+
+
+def _drop_unanswered(parts: list[ModelResponsePart], open_calls: dict[str, bool], result: Verified) -> None:
+    if not open_calls:
+        return
+    parts[:] = [p for p in parts if not (isinstance(p, ToolCallPart) and p.tool_call_id in open_calls)]
+    for _ in open_calls:
+        result.drop('unanswered tool call')
+    open_calls.clear()
+
+
+def _refuse_duplicate_calls(messages: Sequence[ModelMessage]) -> None:
+    seen: set[str] = set()
+    for index, message in enumerate(messages):
+        if not isinstance(message, ModelResponse):
+            continue
+        for part in message.parts:
+            if isinstance(part, ToolCallPart):
+                if part.tool_call_id in seen:
+                    raise InputError(
+                        'two tool calls in the history share one tool call id', f'history.{index}'
+                    )
+                seen.add(part.tool_call_id)
