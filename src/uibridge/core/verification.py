@@ -26,7 +26,6 @@ from dataclasses import dataclass, field
 from .errors import InputError
 from .messages import (
     ModelMessage,
-    ModelRequest,
     ModelRequestPart,
     ModelResponse,
     ModelResponsePart,
@@ -176,7 +175,5 @@ def _refuse_duplicate_calls(messages: Sequence[ModelMessage]) -> None:
         for part in message.parts:
             if isinstance(part, ToolCallPart):
                 if part.tool_call_id in seen:
-                    raise InputError(
-                        'two tool calls in the history share one tool call id', f'history.{index}'
-                    )
+                    raise InputError('two tool calls in the history share one tool call id', f'history.{index}')
                 seen.add(part.tool_call_id)
