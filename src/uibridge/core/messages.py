@@ -20,6 +20,7 @@ import pydantic
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, TypeAdapter
 from typing_extensions import TypedDict
 
+from .framing import wrap
 from .json_text import compact_json, indented_json, json_values, parse_json
 
 __all__ = [
@@ -188,14 +189,17 @@ class RetryPromptPart(_Model):
     part_kind: Literal['retry-prompt'] = 'retry-prompt'
 
     def model_response(self) -> str:
-        """The text the model is shown: the errors, then the classic directive.
+        """The text the model is shown: the errors, framed, then the classic directive.
 
-        Byte for byte what pydantic-ai renders for the same stored part, so a history moved between the two
-        shows the model the same text: `ctx` is never shown, and a tool-less retry leaves out the `input` of
-        root-level errors (the model's whole answer, already in its context).
+        The same words pydantic-ai renders for the same stored part, with what a tool, the model or a client
+        wrote framed in a data tag (`<retry_feedback>` for a message, `<validation_errors>` for the error
+        list), so none of it can close the frame or speak as `<system>`: `ctx` is never shown, and a
+        tool-less retry leaves out the `input` of root-level errors (the model's whole answer, already in
+        its context).
         """
         if isinstance(self.content, str):
-            description = self.content if self.tool_name is not None else f'Validation feedback:\n{self.content}'
+            framed = wrap('retry_feedback', self.content)
+            description = framed if self.tool_name is not None else f'Validation feedback:\n{framed}'
         else:
             errors = [
                 {
@@ -207,7 +211,8 @@ class RetryPromptPart(_Model):
             ]
             dumped = indented_json(json_values.dump_python(errors, mode='json'))
             plural = '' if len(self.content) == 1 else 's'
-            description = f'{len(self.content)} validation error{plural}:\n```json\n{dumped}\n```'
+            framed = wrap('validation_errors', f'```json\n{dumped}\n```')
+            description = f'{len(self.content)} validation error{plural}:\n{framed}'
         return f'{description}\n\nFix the errors and try again.'
 
 
