@@ -346,7 +346,8 @@ def test_legacy_tool_less_retry_prompt_renders_as_it_always_has() -> None:
     )
     # Root-level errors lose `input` (the whole answer, already in the model's context); nested ones keep it.
     assert RetryPromptPart(content=ERRORS[:1]).model_response() == (
-        '1 validation error:\n<validation_errors>```json\n[\n  {\n    "type": "missing",\n    "loc": [\n      "a"\n    ],\n'
+        '1 validation error:\n<validation_errors>```json\n'
+        '[\n  {\n    "type": "missing",\n    "loc": [\n      "a"\n    ],\n'
         '    "msg": "Field required"\n  }\n]\n```</validation_errors>\n\nFix the errors and try again.'
     )
     assert '"input": "z"' in RetryPromptPart(content=ERRORS).model_response()

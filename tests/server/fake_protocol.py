@@ -1,7 +1,8 @@
 """A stand-in protocol for testing the endpoint machinery without either real adapter.
 
-Body: `{"messages": [<history JSON, the neutral model>], "approvals": [{"approval_id", "approved",
-"tool_call_id"?}], "run_id"?}`. The stream is one `data: <json>` line per event, naming the event's class.
+Body: `{"messages": [<history JSON, the neutral model>], "signatures": {"<message>.<part>": "<signature>"},
+"approvals": [{"approval_id", "approved", "tool_call_id"?}], "run_id"?}`. The stream is one `data: <json>` line
+per event, naming the event's class. `sign_body` adds the signatures a real adapter would have carried.
 """
 
 from __future__ import annotations
@@ -13,11 +14,36 @@ from typing import Any
 
 import pydantic
 
-from uibridge import ModelMessagesTypeAdapter, ToolCallPart
+from uibridge import ModelMessagesTypeAdapter, ModelResponse, ToolCallPart, UserPromptPart
 from uibridge.core.errors import InputError
-from uibridge.core.events import AgentEvent, MessageCollector, RunCancelled, RunError, RunFinished, ToolCallReady
-from uibridge.core.messages import ModelMessage
+from uibridge.core.events import (
+    ANSWERED_BY_METADATA_KEY,
+    AgentEvent,
+    MessageCollector,
+    RunCancelled,
+    RunError,
+    RunFinished,
+    ToolCallReady,
+)
+from uibridge.core.messages import ModelMessage, SystemPromptPart
+from uibridge.core.provenance import Keyring
 from uibridge.core.run import RunInput, ToolApproval
+from uibridge.core.verification import SignatureClaims
+
+
+def sign_body(body: dict[str, Any], keyring: Keyring) -> dict[str, Any]:
+    """`body` with the signature of every server-authored part of its messages, as an adapter would carry
+    them (a call the response says a client answers is signed with the client mark)."""
+    messages = ModelMessagesTypeAdapter.validate_python(body['messages'])
+    signatures: dict[str, Any] = {}
+    for i, message in enumerate(messages):
+        answered = (message.metadata or {}).get(ANSWERED_BY_METADATA_KEY, {})
+        for j, part in enumerate(message.parts):
+            if isinstance(part, UserPromptPart | SystemPromptPart):
+                continue
+            client = isinstance(message, ModelResponse) and answered.get(getattr(part, 'tool_call_id', '')) == 'client'
+            signatures[f'{i}.{j}'] = {'sig': keyring.sign_part(part, client=client), 'client': client}
+    return {**body, 'signatures': signatures}
 
 
 class FakeEncoder:
@@ -90,15 +116,22 @@ class FakeBinding:
         ]
         if body.get('crash'):
             raise KeyError('a parser bug')
+        claims = SignatureClaims()
+        for key, claim in body.get('signatures', {}).items():
+            i, j = (int(n) for n in key.split('.'))
+            claims.add(history[i].parts[j], claim['sig'], client=claim['client'])
         run_input = RunInput(
-            history=history, thread_id='thread', run_id=str(body.get('run_id', 'run')), approvals=approvals
+            history=history,
+            thread_id=str(body.get('thread_id', 'thread')),
+            run_id=str(body.get('run_id', 'run')),
+            approvals=approvals,
+            claims=claims,
         )
         return body, run_input
 
-    def encoder(
-        self, request: Mapping[str, Any], run_input: RunInput, approval_id: Callable[[ToolCallPart], str]
-    ) -> FakeEncoder:
-        encoder = FakeEncoder(approval_id)
+    def encoder(self, request: Mapping[str, Any], run_input: RunInput, keyring: Keyring) -> FakeEncoder:
+        thread_id = run_input.thread_id
+        encoder = FakeEncoder(lambda call: keyring.approval_id(thread_id, call))
         self.encoders.append(encoder)
         return encoder
 

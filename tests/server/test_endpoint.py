@@ -10,7 +10,7 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-from fake_protocol import FakeBinding, event_types
+from fake_protocol import FakeBinding, event_types, sign_body
 
 from uibridge import (
     ModelMessagesTypeAdapter,
@@ -67,7 +67,13 @@ def make(agent: Any = None, **options: Any) -> tuple[ChatEndpoint[Any], Recorder
     return endpoint, recorder, binding
 
 
-async def post(endpoint: ChatEndpoint[Any], body: Any, **kwargs: Any) -> httpx.Response:
+async def post(endpoint: ChatEndpoint[Any], body: Any, *, signed: bool = True, **kwargs: Any) -> httpx.Response:
+    """POST `body`; its history signed with the endpoint's key as a real adapter would carry it (`signed`)."""
+    if signed and isinstance(body, dict) and isinstance(body.get('messages'), list) and 'signatures' not in body:
+        try:
+            body = sign_body(body, endpoint.keyring)  # pyright: ignore[reportUnknownArgumentType]
+        except Exception:
+            pass  # a body these tests send to be refused
     transport = httpx.ASGITransport(app=endpoint)
     async with httpx.AsyncClient(transport=transport, base_url='http://test') as client:
         kwargs.setdefault('headers', {'content-type': 'application/json'})
@@ -486,9 +492,9 @@ async def test_an_unverifiable_approval_is_dropped_with_its_call(
 
 
 async def test_an_approval_from_another_server_does_not_verify() -> None:
-    first, _, first_binding = make(approving_agent(), approval_secret='one')
+    first, _, first_binding = make(approving_agent(), secret='one')
     _, approval_id = await approval_request(first, first_binding)
-    second, recorder, _ = make(approving_agent(), approval_secret='two')
+    second, recorder, _ = make(approving_agent(), secret='two')
     call = ToolCallPart(tool_name='delete_file', args={'path': 'a.txt'}, tool_call_id='call_1')
     await post(
         second,
@@ -499,7 +505,7 @@ async def test_an_approval_from_another_server_does_not_verify() -> None:
     )
     assert recorder.runs[-1].approvals == []
 
-    shared, recorder, _ = make(approving_agent(), approval_secret='one')
+    shared, recorder, _ = make(approving_agent(), secret='one')
     await post(
         shared,
         {

@@ -48,6 +48,7 @@ __all__ = [
     'Keyring',
     'Secret',
     'SignedPart',
+    'approval_matches',
     'canonical_json',
     'default_keyring',
 ]
@@ -124,14 +125,36 @@ class Keyring:
     def approval_id(self, thread_id: str, call: ToolCallPart) -> str:
         """The id of the approval request for `call` in this thread: only the server can mint it, and it
         names exactly one call (id, tool and arguments) in one thread."""
-        payload = canonical_json([thread_id, call.tool_call_id, call.tool_name, call.args_as_dict()])
-        return 'apr_' + self.sign('approval', payload)[len(_SIGNATURE_PREFIX) :]
+        return self.approval_ids(thread_id, call)[0]
+
+    def approval_ids(self, thread_id: str, call: ToolCallPart) -> tuple[str, ...]:
+        """The approval ids every key gives `call` (the first is the one `approval_id` mints): computed once
+        per call, an answer is then checked with `approval_matches`, however many answers name the call."""
+        payload = _APPROVAL_DOMAIN + canonical_json([thread_id, call.tool_call_id, call.tool_name, call.args_as_dict()])
+        return tuple(
+            'apr_'
+            + base64.urlsafe_b64encode(hmac.new(key, payload, hashlib.sha256).digest()[:_MAC_BYTES])
+            .rstrip(b'=')
+            .decode('ascii')
+            for key in self._keys
+        )
 
     def verify_approval(self, approval_id: object, thread_id: str, call: ToolCallPart) -> bool:
-        if not isinstance(approval_id, str) or not approval_id.startswith('apr_'):
-            return False
-        payload = canonical_json([thread_id, call.tool_call_id, call.tool_name, call.args_as_dict()])
-        return self.verify('approval', payload, _SIGNATURE_PREFIX + approval_id[4:])
+        return approval_matches(approval_id, self.approval_ids(thread_id, call))
+
+
+_APPROVAL_DOMAIN = b'approval\x00'
+
+
+def approval_matches(approval_id: object, expected: tuple[str, ...]) -> bool:
+    """Whether a client's approval id is one of `expected` (`Keyring.approval_ids`), in constant time."""
+    if not isinstance(approval_id, str) or len(approval_id) > 64:
+        return False
+    given = approval_id.encode('ascii', 'replace')
+    matched = False
+    for candidate in expected:
+        matched |= hmac.compare_digest(candidate.encode(), given)
+    return matched
 
 
 def _key(secret: Secret) -> bytes:

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .messages import ModelMessage
+from .verification import SignatureClaims
 
 __all__ = ['ClientTool', 'RunInput', 'ToolApproval']
 
@@ -56,3 +57,6 @@ class RunInput:
     extra: dict[str, Any] = field(default_factory=dict[str, Any])
     """Everything else the protocol request carried (Vercel extra body keys, AG-UI `context` and
     `forwardedProps`), untouched, for the application."""
+    claims: SignatureClaims = field(default_factory=SignatureClaims)
+    """The signatures the decoder read beside `history`'s parts: what the server verifies before it
+    believes any of them is its own."""

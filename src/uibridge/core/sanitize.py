@@ -5,12 +5,17 @@ written by the user rather than by the application: a system prompt, retry feedb
 client can copy or invent), a media URL that makes the server fetch `s3://` or `file://` with its own
 credentials, or a tool call at the end of the history that would make the server run a tool on the
 client's word. This pass removes each of those and warns once per kind of thing removed.
+
+Given a `keyring` (and the `claims` a decoder read), it first keeps only what the server can prove it wrote
+or what a client may author (`uibridge.core.verification`): that is what the endpoints always do. Without
+one it is the stateless last line it always was.
 """
 
 from __future__ import annotations
 
 import warnings
 from collections.abc import Collection, Iterable, Sequence
+from typing import cast
 from urllib.parse import urlsplit
 
 from .messages import (
@@ -23,12 +28,15 @@ from .messages import (
     RetryFeedbackPart,
     SystemPromptPart,
     ToolCallPart,
+    ToolReturnPart,
     UserContent,
     UserPromptPart,
     VideoUrl,
 )
+from .provenance import Keyring
+from .verification import SignatureClaims, Verified, verify_history
 
-__all__ = ['sanitize_messages']
+__all__ = ['sanitize_messages', 'sanitize_verified']
 
 _MediaUrl = ImageUrl | AudioUrl | VideoUrl | DocumentUrl
 
@@ -46,28 +54,64 @@ def sanitize_messages(
     strip_system_prompts: bool = True,
     allowed_file_url_schemes: Iterable[str] = ('http', 'https'),
     resolved_tool_call_ids: Collection[str] = (),
+    keyring: Keyring | None = None,
+    claims: SignatureClaims | None = None,
 ) -> list[ModelMessage]:
     """Return a copy of `messages` with what a client must not decide removed; the input is left untouched.
 
+    - With a `keyring` (opt-in), what claims the server's authorship is kept only when the signature the
+      decoder read for it (`claims`) verifies (`verify_history`; no claims: nothing of the server's is kept).
+      A tool call id used twice raises `InputError`.
     - With `strip_system_prompts` (the server owns the system prompt), every `SystemPromptPart` and every
-      `RetryFeedbackPart` goes, and `ModelRequest.instructions` is reset.
-    - Media URLs whose scheme is not in `allowed_file_url_schemes` are dropped from user prompts.
+      `RetryFeedbackPart` goes (but feedback whose signature verified: it is the application's own), and
+      `ModelRequest.instructions` is reset.
+    - Media URLs whose scheme is not in `allowed_file_url_schemes` are dropped from user prompts and from
+      tool results.
     - Tool calls in the responses that end the history are dropped unless their id is in
       `resolved_tool_call_ids` (calls the server itself approved or is waiting on).
     - A message left with no parts is dropped.
     """
-    allowed_schemes = frozenset(scheme.strip().lower() for scheme in allowed_file_url_schemes)
-    removed: set[str] = set()
-    result: list[ModelMessage] = []
+    if keyring is not None:
+        verified = verify_history(messages, claims if claims is not None else SignatureClaims(), keyring)
+    else:
+        verified = Verified(messages=list(messages))
+    return _sanitize(verified, strip_system_prompts, allowed_file_url_schemes, resolved_tool_call_ids)
 
-    for message in messages:
+
+def sanitize_verified(
+    verified: Verified,
+    *,
+    strip_system_prompts: bool = True,
+    allowed_file_url_schemes: Iterable[str] = ('http', 'https'),
+    resolved_tool_call_ids: Collection[str] = (),
+) -> list[ModelMessage]:
+    """`sanitize_messages` for a history `verify_history` already checked (a server verifies first, to find
+    the pending calls its approvals answer, then sanitizes): the verified feedback is kept."""
+    return _sanitize(verified, strip_system_prompts, allowed_file_url_schemes, resolved_tool_call_ids)
+
+
+def _sanitize(
+    verified: Verified,
+    strip_system_prompts: bool,
+    allowed_file_url_schemes: Iterable[str],
+    resolved_tool_call_ids: Collection[str],
+) -> list[ModelMessage]:
+    allowed_schemes = frozenset(scheme.strip().lower() for scheme in allowed_file_url_schemes)
+    removed: set[str] = {'unverified'} if verified.dropped else set()
+    result: list[ModelMessage] = []
+    verified_feedback = verified.feedback
+    for message in verified.messages:
         if isinstance(message, ModelResponse):
             if message.parts:
                 result.append(message)
             continue
         parts: list[ModelRequestPart] = []
         for part in message.parts:
-            if strip_system_prompts and isinstance(part, SystemPromptPart | RetryFeedbackPart):
+            if (
+                strip_system_prompts
+                and isinstance(part, SystemPromptPart | RetryFeedbackPart)
+                and id(part) not in verified_feedback
+            ):
                 removed.add('system')
                 continue
             if isinstance(part, UserPromptPart) and not isinstance(part.content, str):
@@ -77,6 +121,11 @@ def sanitize_messages(
                     if not kept:
                         continue
                     part = part.model_copy(update={'content': kept})
+            elif isinstance(part, ToolReturnPart) and _holds_media(part.content):
+                content = _allowed_tool_content(part.content, allowed_schemes)
+                if content is not part.content:
+                    removed.add('urls')
+                    part = part.model_copy(update={'content': content})
             parts.append(part)
         instructions = message.instructions
         if strip_system_prompts and instructions is not None:
@@ -97,6 +146,42 @@ def _allowed_content(content: list[UserContent], allowed_schemes: frozenset[str]
     return [item for item in content if not isinstance(item, _MediaUrl) or _scheme(item.url) in allowed_schemes]
 
 
+_MEDIA_KINDS = frozenset({'image-url', 'audio-url', 'video-url', 'document-url'})
+
+
+def _media_url(item: object) -> str | None:
+    """The URL of a media item in a tool result: a media part, or its JSON form (a stored or client-sent
+    history holds dicts, which an integration may turn back into media the model provider fetches)."""
+    if isinstance(item, _MediaUrl):
+        return item.url
+    if isinstance(item, dict):
+        data = cast('dict[str, object]', item)
+        url = data.get('url')
+        if data.get('kind') in _MEDIA_KINDS and isinstance(url, str):
+            return url
+    return None
+
+
+def _holds_media(content: object) -> bool:
+    if _media_url(content) is not None:
+        return True
+    return isinstance(content, list) and any(_media_url(item) is not None for item in cast('list[object]', content))
+
+
+def _allowed_tool_content(content: object, allowed_schemes: frozenset[str]) -> object:
+    """A tool result's content with its disallowed media URLs removed (the same object when none is)."""
+
+    def allowed(item: object) -> bool:
+        url = _media_url(item)
+        return url is None or _scheme(url) in allowed_schemes
+
+    if not isinstance(content, list):
+        return content if allowed(content) else ''
+    items = cast('list[object]', content)
+    kept = [item for item in items if allowed(item)]
+    return items if len(kept) == len(items) else kept
+
+
 def _strip_dangling_tool_calls(result: list[ModelMessage], resolved: frozenset[str], removed: set[str]) -> None:
     index = len(result) - 1
     while index >= 0:
@@ -114,6 +199,8 @@ def _strip_dangling_tool_calls(result: list[ModelMessage], resolved: frozenset[s
 
 
 _WARNINGS = {
+    'unverified': 'History items that claim the server wrote them but whose signature does not verify were removed '
+    '(with whatever they answered or left unanswered): a client can echo what the server wrote, not author it.',
     'system': 'System prompts, instructions and retry feedback sent by the client were removed: '
     'the server owns the system voice (strip_system_prompts=True).',
     'urls': 'Media URLs with a scheme outside allowed_file_url_schemes were removed from client history.',
@@ -123,6 +210,6 @@ _WARNINGS = {
 
 
 def _warn(removed: set[str]) -> None:
-    for category in ('system', 'urls', 'tool_calls'):
+    for category in ('unverified', 'system', 'urls', 'tool_calls'):
         if category in removed:
-            warnings.warn(_WARNINGS[category], UserWarning, stacklevel=3)
+            warnings.warn(_WARNINGS[category], UserWarning, stacklevel=4)

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from ..adapters.ag_ui import AGUIEventStream, AGUIRunRequest, parse_request
-from ..core.messages import ToolCallPart
+from ..core.provenance import Keyring
 from ..core.run import RunInput
 from ..core.stream import EventStreamEncoder
 from .endpoint import ChatEndpoint
@@ -23,13 +23,13 @@ class AGUIBinding:
         return request, request.run_input()
 
     def encoder(
-        self, request: AGUIRunRequest, run_input: RunInput, approval_id: Callable[[ToolCallPart], str]
+        self, request: AGUIRunRequest, run_input: RunInput, keyring: Keyring
     ) -> EventStreamEncoder:
         return AGUIEventStream(
             thread_id=run_input.thread_id,
             run_id=run_input.run_id,
             client_protocol_version=request.protocol_version,
-            approval_id=approval_id,
+            keyring=keyring,
         )
 
 

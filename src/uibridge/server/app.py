@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import secrets
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +10,9 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 
+from ..core.provenance import Keyring
 from .ag_ui import AGUIEndpoint
+from .approvals import ApprovalLedger
 from .run import Agent
 from .vercel_ai import VercelAIEndpoint
 
@@ -23,14 +24,16 @@ PAGE_PATH = Path(__file__).parent / 'demo' / 'page.html'
 def create_app(agent: Agent | None = None, **options: Any) -> Starlette:
     """`POST /api/chat` (Vercel AI), `POST /ag-ui` (AG-UI) and the demo page at `GET /`.
 
-    `agent` defaults to the built-in demo agent. `options` go to both endpoints (see `ChatEndpoint`);
-    both share one approval secret, random per process unless `approval_secret` is given.
+    `agent` defaults to the built-in demo agent. `options` go to both endpoints (see `ChatEndpoint`); both
+    sign and verify with one keyring (`secret`, else `UIBRIDGE_SECRET`, else a random key for this process)
+    and share one ledger of approvals already acted on.
     """
     if agent is None:
         from .demo import DemoAgent
 
         agent = DemoAgent()
-    options.setdefault('approval_secret', secrets.token_bytes(32))
+    options['secret'] = Keyring.of(options.get('secret', options.pop('approval_secret', None)))
+    options.setdefault('approval_ledger', ApprovalLedger())
     vercel = VercelAIEndpoint(agent, **options)
     ag_ui = AGUIEndpoint(agent, **options)
     page = PAGE_PATH.read_text(encoding='utf-8')

@@ -1,24 +1,33 @@
-"""Believing a client's answer to an approval request only when the server can verify it.
+"""Believing a client's answer to an approval request only when the server can verify it, and only once.
 
-The server signs each approval request (`ApprovalSigner.approval_id(call)`: a keyed hash of the call's id,
-tool name and arguments). A client's answer names that id, and, where the protocol says so, the call.
-The answer is believed only when the id verifies against a tool call that ends the client's history, that
-is, a call still waiting for its result. A made-up id, an id copied onto another call, or a call whose
-arguments were edited after the server asked all fail, and the call is then stripped by
-`sanitize_messages` like any other tool call the client wrote.
+The server mints each approval request's id (`Keyring.approval_id(thread_id, call)`: a keyed hash of the
+thread, the call's id, tool name and arguments). A client's answer names that id and, where the protocol
+says so, the call. The answer is believed only when the id verifies against a verified tool call that ends
+the client's history (a call still waiting for its result) in this very thread. A made-up id, an id copied
+onto another call or into another thread, or a call whose arguments were edited after the server asked all
+fail, and the call is then stripped by `sanitize_messages` like any other tool call the client wrote.
+
+Once: a call that already has a result is not at the end of the history, so no answer reaches it; and an
+answer this process already acted on (`ApprovalLedger`) is not acted on again when a client replays the same
+request. The ledger is per process: several workers share it through a store (server-managed history).
+
+Linear: each trailing call's approval ids are computed once (one HMAC per key), and each answer is looked
+up by its call id or its approval id.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import replace
 
-from ..core.approvals import ApprovalSigner
 from ..core.messages import ModelMessage, ModelResponse, ToolCallPart
+from ..core.provenance import Keyring, approval_matches
 from ..core.run import ToolApproval
 
-__all__ = ['trailing_tool_calls', 'verify_approvals']
+__all__ = ['ApprovalLedger', 'trailing_tool_calls', 'verify_approvals']
 
 logger = logging.getLogger('uibridge.server')
 
@@ -33,46 +42,72 @@ def trailing_tool_calls(history: Sequence[ModelMessage]) -> list[ToolCallPart]:
     return calls
 
 
+class ApprovalLedger:
+    """The approval ids this process has acted on, most recent `capacity` kept (an approval id names one call
+    in one thread, so an old one only matters to a client replaying an old request)."""
+
+    def __init__(self, capacity: int = 100_000) -> None:
+        self._used: OrderedDict[str, None] = OrderedDict()
+        self._capacity = capacity
+        self._lock = threading.Lock()
+
+    def claim(self, approval_id: str) -> bool:
+        """Mark `approval_id` used; `False` if it already was."""
+        with self._lock:
+            if approval_id in self._used:
+                return False
+            self._used[approval_id] = None
+            if len(self._used) > self._capacity:
+                self._used.popitem(last=False)
+            return True
+
+
 def verify_approvals(
-    history: Sequence[ModelMessage], approvals: Sequence[ToolApproval], signer: ApprovalSigner
+    history: Sequence[ModelMessage],
+    approvals: Sequence[ToolApproval],
+    keyring: Keyring,
+    thread_id: str,
+    ledger: ApprovalLedger | None = None,
 ) -> list[ToolApproval]:
     """The approvals that verify, each with `tool_call_id` set to the call it answers; one per call.
 
-    An answer that names its call (Vercel) must verify against that very call; one that names only the
-    approval id (an AG-UI interrupt) is matched to the trailing call whose signed id it is. Anything else is
-    dropped with a logged warning and never reaches the agent.
+    `history` must be verified already (`verify_history`): only the server's own calls are at its end. An
+    answer that names its call (Vercel) must verify against that very call; one that names only the approval
+    id (an AG-UI interrupt) is matched to the trailing call whose id it is. Anything else is dropped with a
+    logged warning and never reaches the agent.
     """
+    if not approvals:
+        return []
     calls = trailing_tool_calls(history)
-    by_id = {call.tool_call_id: call for call in calls}
+    expected = {call.tool_call_id: keyring.approval_ids(thread_id, call) for call in calls}
+    by_approval_id = {ids[0]: call_id for call_id, ids in expected.items()}
+    by_old_key = {approval_id: call_id for call_id, ids in expected.items() for approval_id in ids[1:]}
     verified: list[ToolApproval] = []
     answered: set[str] = set()
     for approval in approvals:
-        call = _call_for(approval, calls, by_id, signer)
-        if call is None:
+        if approval.tool_call_id is not None:
+            call_id = approval.tool_call_id
+            ok = call_id in expected and approval_matches(approval.approval_id, expected[call_id])
+        else:
+            found = by_approval_id.get(approval.approval_id) or by_old_key.get(approval.approval_id)
+            call_id = found or ''
+            ok = found is not None
+        if not ok:
             logger.warning(
                 'Ignored an approval the server cannot verify (approval id %.64r, tool call id %.64r): '
-                'it names no pending tool call this server asked about.',
+                'it names no pending tool call this server asked about in this thread.',
                 approval.approval_id,
                 approval.tool_call_id,
             )
             continue
-        if call.tool_call_id in answered:
+        if call_id in answered:
             continue
-        answered.add(call.tool_call_id)
-        verified.append(replace(approval, tool_call_id=call.tool_call_id))
+        answered.add(call_id)
+        if ledger is not None and not ledger.claim(approval.approval_id):
+            logger.warning(
+                'Ignored an approval already acted on (approval id %.64r): a replayed request runs nothing.',
+                approval.approval_id,
+            )
+            continue
+        verified.append(replace(approval, tool_call_id=call_id))
     return verified
-
-
-def _call_for(
-    approval: ToolApproval,
-    calls: list[ToolCallPart],
-    by_id: dict[str, ToolCallPart],
-    signer: ApprovalSigner,
-) -> ToolCallPart | None:
-    if approval.tool_call_id is not None:
-        call = by_id.get(approval.tool_call_id)
-        return call if call is not None and signer.verify(approval.approval_id, call) else None
-    for call in calls:
-        if signer.verify(approval.approval_id, call):
-            return call
-    return None

@@ -7,7 +7,9 @@ agent unchecked:
 2. the body, at most `max_body_bytes` (413; a declared `Content-Length` is checked before reading);
 3. strict JSON (400 for bytes that are not UTF-8, 422 for anything else), then the protocol's own parsing
    and loading into neutral messages (422 with `{"error", "path"}`, never echoing the input);
-4. approvals verified against the server's signatures, then `sanitize_messages`;
+4. the history verified against the server's signatures (`verify_history`: what claims the server's
+   authorship and does not verify is dropped; a tool call id used twice is a 422), approvals verified
+   against the calls that end it, in this thread, once; then `sanitize_verified`;
 5. the agent's run streamed in the protocol (`streaming.stream_run`), then `on_complete`.
 
 The protocol is a `ProtocolBinding`: how to parse a body and which encoder to stream with. The Vercel AI and
@@ -19,19 +21,19 @@ from __future__ import annotations
 import json
 import logging
 import warnings
-from collections.abc import Awaitable, Callable, Generator, Iterable, Mapping, MutableMapping
+from collections.abc import Awaitable, Callable, Generator, Iterable, Mapping, MutableMapping, Sequence
 from contextlib import contextmanager
 from typing import Any, Generic, Protocol, TypeAlias, TypeVar
 
 import anyio
 
-from ..core.approvals import ApprovalSigner
 from ..core.errors import InputError
-from ..core.messages import ToolCallPart
+from ..core.provenance import Keyring, Secret
 from ..core.run import RunInput
-from ..core.sanitize import sanitize_messages
+from ..core.sanitize import sanitize_verified
 from ..core.stream import EventStreamEncoder
-from .approvals import verify_approvals
+from ..core.verification import verify_history
+from .approvals import ApprovalLedger, verify_approvals
 from .body import Disconnected, Rejected, check_content_type, parse_json_object, read_body
 from .run import Agent, AgentRun, OnComplete
 from .streaming import stream_run
@@ -62,10 +64,8 @@ class ProtocolBinding(Protocol[RequestT]):
         """The parsed request and its neutral run input; raises `InputError` for anything it cannot take."""
         ...
 
-    def encoder(
-        self, request: RequestT, run_input: RunInput, approval_id: Callable[[ToolCallPart], str]
-    ) -> EventStreamEncoder:
-        """A fresh encoder for this request's response stream."""
+    def encoder(self, request: RequestT, run_input: RunInput, keyring: Keyring) -> EventStreamEncoder:
+        """A fresh encoder for this request's response stream, signing what it streams with `keyring`."""
         ...
 
 
@@ -81,8 +81,12 @@ class ChatEndpoint(Generic[RequestT]):
     - `expose_errors` (default false): show the agent's exception text to the user; otherwise a generic line.
     - `on_complete(new_messages, run)`: awaited once per run however it ended (`run.status`), to persist.
     - `keep_alive`: seconds of silence after which an SSE comment is sent (`None` for never).
-    - `approval_secret`: the key approval ids are signed with; share it between workers (default: random per
-      process, so an approval request does not survive a restart).
+    - `secret`: the key (or keys: the first signs, all verify) that signs what the server authors, history
+      and approval requests alike; a `Keyring`, a secret, a list of secrets, or `None` for the process
+      default (`UIBRIDGE_SECRET`, else a random key with a warning). Share it between workers.
+      `approval_secret` is its old name.
+    - `approval_ledger`: the approvals already acted on, so a replayed request runs nothing twice; endpoints
+      serving one agent (both protocols) share one (`create_app` does).
     """
 
     def __init__(
@@ -97,7 +101,9 @@ class ChatEndpoint(Generic[RequestT]):
         expose_errors: bool = False,
         on_complete: OnComplete | None = None,
         keep_alive: float | None = 15.0,
-        approval_secret: bytes | str | None = None,
+        secret: Keyring | Secret | Sequence[Secret] | None = None,
+        approval_secret: Secret | None = None,
+        approval_ledger: ApprovalLedger | None = None,
     ) -> None:
         self.agent = agent
         self.binding = binding
@@ -108,7 +114,8 @@ class ChatEndpoint(Generic[RequestT]):
         self.expose_errors = expose_errors
         self.on_complete = on_complete
         self.keep_alive = keep_alive
-        self.signer = ApprovalSigner(approval_secret)
+        self.keyring = Keyring.of(secret if secret is not None else approval_secret)
+        self.approval_ledger = approval_ledger if approval_ledger is not None else ApprovalLedger()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope['type'] == 'lifespan':
@@ -131,7 +138,10 @@ class ChatEndpoint(Generic[RequestT]):
 
         try:
             run = self.prepare(request, run_input)
-            encoder = self.binding.encoder(request, run_input, self.signer.approval_id)
+            encoder = self.binding.encoder(request, run_input, self.keyring)
+        except InputError as error:
+            await _send_error(send, 422, error.message, error.path, {})
+            return
         except Exception:
             # Like a parser bug: the client's input triggered it, so it gets a 4xx, and the log the traceback.
             logger.exception('Preparing a %s run failed on client input', self.binding.name)
@@ -165,12 +175,22 @@ class ChatEndpoint(Generic[RequestT]):
             raise Rejected(422, 'the request could not be read') from None
 
     def prepare(self, request: RequestT, run_input: RunInput) -> AgentRun:
-        """Verify approvals and sanitize the history: the `AgentRun` the agent will get."""
-        approvals = verify_approvals(run_input.history, run_input.approvals, self.signer)
+        """Verify the history and approvals, and sanitize: the `AgentRun` the agent will get."""
+        verified = verify_history(run_input.history, run_input.claims, self.keyring)
+        if verified.dropped:
+            logger.warning(
+                '%s run %.64r: dropped from client history what does not verify as the server\'s own: %s',
+                self.binding.name,
+                run_input.run_id,
+                ', '.join(f'{count} {kind}' for kind, count in sorted(verified.dropped.items())),
+            )
+        approvals = verify_approvals(
+            verified.messages, run_input.approvals, self.keyring, run_input.thread_id, self.approval_ledger
+        )
         resolved = frozenset(a.tool_call_id for a in approvals if a.tool_call_id is not None)
         with _warnings_logged(f'{self.binding.name} run {run_input.run_id[:64]!r}'):
-            messages = sanitize_messages(
-                run_input.history,
+            messages = sanitize_verified(
+                verified,
                 strip_system_prompts=self.strip_system_prompts,
                 allowed_file_url_schemes=self.allowed_file_url_schemes,
                 resolved_tool_call_ids=resolved,

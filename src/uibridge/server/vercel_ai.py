@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from ..adapters.vercel_ai import VercelAIEventStream, VercelChatRequest, parse_request
-from ..core.messages import ToolCallPart
+from ..core.provenance import Keyring
 from ..core.run import RunInput
 from ..core.stream import EventStreamEncoder
 from .endpoint import ChatEndpoint
@@ -23,10 +23,12 @@ class VercelAIBinding:
         return request, request.run_input()
 
     def encoder(
-        self, request: VercelChatRequest, run_input: RunInput, approval_id: Callable[[ToolCallPart], str]
+        self, request: VercelChatRequest, run_input: RunInput, keyring: Keyring
     ) -> EventStreamEncoder:
         # An answered approval or client tool output continues the assistant message that asked for it.
-        return VercelAIEventStream(message_id=request.continuation_message_id, approval_id=approval_id)
+        return VercelAIEventStream(
+            message_id=request.continuation_message_id, keyring=keyring, thread_id=run_input.thread_id
+        )
 
 
 class VercelAIEndpoint(ChatEndpoint[VercelChatRequest]):
