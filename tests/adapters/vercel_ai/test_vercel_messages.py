@@ -29,6 +29,7 @@ from uibridge import (
 )
 from uibridge.adapters.vercel_ai import UIMessage, VercelAIEventStream, dump_messages, load_messages
 from uibridge.core.errors import InputError
+from uibridge.core.provenance import default_keyring
 
 ALL = {**HISTORIES, 'pydantic_ai_fixture': pydantic_ai_history()}
 EXACT = [name for name in ALL if name not in ('retry_feedback', 'legacy_retry_prompt', 'pydantic_ai_fixture')]
@@ -135,7 +136,8 @@ def test_retry_feedback_dumps_as_a_system_message_with_the_marker() -> None:
     assert dumped['role'] == 'system'
     (text,) = dumped['parts']
     assert text['text'] == render_retry_feedback(part)
-    assert text['providerMetadata']['uibridge']['retry_feedback'] == retry_feedback_payload(part)
+    marker = text['providerMetadata']['uibridge']['retry_feedback']
+    assert marker == {**retry_feedback_payload(part), 'sig': default_keyring().sign_part(part)}
     assert 'ctx' not in json.dumps(dumped) and '"input"' not in json.dumps(dumped)
 
 
@@ -233,7 +235,8 @@ def test_tool_results_map_to_the_client_states() -> None:
     assert isinstance(retry, RetryPromptPart)
     assert states['call_r1']['errorText'] == retry.model_response().removesuffix('\n\nFix the errors and try again.')
     assert states['call_r1']['errorText'] != retry.model_response()
-    assert states['call_r2']['errorText'] == 'Unknown city, try a capital.'
+    # What the model is shown (framed: the tool wrote it), without the directive; the exact part rides in `retry`.
+    assert states['call_r2']['errorText'] == '<retry_feedback>Unknown city, try a capital.</retry_feedback>'
     assert states['call_f1']['state'] == 'output-error' and states['call_f1']['errorText'] == 'boom'
     assert states['call_f2']['errorText'] == '{"error":"boom"}'
     assert states['call_i1']['state'] == 'output-error' and states['call_i1']['errorText'] == 'Interrupted.'

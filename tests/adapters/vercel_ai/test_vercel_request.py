@@ -9,9 +9,9 @@ import pytest
 
 from uibridge import ModelRequest, ModelResponse, ToolCallPart, UserPromptPart
 from uibridge.adapters.vercel_ai import VercelAIEventStream, dump_messages, parse_request
-from uibridge.core.approvals import ApprovalSigner
 from uibridge.core.errors import InputError
 from uibridge.core.events import PartEnd, PartStart, RunFinished, ToolCallReady
+from uibridge.core.provenance import Keyring
 from uibridge.core.run import ToolApproval
 
 
@@ -205,9 +205,9 @@ def test_deeply_nested_json_is_an_input_error() -> None:
 
 
 def test_an_approval_the_stream_asked_for_comes_back_verifiable() -> None:
-    signer = ApprovalSigner('secret')
+    keyring = Keyring('secret')
     call = ToolCallPart(tool_name='delete', args={'all': True}, tool_call_id='c1')
-    stream = VercelAIEventStream(approval_id=signer.approval_id)
+    stream = VercelAIEventStream(keyring=keyring, thread_id='chat')
     for event in [PartStart(0, call), PartEnd(0), ToolCallReady('c1', 'approval'), RunFinished()]:
         stream.encode(event)
     history = [ModelRequest(parts=[UserPromptPart(content='Delete it all')]), *stream.new_messages]
@@ -221,4 +221,4 @@ def test_an_approval_the_stream_asked_for_comes_back_verifiable() -> None:
     assert request.continuation_message_id == ui[-1]['id']
     (approval,) = request.run_input().approvals
     assert approval.approved and approval.tool_call_id == 'c1'
-    assert signer.verify(approval.approval_id, call)
+    assert keyring.verify_approval(approval.approval_id, 'chat', call)

@@ -10,11 +10,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from vercel_ai_cases import FIXTURES, HISTORIES, SCENARIOS, T1, Scenario, approval_id, normalise_sse
+from vercel_ai_cases import FIXTURES, HISTORIES, SCENARIOS, T1, Scenario, normalise_sse, scenario_stream
 
 from uibridge import ModelResponse, RetryFeedbackPart, TextPart, ToolCallPart, retry_feedback_payload
 from uibridge.adapters.vercel_ai import UIMessageChunkAdapter, VercelAIEventStream, encode_events
-from uibridge.core.approvals import ApprovalSigner
 from uibridge.core.events import (
     AgentEvent,
     CustomData,
@@ -29,13 +28,14 @@ from uibridge.core.events import (
     ToolCallReady,
 )
 from uibridge.core.messages import FinishReason
+from uibridge.core.provenance import Keyring, default_keyring
 from uibridge.core.stream import EventStreamEncoder
 
 REGENERATE = os.environ.get('UIBRIDGE_REGENERATE_GOLDENS') == '1'
 
 
 def encode(scenario: Scenario) -> tuple[bytes, VercelAIEventStream]:
-    stream = VercelAIEventStream(message_id='msg_continued' if scenario.continues else None, approval_id=approval_id)
+    stream = scenario_stream(scenario)
     data = stream.start() + b''.join(stream.encode(event) for event in scenario.events) + stream.close()
     return data, stream
 
@@ -128,18 +128,25 @@ def test_a_call_waiting_for_the_client_finishes_with_tool_calls(answered_by: Any
 
 
 def test_the_approval_id_is_one_the_server_can_verify() -> None:
-    signer = ApprovalSigner('secret')
+    keyring = Keyring('secret')
     call = ToolCallPart(tool_name='delete', args={'all': True}, tool_call_id='c')
     events: list[AgentEvent] = [PartStart(0, call), PartEnd(0), ToolCallReady('c', 'approval')]
-    stream = VercelAIEventStream(approval_id=signer.approval_id)
+    stream = VercelAIEventStream(keyring=keyring, thread_id='chat-1')
     chunks = chunks_of(stream.start() + b''.join(stream.encode(e) for e in events) + stream.close())
     (request,) = [c for c in chunks if c['type'] == 'tool-approval-request']
     assert request['toolCallId'] == 'c'
-    assert signer.verify(request['approvalId'], call)
-    assert not signer.verify(request['approvalId'], call.model_copy(update={'args': {'all': False}}))
+    assert keyring.verify_approval(request['approvalId'], 'chat-1', call)
+    assert not keyring.verify_approval(request['approvalId'], 'chat-2', call)
+    assert not keyring.verify_approval(
+        request['approvalId'], 'chat-1', call.model_copy(update={'args': {'all': False}})
+    )
+    assert not Keyring('other').verify_approval(request['approvalId'], 'chat-1', call)
     response = stream.new_messages[0]
     assert isinstance(response, ModelResponse)
-    assert response.metadata == {'uibridge_vercel_ai': {'approvals': {'c': {'id': request['approvalId']}}}}
+    assert response.metadata == {
+        'uibridge_answered_by': {'c': 'approval'},
+        'uibridge_vercel_ai': {'approvals': {'c': {'id': request['approvalId']}}},
+    }
 
 
 def test_an_error_closes_open_parts_then_sends_error_and_finish() -> None:
@@ -197,7 +204,10 @@ def test_retry_feedback_sits_between_steps_as_a_data_part() -> None:
     kinds = [c['type'] for c in chunks]
     at = kinds.index('data-retry-feedback')
     assert kinds[at - 1] == 'finish-step' and kinds[at + 1] == 'start-step'
-    assert chunks[at] == {'type': 'data-retry-feedback', 'data': retry_feedback_payload(part)}
+    assert chunks[at] == {
+        'type': 'data-retry-feedback',
+        'data': {**retry_feedback_payload(part), 'sig': default_keyring().sign_part(part)},
+    }
     assert kinds.count('start-step') == 2
 
 

@@ -34,6 +34,7 @@ from uibridge import (
     UserPromptPart,
     render_retry_feedback,
 )
+from uibridge.adapters.vercel_ai import UIMessage, VercelAIEventStream, dump_messages
 from uibridge.core.events import (
     AgentEvent,
     CustomData,
@@ -73,9 +74,9 @@ ERRORS: list[Any] = [
 ]
 
 
-def approval_id(call: ToolCallPart) -> str:
-    """Deterministic approval ids for golden streams (the server uses an `ApprovalSigner`)."""
-    return f'apr_{call.tool_call_id}'
+THREAD_ID = 'chat_golden'
+"""The chat id the scenarios' streams run in: approval ids are bound to it (and, with the test secret of
+`tests/conftest.py`, the same on every run, so the golden streams hold them)."""
 
 
 # ------------------------------------------------------------------------------------------ histories
@@ -381,6 +382,20 @@ class Scenario:
     """The run continues the history's last assistant message (an approval or client tool answered)."""
     error: str | None = None
     """The error text the client must report, for a run that fails."""
+
+
+def history_ui(scenario: Scenario) -> list[dict[str, Any]]:
+    """The UI messages the client holds before the run (the last one is the one a continuing run continues)."""
+    dumped = [m.model_dump(mode='json') for m in dump_messages(scenario.history)]
+    if scenario.continues:
+        dumped[-1]['id'] = 'msg_continued'
+    return dumped
+
+
+def scenario_stream(scenario: Scenario) -> VercelAIEventStream:
+    """The encoder the server would build for the scenario's request (`VercelAIBinding.encoder`)."""
+    continued = UIMessage.model_validate(history_ui(scenario)[-1]) if scenario.continues else None
+    return VercelAIEventStream(continued=continued, thread_id=THREAD_ID)
 
 
 def _whole(*messages: ModelMessage) -> list[AgentEvent]:

@@ -3,13 +3,20 @@
 ```python
 from uibridge.adapters import vercel_ai
 
-ui = vercel_ai.dump_messages(history)         # -> list[vercel_ai.UIMessage]
-history = vercel_ai.load_messages(ui)         # UIMessage models or plain dicts -> list[ModelMessage]
-request = vercel_ai.parse_request(body)       # the body useChat posts -> VercelChatRequest
-stream = vercel_ai.VercelAIEventStream(message_id=request.continuation_message_id)
+ui = vercel_ai.dump_messages(history, keyring=keyring)   # -> list[vercel_ai.UIMessage], signed
+history = vercel_ai.load_messages(ui, claims=claims)     # UIMessage models or dicts -> list[ModelMessage]
+request = vercel_ai.parse_request(body)                  # the body useChat posts -> VercelChatRequest
+stream = vercel_ai.VercelAIEventStream(
+    message_id=request.continuation_message_id,
+    continued=request.continued_message,
+    keyring=keyring,
+    thread_id=request.id,
+)
 ```
 
-No I/O here: the server reads and writes, this package translates.
+Everything the server authors carries its signature in the `uibridge` provider metadata (`sig`); `load_messages`
+hands the client's claims to `uibridge.core.verification.verify_history`. No I/O here: the server reads and
+writes, this package translates.
 """
 
 from .chunks import UIMessageChunk, UIMessageChunkAdapter

@@ -12,7 +12,12 @@ Layout (the inverse of `load.py`):
   `input-available`, or `approval-requested` / `approval-responded` when the stream asked for an approval;
 - a `RetryFeedbackPart` is a `system` message whose one `text` part holds `render_retry_feedback(part)` and
   the marker `providerMetadata.uibridge.retry_feedback` (seed 003); a legacy tool-less `RetryPromptPart` is
-  the user text it always was.
+  the user text it always was (and so unsigned: it loads back as a user prompt, which claims nothing).
+
+Every part the server authors carries its signature (`keyring.sign_part`) as `sig` in its `uibridge`
+metadata (see `provider_metadata.py`), so the history verifies when a client sends it back. Parts a client
+wrote without uibridge's metadata (a `bare` step or result, kept so in the sidecar) stay unsigned: dumping
+them again gives the client's parts back, and signing them would vouch for what the client wrote.
 
 Ids are the ones a loaded message came with, else derived from the message's position and parts, so the
 same history always dumps to the same bytes. What else rides along is described in `provider_metadata.py`.
@@ -27,7 +32,7 @@ from typing import Any, Literal, cast
 
 from typing_extensions import TypeIs
 
-from ...core.feedback import render_retry_feedback, retry_feedback_payload
+from ...core.feedback import render_retry_feedback
 from ...core.messages import (
     FilePart,
     ModelMessage,
@@ -41,11 +46,14 @@ from ...core.messages import (
     ToolReturnPart,
     UserPromptPart,
 )
+from ...core.provenance import Keyring
 from ...core.trusted import construct
 from .dump_parts import add_ui_only, tool_part, ui_only_part, ui_only_sequence, user_content_parts, with_request
 from .provider_metadata import (
+    answered_by,
     app_metadata,
     derived_message_id,
+    feedback_marker,
     file_metadata,
     iso,
     jsonable,
@@ -79,8 +87,12 @@ class _Draft:
     """UI-only parts of a user or system message, each at the index it had in the message."""
 
 
-def dump_messages(messages: Sequence[ModelMessage]) -> list[UIMessage]:
-    """The UI messages for `messages`; deterministic (same history, same ids and bytes)."""
+def dump_messages(messages: Sequence[ModelMessage], *, keyring: Keyring | None = None) -> list[UIMessage]:
+    """The UI messages for `messages`; deterministic (same history and keys, same ids and bytes).
+
+    Signs what the server authored with `keyring` (`None`: the process default, `default_keyring()`).
+    """
+    signer = Keyring.of(keyring)
     results: dict[str, tuple[ToolReturnPart | RetryPromptPart, int]] = {}
     # A request that opens with a tool result carries its own fields on that result's tool part.
     result_request_info: dict[str, dict[str, Any]] = {}
@@ -105,7 +117,7 @@ def dump_messages(messages: Sequence[ModelMessage]) -> list[UIMessage]:
                 assistant = _Draft('assistant')
                 _apply_message_info(assistant, info)
                 drafts.append(assistant)
-            _dump_response(message, assistant.parts, results, dumped_calls, result_request_info)
+            _dump_response(message, assistant.parts, results, dumped_calls, result_request_info, signer)
             previous_was_request = False
             continue
         opens_with_result = bool(message.parts) and _is_tool_result(message.parts[0])
@@ -123,7 +135,7 @@ def dump_messages(messages: Sequence[ModelMessage]) -> list[UIMessage]:
             assistant = None
             info = cast('dict[str, Any]', messages_info).get(str(index)) if isinstance(messages_info, dict) else None
             bare = isinstance(info, dict) and cast('dict[str, Any]', info).get('bare') is True
-            draft = _dump_prompt(part, request_info, bare=bare)
+            draft = _dump_prompt(part, request_info, signer, bare=bare)
             request_info = None
             _apply_message_info(draft, info)
             drafts.append(draft)
@@ -181,6 +193,7 @@ def _request_info(request: ModelRequest, *, new: bool) -> dict[str, Any] | None:
 def _dump_prompt(
     part: SystemPromptPart | UserPromptPart | RetryFeedbackPart | RetryPromptPart,
     request_info: dict[str, Any] | None,
+    keyring: Keyring,
     *,
     bare: bool,
 ) -> _Draft:
@@ -194,7 +207,7 @@ def _dump_prompt(
         )
         return _Draft('system', [text])
     if isinstance(part, RetryFeedbackPart):
-        fields = {'retry_feedback': retry_feedback_payload(part)}
+        fields = {'retry_feedback': feedback_marker(part, keyring)}
         text = construct(
             TextUIPart,
             {
@@ -219,13 +232,18 @@ def _dump_response(
     results: dict[str, tuple[ToolReturnPart | RetryPromptPart, int]],
     dumped_calls: set[str],
     result_request_info: dict[str, dict[str, Any]],
+    keyring: Keyring,
 ) -> None:
     parts.append(construct(StepStartUIPart, {}))
     extras = ui_only_sequence(response)
     side = sidecar(response.metadata)
     approvals = side.get('approvals')
     approvals = cast('dict[str, Any]', approvals) if isinstance(approvals, dict) else {}
-    info: dict[str, Any] | None = None if side.get('bare') is True else response_info(response)
+    bare_step = side.get('bare') is True
+    # A step a client wrote without uibridge's metadata is not the server's to sign.
+    signer: Keyring | None = None if bare_step else keyring
+    marks = answered_by(response)
+    info: dict[str, Any] | None = None if bare_step else response_info(response)
     kept_ids = side.get('reasoning_ids')
     reasoning_ids: dict[str, Any] = cast('dict[str, Any]', kept_ids) if isinstance(kept_ids, dict) else {}
     kept_bare = side.get('bare_results')
@@ -242,7 +260,7 @@ def _dump_response(
                     {
                         'text': part.content,
                         'state': 'done',
-                        'provider_metadata': wrap_metadata(text_metadata(part, info)),
+                        'provider_metadata': wrap_metadata(text_metadata(part, info, _sign(signer, part))),
                     },
                 )
             )
@@ -254,7 +272,7 @@ def _dump_response(
                         'text': part.content,
                         'id': _str_or_none(reasoning_ids.get(str(position))),
                         'state': 'done',
-                        'provider_metadata': wrap_metadata(thinking_metadata(part, info)),
+                        'provider_metadata': wrap_metadata(thinking_metadata(part, info, _sign(signer, part))),
                     },
                 )
             )
@@ -265,7 +283,7 @@ def _dump_response(
                     {
                         'media_type': part.content.media_type,
                         'url': part.content.data_url,
-                        'provider_metadata': wrap_metadata(file_metadata(part, info)),
+                        'provider_metadata': wrap_metadata(file_metadata(part, info, _sign(signer, part))),
                     },
                 )
             )
@@ -274,11 +292,27 @@ def _dump_response(
             result = results.get(part.tool_call_id)
             bare = part.tool_call_id in bare_results
             request = result_request_info.get(part.tool_call_id)
-            tool = tool_part(part, result, approvals.get(part.tool_call_id), info, bare_result=bare, request=request)
+            mark = marks.get(part.tool_call_id)
+            call_sig = None if signer is None else signer.sign_part(part, client=mark == 'client')
+            result_sig = None if result is None or bare else keyring.sign_part(result[0])
+            tool = tool_part(
+                part,
+                result,
+                approvals.get(part.tool_call_id),
+                info,
+                bare_result=bare,
+                request=request,
+                signatures=(call_sig, result_sig),
+                mark=mark,
+            )
             parts.append(tool)
         info = None
     for _, extra in extras[pending:]:
         add_ui_only(parts, extra)
+
+
+def _sign(keyring: Keyring | None, part: TextPart | ThinkingPart | FilePart) -> str | None:
+    return None if keyring is None else keyring.sign_part(part)
 
 
 def _str_or_none(value: Any) -> str | None:

@@ -133,10 +133,14 @@ def tool_part(
     *,
     bare_result: bool = False,
     request: dict[str, Any] | None = None,
+    signatures: tuple[str | None, str | None] = (None, None),
+    mark: Any = None,
 ) -> ToolUIPart:
     """One `tool-{name}` part: the call, merged with its result or its approval state. `bare_result`: the
-    result came from a client (a client tool's output) without uibridge's metadata, so no timestamp is added."""
-    call_fields = tool_call_metadata(call, response)
+    result came from a client (a client tool's output) without uibridge's metadata, so no timestamp is added.
+    `signatures`: the call's and the result's; `mark`: who answers the call, when it is not the server."""
+    call_sig, result_sig = signatures
+    call_fields = tool_call_metadata(call, response, call_sig, mark)
     approval_ui = ToolApprovalUI.model_validate(approval) if isinstance(approval, dict) else None
     base: dict[str, Any] = {'type': f'tool-{call.tool_name}', 'tool_call_id': call.tool_call_id}
     base['input'] = tool_input(call)
@@ -148,7 +152,7 @@ def tool_part(
         return _tool_ui_part(
             **base, state=state, approval=approval_ui, call_provider_metadata=wrap_metadata(call_fields)
         )
-    state, value, result_fields = tool_result(*result)
+    state, value, result_fields = tool_result(*result, sig=result_sig)
     if bare_result:
         result_fields.pop('timestamp', None)
         result_fields.pop('index', None)

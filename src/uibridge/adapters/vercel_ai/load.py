@@ -15,6 +15,9 @@ The inverse of `dump.py`, and also the reader of histories the client built itse
 A part the model cannot take (a `file` part in a system message, a reasoning part in a user message) raises
 `InputError` naming the message and part; a part type this version does not know is skipped with a
 `UserWarning`. What only the UI needs is kept in the sidecar (`provider_metadata.py`) for `dump_messages`.
+
+Given `claims`, the signature each part carries (`sig` in its `uibridge` metadata, with the `client` mark of
+a tool call) is recorded there for the part built, for `verify_history`; the messages are the same either way.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 from ...core.errors import InputError
-from ...core.events import CUSTOM_DATA_METADATA_KEY
+from ...core.events import ANSWERED_BY_METADATA_KEY, CUSTOM_DATA_METADATA_KEY
 from ...core.feedback import retry_feedback_from_payload
 from ...core.messages import (
     BinaryContent,
@@ -40,8 +43,9 @@ from ...core.messages import (
     UserPromptPart,
 )
 from ...core.trusted import construct
+from ...core.verification import SignatureClaims
 from .load_parts import derived_denial, ours, result_part, system_part, tool_call, user_file, user_part
-from .provider_metadata import DERIVED_ID, SIDECAR_KEY, derived_message_id, parse_iso
+from .provider_metadata import DERIVED_ID, SIDECAR_KEY, SIG_KEY, derived_message_id, parse_iso
 from .types import (
     CustomUIPart,
     DataUIPart,
@@ -65,9 +69,14 @@ __all__ = ['load_messages']
 _UIOnly = CustomUIPart | SourceUrlUIPart | SourceDocumentUIPart | ReasoningFileUIPart | DataUIPart
 
 
-def load_messages(ui_messages: Sequence[UIMessage | Mapping[str, Any]]) -> list[ModelMessage]:
-    """The neutral history for `ui_messages` (models or plain dicts). Raises `InputError` at `<i>.parts.<j>`."""
-    loader = _Loader()
+def load_messages(
+    ui_messages: Sequence[UIMessage | Mapping[str, Any]], *, claims: SignatureClaims | None = None
+) -> list[ModelMessage]:
+    """The neutral history for `ui_messages` (models or plain dicts). Raises `InputError` at `<i>.parts.<j>`.
+
+    `claims`, when given, receives the signature the client sent beside each part (see the module docstring).
+    """
+    loader = _Loader(claims if claims is not None else _NO_CLAIMS)
     for index, data in enumerate(ui_messages):
         loader.add(index, validate_ui_message(data, index))
     loader.end_step()
@@ -78,8 +87,21 @@ def _warn_unknown(part: UnknownUIPart, path: str) -> None:
     warnings.warn(f'{path}: skipped a {part.type!r} part, a type this version does not know', UserWarning, stacklevel=4)
 
 
+class _Discarded(SignatureClaims):
+    """Where claims go when the caller wants none: recording them would only cost time."""
+
+    __slots__ = ()
+
+    def add(self, part: object, signature: object, *, client: bool = False) -> None:
+        return None
+
+
+_NO_CLAIMS = _Discarded()
+
+
 class _Loader:
-    def __init__(self) -> None:
+    def __init__(self, claims: SignatureClaims) -> None:
+        self.claims = claims
         self.out: list[ModelMessage] = []
         self.request: ModelRequest | None = None
         self.response: ModelResponse | None = None
@@ -131,6 +153,8 @@ class _Loader:
                 raise InputError(f'a {part.type!r} part cannot be in a {message.role} message', f'{index}.parts.{j}')
         first = ours(texts[0].provider_metadata) if texts else {}
         prompt = system_part(texts, first) if message.role == 'system' else user_part(content, message.parts, first)
+        if isinstance(prompt, RetryFeedbackPart):
+            self.claims.add(prompt, cast(dict[str, Any], first['retry_feedback']).get(SIG_KEY))
         request = self._request_for(first.get('request'))
         info = self._message_info(index, message, new=False)
         no_stamp: dict[str, Any] = {}
@@ -236,24 +260,26 @@ class _Loader:
         self._apply_response_info(response, fields.get('response'))
         part_id = fields.get('id') if isinstance(fields.get('id'), str) else None
         if isinstance(part, TextUIPart):
-            response.parts.append(construct(TextPart, {'content': part.text, 'id': part_id}))
+            text = construct(TextPart, {'content': part.text, 'id': part_id})
+            self.claims.add(text, fields.get(SIG_KEY))
+            response.parts.append(text)
             return
         if part.id is not None:
             # The UI's own id for the part (a stream chunk id), not the provider's: kept beside, not in, the part.
             ids = cast(dict[str, Any], _response_sidecar(response).setdefault('reasoning_ids', {}))
             ids[str(len(response.parts))] = part.id
         signature, provider = fields.get('signature'), fields.get('provider_name')
-        response.parts.append(
-            construct(
-                ThinkingPart,
-                {
-                    'content': part.text,
-                    'id': part_id,
-                    'signature': signature if isinstance(signature, str) else None,
-                    'provider_name': provider if isinstance(provider, str) else None,
-                },
-            )
+        thinking = construct(
+            ThinkingPart,
+            {
+                'content': part.text,
+                'id': part_id,
+                'signature': signature if isinstance(signature, str) else None,
+                'provider_name': provider if isinstance(provider, str) else None,
+            },
         )
+        self.claims.add(thinking, fields.get(SIG_KEY))
+        response.parts.append(thinking)
 
     def _add_file(self, part: FileUIPart, path: str) -> None:
         if not part.url.startswith('data:'):
@@ -267,7 +293,9 @@ class _Loader:
         except ValueError as e:
             raise InputError(str(e), f'{path}.url') from None
         part_id = fields.get('id') if isinstance(fields.get('id'), str) else None
-        response.parts.append(construct(FilePart, {'content': content, 'id': part_id}))
+        file = construct(FilePart, {'content': content, 'id': part_id})
+        self.claims.add(file, fields.get(SIG_KEY))
+        response.parts.append(file)
 
     def _add_tool(self, part: ToolUIPart | DynamicToolUIPart) -> None:
         if part.state == 'input-streaming':
@@ -275,13 +303,23 @@ class _Loader:
         response = self._current_response()
         call_fields = ours(part.call_provider_metadata)
         self._apply_response_info(response, call_fields.get('response'))
-        response.parts.append(tool_call(part, call_fields))
+        call = tool_call(part, call_fields)
+        client = call_fields.get('client') is True
+        self.claims.add(call, call_fields.get(SIG_KEY), client=client)
+        response.parts.append(call)
+        if client or call_fields.get('approval') is True:
+            if response.metadata is None:
+                response.metadata = {}
+            marks = cast(dict[str, Any], response.metadata.setdefault(ANSWERED_BY_METADATA_KEY, {}))
+            marks[part.tool_call_id] = 'client' if client else 'approval'
         if part.approval is not None and part.approval != derived_denial(part, call_fields):
             approvals = cast(dict[str, Any], _response_sidecar(response).setdefault('approvals', {}))
             approvals[part.tool_call_id] = part.approval.model_dump(mode='json')
         result = result_part(part, call_fields)
         if result is not None:
             fields = call_fields.get('result') if part.state == 'output-denied' else ours(part.result_provider_metadata)
+            if isinstance(fields, dict):
+                self.claims.add(result, cast(dict[str, Any], fields).get(SIG_KEY))
             index = cast(dict[str, Any], fields).get('index') if isinstance(fields, dict) else None
             if isinstance(fields, dict) and 'request' in fields:
                 self.results_request = cast(dict[str, Any], fields)['request']
@@ -294,6 +332,7 @@ class _Loader:
         if part.name == 'retry-feedback':
             feedback = retry_feedback_from_payload(part.data)
             if feedback is not None:
+                self.claims.add(feedback, cast(dict[str, Any], part.data).get(SIG_KEY))
                 self._add_feedback(feedback)
                 return
         response = self._current_response()

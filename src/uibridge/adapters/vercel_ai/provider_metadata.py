@@ -6,10 +6,17 @@ Two places, one per direction.
 carries what the neutral model holds and a UI part has no field for. The client echoes it back untouched, and
 `convertToModelMessages` passes it to providers as `providerOptions.uibridge`, which they ignore.
 
+- `sig` on every part the server authors (text, reasoning and file parts of a response; in call metadata
+  for a tool call, in result metadata for its result, under `result` for a denial; inside the
+  `retry_feedback` marker): the part's signature (`uibridge.core.provenance`), read back into
+  `SignatureClaims` by `load_messages`; `client: true` beside a call's `sig` when the server addressed the
+  call to a client tool (signed with the call), `approval: true` when it asked a human to approve it (not
+  signed: an approval proves itself by its id). Both marks come back in `ModelResponse.metadata`
+  (`uibridge_answered_by`);
 - `id`, `signature`, `provider_name` on text, reasoning and file parts: the part's own fields;
 - `timestamp`, `dynamic_ref` on system and user text parts; `list`, `empty`, `media_type`, `kind` on user
   parts: what keeps a user prompt's content list exact;
-- `retry_feedback` on a system text part: the seed 003 marker, `retry_feedback_payload(part)`;
+- `retry_feedback` on a system text part: the seed 003 marker, `retry_feedback_payload(part)` plus its `sig`;
 - `response` on the first part of a step: `timestamp`, `model_name`, `provider_name`, `finish_reason`, app
   `metadata` of the response;
 - `request` on the first part dumped from a request: `instructions`, app `metadata`, and `new` when the
@@ -34,7 +41,8 @@ UI holds, so that `dump_messages(load_messages(ui)) == ui`:
 `data-*` parts of an assistant message are not in the sidecar: they go where the stream's `CustomData` goes
 (`uibridge_custom_data`, see `uibridge.core.events`), so history built from either looks the same.
 
-Nothing here is trusted on load beyond its shape: it is client input like the rest of the message.
+Nothing here is trusted on load beyond its shape: it is client input like the rest of the message. A `sig`
+is only recorded as the client's claim; `verify_history` decides what it proves.
 """
 
 from __future__ import annotations
@@ -44,26 +52,32 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, TypeAlias, cast
 
-from ...core.events import CUSTOM_DATA_METADATA_KEY
+from ...core.events import ANSWERED_BY_METADATA_KEY, CUSTOM_DATA_METADATA_KEY
+from ...core.feedback import retry_feedback_payload
 from ...core.json_text import iso_utc as iso
 from ...core.json_text import json_values, parse_iso
 from ...core.messages import (
     FilePart,
     ModelResponse,
+    RetryFeedbackPart,
     RetryPromptPart,
     TextPart,
     ThinkingPart,
     ToolCallPart,
     ToolReturnPart,
 )
+from ...core.provenance import Keyring
 from .types import UIModel, part_json
 
 __all__ = [
     'DERIVED_ID',
     'PROVIDER_KEY',
     'SIDECAR_KEY',
+    'SIG_KEY',
+    'answered_by',
     'app_metadata',
     'derived_message_id',
+    'feedback_marker',
     'file_metadata',
     'iso',
     'jsonable',
@@ -79,6 +93,7 @@ __all__ = [
 
 PROVIDER_KEY = 'uibridge'
 SIDECAR_KEY = 'uibridge_vercel_ai'
+SIG_KEY = 'sig'
 RETRY_SUFFIX = '\n\nFix the errors and try again.'
 
 # The serializer itself: `TypeAdapter.dump_python` only forwards to it, at a cost comparable to the work.
@@ -116,16 +131,18 @@ def response_info(response: ModelResponse, *, with_finish_reason: bool = True) -
     return info
 
 
-def text_metadata(part: TextPart, response: dict[str, Any] | None) -> dict[str, Any]:
+def text_metadata(part: TextPart, response: dict[str, Any] | None, sig: str | None = None) -> dict[str, Any]:
     fields: dict[str, Any] = {}
     if part.id is not None:
         fields['id'] = part.id
     if response is not None:
         fields['response'] = response
+    if sig is not None:
+        fields[SIG_KEY] = sig
     return fields
 
 
-def thinking_metadata(part: ThinkingPart, response: dict[str, Any] | None) -> dict[str, Any]:
+def thinking_metadata(part: ThinkingPart, response: dict[str, Any] | None, sig: str | None = None) -> dict[str, Any]:
     fields: dict[str, Any] = {}
     if part.id is not None:
         fields['id'] = part.id
@@ -135,24 +152,46 @@ def thinking_metadata(part: ThinkingPart, response: dict[str, Any] | None) -> di
         fields['provider_name'] = part.provider_name
     if response is not None:
         fields['response'] = response
+    if sig is not None:
+        fields[SIG_KEY] = sig
     return fields
 
 
-def file_metadata(part: FilePart, response: dict[str, Any] | None) -> dict[str, Any]:
+def file_metadata(part: FilePart, response: dict[str, Any] | None, sig: str | None = None) -> dict[str, Any]:
     fields: dict[str, Any] = {}
     if part.id is not None:
         fields['id'] = part.id
     if response is not None:
         fields['response'] = response
+    if sig is not None:
+        fields[SIG_KEY] = sig
     return fields
+
+
+def feedback_marker(part: RetryFeedbackPart, keyring: Keyring) -> dict[str, Any]:
+    """The seed 003 marker for `part` with its signature inside (`retry_feedback_from_payload` ignores it)."""
+    marker = retry_feedback_payload(part)
+    marker[SIG_KEY] = keyring.sign_part(part)
+    return marker
+
+
+def answered_by(response: ModelResponse) -> dict[str, Any]:
+    """Who answers the response's tool calls when it is not the server (`{call id: 'client' | 'approval'}`)."""
+    if not response.metadata:
+        return {}
+    marks = response.metadata.get(ANSWERED_BY_METADATA_KEY)
+    return cast('dict[str, Any]', marks) if isinstance(marks, dict) else {}
 
 
 def tool_input(call: ToolCallPart) -> Any:
     return jsonable(call.args_as_dict())
 
 
-def tool_call_metadata(call: ToolCallPart, response: dict[str, Any] | None) -> dict[str, Any]:
-    """`args` is kept verbatim only where `input` cannot give it back: no arguments at all, or a JSON string."""
+def tool_call_metadata(
+    call: ToolCallPart, response: dict[str, Any] | None, sig: str | None = None, mark: Any = None
+) -> dict[str, Any]:
+    """`args` is kept verbatim only where `input` cannot give it back: no arguments at all, or a JSON string.
+    `mark` is who answers the call (`ANSWERED_BY_METADATA_KEY`): `client` rides signed beside `sig`."""
     fields: dict[str, Any] = {}
     args = call.args
     if args is None:
@@ -163,6 +202,12 @@ def tool_call_metadata(call: ToolCallPart, response: dict[str, Any] | None) -> d
             fields['args'] = args
     if response is not None:
         fields['response'] = response
+    if sig is not None:
+        fields[SIG_KEY] = sig
+    if mark == 'client':
+        fields['client'] = True
+    elif mark == 'approval':
+        fields['approval'] = True
     return fields
 
 
@@ -170,16 +215,22 @@ ResultState: TypeAlias = Literal['output-available', 'output-error', 'output-den
 
 
 def tool_result(
-    part: ToolReturnPart | RetryPromptPart, index: int, *, json_ready: Callable[[Any], Any] = jsonable
+    part: ToolReturnPart | RetryPromptPart,
+    index: int,
+    *,
+    json_ready: Callable[[Any], Any] = jsonable,
+    sig: str | None = None,
 ) -> tuple[ResultState, Any, dict[str, Any]]:
     """The tool part `state`, its `output` (or `errorText`, or the denial reason), and its result metadata.
 
     `index` is the result's place in its request: results arrive in any order (parallel tools), while the UI
     keeps them with their calls, in call order. `json_ready` turns the tool's values into JSON-compatible
     Python (`jsonable`, for a dumped `UIMessage`); the stream, whose writer serializes any value the same
-    way, passes them through as they are.
+    way, passes them through as they are. `sig` is the result's signature.
     """
     fields: dict[str, Any] = {'timestamp': iso(part.timestamp), 'index': index}
+    if sig is not None:
+        fields[SIG_KEY] = sig
     if isinstance(part, RetryPromptPart):
         text = part.model_response()
         if text.endswith(RETRY_SUFFIX):

@@ -25,6 +25,7 @@ from typing import Any, Literal, cast
 
 from ...core.errors import InputError
 from ...core.run import RunInput, ToolApproval
+from ...core.verification import SignatureClaims
 from .load import load_messages
 from .types import DynamicToolUIPart, ToolUIPart, UIMessage
 from .validation import validate_ui_message
@@ -54,6 +55,12 @@ class VercelChatRequest:
         return None
 
     @property
+    def continued_message(self) -> UIMessage | None:
+        """The assistant message this run continues (`continuation_message_id`'s), as the client sent it: the
+        stream encoder's `continued`, so that a denial of one of its calls reaches the client signed."""
+        return self.messages[-1] if self.continuation_message_id is not None else None
+
+    @property
     def approvals(self) -> list[ToolApproval]:
         """The client's answers to approval requests: tool parts in the `approval-responded` state."""
         answers: list[ToolApproval] = []
@@ -75,13 +82,16 @@ class VercelChatRequest:
         return answers
 
     def run_input(self) -> RunInput:
-        """What the run is asked to do; loading the history may raise `InputError` (at `messages.<i>...`)."""
+        """What the run is asked to do; loading the history may raise `InputError` (at `messages.<i>...`). The
+        signatures the client sent beside the history's parts are in `claims`, for the server to verify."""
+        claims = SignatureClaims()
         try:
-            history = load_messages(self.messages)
+            history = load_messages(self.messages, claims=claims)
         except InputError as e:
             raise e.at('messages') from None
         return RunInput(
             history=history,
+            claims=claims,
             thread_id=self.id,
             run_id=f'run_{uuid.uuid4().hex}',
             approvals=self.approvals,

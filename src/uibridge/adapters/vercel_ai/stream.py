@@ -10,13 +10,25 @@ the stream equals the dumped one (ids aside):
   with the same `providerMetadata.uibridge` that `dump_messages` writes; tool results as `tool-output-*` in the
   step of their call; a denial the client never asked for as an approval request answered `false` then
   `tool-output-denied`, since the client keeps a denied part only with its approval;
-- `ToolCallReady(answered_by='approval')` as `tool-approval-request` with an approval id the server can verify;
+- `ToolCallReady(answered_by='approval')` as `tool-approval-request` with the approval id
+  `keyring.approval_id(thread_id, call)`, which only this server can mint, for this call in this chat;
 - retry feedback between steps as a `data-retry-feedback` part holding the seed 003 marker (`load_messages`
   reads it back as a `RetryFeedbackPart`); a legacy tool-less `RetryPromptPart` has no place in an assistant
   message and is not sent (it is still collected);
 - `finish` with the Vercel `finishReason` (`tool-calls` while a call waits for the client or an approval);
   a `RunError` closes what is open, sends `error` with its (already safe) message, then `finish`; a
   `RunCancelled` sends `abort`. Every stream ends with `data: [DONE]`.
+
+Signatures (`uibridge.core.provenance`) ride where the `ai` client keeps them, so the message it builds holds
+exactly what `dump_messages` writes, `sig` included: a part's final metadata is sent in the chunk whose
+metadata replaces the part's (`text-end`, `reasoning-end`: the text is only known there, so they always carry
+the whole metadata; `file`); a call's in `tool-input-available` (`callProviderMetadata`), a result's in
+`tool-output-available` / `tool-output-error` (`resultProviderMetadata`); a denial's under `result` in the
+call metadata of a `tool-approval-response` (`tool-output-denied` carries no metadata); retry feedback's in
+its marker. `ToolCallReady` comes after the call's end, and the client-tool mark is signed with the call, so
+a finished call's `tool-input-available` waits for whichever comes first: its `ToolCallReady` (sent marked),
+its result, or the end of its step (sent unmarked); re-sending it would run a client tool twice
+(`onToolCall`). Each part is signed once, when it is complete; deltas cost nothing more.
 
 Chunks are plain dicts serialized by pydantic-core (`core.json_text.wire_json`), and each open part keeps its
 delta prefix pre-encoded, so a text delta costs one string escape: about 1 µs per delta with the message
@@ -32,7 +44,6 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, TypeAlias
 
-from ...core.approvals import ApprovalSigner
 from ...core.events import (
     AgentEvent,
     CustomData,
@@ -49,7 +60,6 @@ from ...core.events import (
     ToolCallReady,
     ToolResult,
 )
-from ...core.feedback import retry_feedback_payload
 from ...core.json_text import json_string, utf8_json, wire_json
 from ...core.messages import (
     FinishReason,
@@ -60,8 +70,12 @@ from ...core.messages import (
     ThinkingPart,
     ToolCallPart,
 )
+from ...core.provenance import Keyring
 from .provider_metadata import (
+    PROVIDER_KEY,
     SIDECAR_KEY,
+    SIG_KEY,
+    feedback_marker,
     file_metadata,
     response_info,
     text_metadata,
@@ -70,6 +84,7 @@ from .provider_metadata import (
     tool_result,
     wrap_metadata,
 )
+from .types import DynamicToolUIPart, ToolUIPart, UIMessage
 
 __all__ = ['VERCEL_AI_HEADERS', 'VercelAIEventStream', 'encode_events']
 
@@ -112,17 +127,46 @@ class _OpenPart:
     metadata: dict[str, Any] = field(default_factory=dict[str, Any])
     """The `uibridge` provider metadata sent at start (text, reasoning) or due at the end (the response info)."""
     tool_name: str = ''
+    response: ModelResponse | None = None
+    slot: int = 0
+    """Where the collector keeps the part in `response` (text, reasoning): the finished part is signed there."""
+
+
+@dataclass
+class _HeldCall:
+    """A finished call whose `tool-input-available` waits to learn whether a client tool answers it."""
+
+    call: ToolCallPart
+    response: dict[str, Any] | None
 
 
 class VercelAIEventStream:
-    """Encodes one run. Sans-IO: `start()`, then `encode(event)` per event, then `close()`; each returns bytes."""
+    """Encodes one run. Sans-IO: `start()`, then `encode(event)` per event, then `close()`; each returns bytes.
+
+    - `message_id`: the id of the assistant message the run continues (an approval or a client tool answered),
+      else a fresh one;
+    - `continued`: that message itself, as the client sent it: a denial of one of its calls is then sent with
+      the call metadata the client holds plus the denial's signed result (else the client keeps no trace of the
+      result's metadata); its id is the `message_id` when none is given;
+    - `keyring`: signs every part and mints approval ids (`None`: `default_keyring()`);
+    - `thread_id`: the chat id, which approval ids are bound to.
+    """
 
     def __init__(
-        self, *, message_id: str | None = None, approval_id: Callable[[ToolCallPart], str] | None = None
+        self,
+        *,
+        message_id: str | None = None,
+        continued: UIMessage | None = None,
+        keyring: Keyring | None = None,
+        thread_id: str = '',
     ) -> None:
+        if message_id is None and continued is not None:
+            message_id = continued.id
         self.message_id = message_id if message_id is not None else f'msg_{uuid.uuid4().hex}'
         self._continues = message_id is not None
-        self._approval_id = approval_id if approval_id is not None else ApprovalSigner().approval_id
+        self._continued = continued
+        self._keyring = Keyring.of(keyring)
+        self._thread_id = thread_id
         self._collector = MessageCollector()
         self._open: dict[int, _OpenPart] = {}
         self._chunk_ids = 0
@@ -133,7 +177,12 @@ class VercelAIEventStream:
         self._response_info: dict[str, Any] | None = None
         self._started_calls: dict[str, dict[str, Any]] = {}
         """Calls started in this stream, with the call metadata sent for each."""
-        self._approvals: dict[str, str] = {}
+        self._held: dict[str, _HeldCall] = {}
+        """Finished calls not sent as available yet (see the module docstring), by tool call id."""
+        self._marks: dict[str, str] = {}
+        """Who answers a call that was still streaming when its `ToolCallReady` came."""
+        self._approvals: dict[str, dict[str, Any]] = {}
+        """The approvals asked for in this stream, as the client holds them, by tool call id."""
         self._waiting: set[str] = set()
         self._started = False
         self._ended = False
@@ -154,7 +203,7 @@ class VercelAIEventStream:
         for message in messages:
             if isinstance(message, ModelResponse):
                 asked = {
-                    part.tool_call_id: {'id': self._approvals[part.tool_call_id]}
+                    part.tool_call_id: self._approvals[part.tool_call_id]
                     for part in message.parts
                     if isinstance(part, ToolCallPart) and part.tool_call_id in self._approvals
                 }
@@ -217,7 +266,7 @@ class VercelAIEventStream:
         open_part = self._open.pop(event.index, None)
         if open_part is None:
             raise ValueError(f'part {event.index} ended but is not streaming')
-        return self._end_part(open_part, event.signature)
+        return self._end_part(open_part)
 
     def _tool_call_ready(self, event: ToolCallReady) -> str:
         self._collector.feed(event)
@@ -229,13 +278,13 @@ class VercelAIEventStream:
         self._request_slot += 1
         out += self._close_step()
         self._response_open = False
-        return out + _sse({'type': 'data-retry-feedback', 'data': retry_feedback_payload(event.part)})
+        return out + _sse({'type': 'data-retry-feedback', 'data': feedback_marker(event.part, self._keyring)})
 
     def _file_output(self, event: FileOutput) -> str:
         out = self._ensure_response(event)
         part = event.part
         chunk: dict[str, Any] = {'type': 'file', 'url': part.content.data_url, 'mediaType': part.content.media_type}
-        metadata = wrap_metadata(file_metadata(part, self._take_response_info()))
+        metadata = wrap_metadata(file_metadata(part, self._take_response_info(), self._keyring.sign_part(part)))
         if metadata is not None:
             chunk['providerMetadata'] = metadata
         return out + _sse(chunk)
@@ -302,7 +351,9 @@ class VercelAIEventStream:
         if not self._step_open:
             return ''
         self._step_open = False
-        return 'data: {"type":"finish-step"}\n\n'
+        # The client places a call's chunks in the step it is in: what is held goes before the step ends.
+        out = self._release_held() if self._held else ''
+        return out + 'data: {"type":"finish-step"}\n\n'
 
     def _take_response_info(self) -> dict[str, Any] | None:
         info, self._response_info = self._response_info, None
@@ -326,7 +377,9 @@ class VercelAIEventStream:
         chunk_id = f'{kind[0]}{self._chunk_ids}'
         prefix = f'data: {{"type":"{kind}-delta","id":{_json(chunk_id)},"delta":'
         fields = text_metadata(part, info) if isinstance(part, TextPart) else thinking_metadata(part, info)
-        self._open[index] = _OpenPart(kind, chunk_id, prefix, fields)
+        response = self._collector.last_message
+        assert isinstance(response, ModelResponse)
+        self._open[index] = _OpenPart(kind, chunk_id, prefix, fields, response=response, slot=len(response.parts) - 1)
         chunk: dict[str, Any] = {'type': f'{kind}-start', 'id': chunk_id}
         if fields:
             chunk['providerMetadata'] = wrap_metadata(fields)
@@ -335,44 +388,69 @@ class VercelAIEventStream:
             out += f'{prefix}{_json(part.content)}}}\n\n'
         return out
 
-    def _end_part(self, open_part: _OpenPart, signature: str | None, error: str | None = None) -> str:
-        if open_part.kind == 'text':
-            return _sse({'type': 'text-end', 'id': open_part.id})
-        if open_part.kind == 'reasoning':
-            chunk: dict[str, Any] = {'type': 'reasoning-end', 'id': open_part.id}
-            if signature is not None:
-                # The client replaces a reasoning part's metadata at the end, so it is sent whole.
-                fields = dict(open_part.metadata)
-                response = fields.pop('response', None)
-                fields['signature'] = signature
-                if response is not None:
-                    fields['response'] = response
-                chunk['providerMetadata'] = wrap_metadata(_ordered_thinking(fields))
-            return _sse(chunk)
+    def _end_part(self, open_part: _OpenPart, error: str | None = None) -> str:
+        """The chunk that ends `open_part`, which the collector has already finished."""
+        if open_part.kind != 'tool':
+            assert open_part.response is not None
+            part = open_part.response.parts[open_part.slot]
+            assert isinstance(part, TextPart | ThinkingPart)
+            # The client replaces the part's metadata with the end chunk's: sent whole, with the signature.
+            sig = self._keyring.sign_part(part)
+            if isinstance(part, TextPart):
+                fields = {**open_part.metadata, SIG_KEY: sig}
+            else:
+                fields = thinking_metadata(part, open_part.metadata.get('response'), sig)
+            return _sse(
+                {'type': f'{open_part.kind}-end', 'id': open_part.id, 'providerMetadata': {PROVIDER_KEY: fields}}
+            )
         call = self._find_call(open_part.id)
         if call is None:
             call = ToolCallPart(tool_name=open_part.tool_name, tool_call_id=open_part.id)
-        fields = tool_call_metadata(call, open_part.metadata.get('response'))
-        self._started_calls[open_part.id] = fields
-        chunk = {'type': 'tool-input-available', 'toolCallId': open_part.id, 'toolName': open_part.tool_name}
+        response = open_part.metadata.get('response')
+        mark = self._marks.pop(open_part.id, None) if self._marks else None
+        if error is None and mark is None:
+            self._started_calls[open_part.id] = {}
+            self._held[open_part.id] = _HeldCall(call, response)
+            return ''
+        return self._call_available(call, response, mark, error)
+
+    def _call_available(
+        self, call: ToolCallPart, response: dict[str, Any] | None, mark: str | None, error: str | None = None
+    ) -> str:
+        """`tool-input-available` (or `tool-input-error`) for a finished call, signed with its mark."""
+        sig = self._keyring.sign_part(call, client=mark == 'client')
+        fields = tool_call_metadata(call, response, sig, mark)
+        self._started_calls[call.tool_call_id] = fields
+        chunk: dict[str, Any] = {
+            'type': 'tool-input-available',
+            'toolCallId': call.tool_call_id,
+            'toolName': call.tool_name,
+        }
         if error is not None:
             chunk['type'] = 'tool-input-error'
             chunk['errorText'] = error
         # `provider_metadata.tool_input` without its JSON-ready copy: `wire_json` writes the same JSON from the dict.
         chunk['input'] = call.args_as_dict()
-        if fields:
-            chunk['providerMetadata'] = wrap_metadata(fields)
+        chunk['providerMetadata'] = {PROVIDER_KEY: fields}
         return _sse(chunk)
+
+    def _release(self, tool_call_id: str, mark: str | None = None) -> str:
+        held = self._held.pop(tool_call_id, None)
+        return '' if held is None else self._call_available(held.call, held.response, mark)
+
+    def _release_held(self) -> str:
+        held, self._held = self._held, {}
+        return ''.join(self._call_available(h.call, h.response, None) for h in held.values())
 
     def _close_parts(self, error: str | None = None) -> str:
         if not self._open:
             return ''
         open_parts, self._open = self._open, {}
-        if error is not None:
-            self._collector.close()
+        # The collector would finish them on the event that follows; finished now, they can be signed.
+        self._collector.close()
         out: list[str] = []
         for open_part in open_parts.values():
-            out.append(self._end_part(open_part, None, error if open_part.kind == 'tool' else None))
+            out.append(self._end_part(open_part, error if open_part.kind == 'tool' else None))
         return ''.join(out)
 
     def _find_call(self, tool_call_id: str) -> ToolCallPart | None:
@@ -381,16 +459,29 @@ class VercelAIEventStream:
     # ------------------------------------------------------------------------------------- tools
 
     def _call_ready(self, event: ToolCallReady) -> str:
-        self._waiting.add(event.tool_call_id)
+        call_id = event.tool_call_id
+        self._waiting.add(call_id)
+        out = ''
+        if call_id in self._held:
+            out = self._release(call_id, event.answered_by)
+        elif any(p.kind == 'tool' and p.id == call_id for p in self._open.values()):
+            self._marks[call_id] = event.answered_by  # still streaming: sent with the mark when it ends
+        elif event.answered_by == 'client' and call_id in self._started_calls:
+            warnings.warn(
+                f'ToolCallReady for {call_id!r} came after its step ended: the client already holds the call '
+                'without the client-tool mark, so its result will not verify on the next turn',
+                UserWarning,
+                stacklevel=4,
+            )
         if event.answered_by != 'approval':
-            return ''
-        call = self._find_call(event.tool_call_id)
+            return out
+        call = self._find_call(call_id)
         if call is None:
-            warnings.warn(f'no tool call {event.tool_call_id!r} to ask an approval for', UserWarning, stacklevel=4)
-            return ''
-        approval_id = self._approval_id(call)
-        self._approvals[event.tool_call_id] = approval_id
-        return _sse({'type': 'tool-approval-request', 'approvalId': approval_id, 'toolCallId': event.tool_call_id})
+            warnings.warn(f'no tool call {call_id!r} to ask an approval for', UserWarning, stacklevel=4)
+            return out
+        approval_id = self._keyring.approval_id(self._thread_id, call)
+        self._approvals[call_id] = {'id': approval_id}
+        return out + _sse({'type': 'tool-approval-request', 'approvalId': approval_id, 'toolCallId': call_id})
 
     def _tool_result(self, event: ToolResult) -> str:
         out = self._close_parts()
@@ -403,6 +494,8 @@ class VercelAIEventStream:
             return out
         call_id = part.tool_call_id
         self._waiting.discard(call_id)
+        if call_id in self._held:
+            out += self._release(call_id)
         started = call_id in self._started_calls
         if not started and not self._continues:
             warnings.warn(
@@ -412,26 +505,46 @@ class VercelAIEventStream:
                 stacklevel=4,
             )
             return out
-        state, value, fields = tool_result(part, slot, json_ready=_as_is)
+        state, value, fields = tool_result(part, slot, json_ready=_as_is, sig=self._keyring.sign_part(part))
         if state == 'output-available':
             chunk: dict[str, Any] = {'type': 'tool-output-available', 'toolCallId': call_id, 'output': value}
-            chunk['providerMetadata'] = wrap_metadata(fields)
+            chunk['providerMetadata'] = {PROVIDER_KEY: fields}
             return out + _sse(chunk)
         if state == 'output-error':
             chunk = {'type': 'tool-output-error', 'toolCallId': call_id, 'errorText': value}
-            chunk['providerMetadata'] = wrap_metadata(fields)
+            chunk['providerMetadata'] = {PROVIDER_KEY: fields}
             return out + _sse(chunk)
-        if started and call_id not in self._approvals:
-            approval_id = call_id
-            out += _sse({'type': 'tool-approval-request', 'approvalId': approval_id, 'toolCallId': call_id})
-            response: dict[str, Any] = {'type': 'tool-approval-response', 'approvalId': approval_id, 'approved': False}
-            response['reason'] = value
-            call_fields = {**self._started_calls[call_id], 'result': fields} if fields else self._started_calls[call_id]
-            metadata = wrap_metadata(call_fields)
-            if metadata is not None:
-                response['providerMetadata'] = metadata
-            out += _sse(response)
+        out += self._denial(call_id, value, fields, started)
         return out + _sse({'type': 'tool-output-denied', 'toolCallId': call_id})
+
+    def _denial(self, call_id: str, reason: str, fields: dict[str, Any], started: bool) -> str:
+        """The approval answer that carries a denial's result metadata to the client: in the call metadata,
+        which `tool-approval-response` replaces, the only place the client keeps anything of a denial."""
+        if started:
+            metadata: dict[str, Any] = {PROVIDER_KEY: {**self._started_calls[call_id], 'result': fields}}
+            asked = self._approvals.get(call_id)
+            if asked is None:
+                return _asked_and_denied(call_id, reason, metadata)  # a denial the client never asked for
+            self._approvals[call_id] = {**asked, 'approved': False, 'reason': reason}
+            return _denied(asked['id'], reason, metadata)
+        part = self._continued_call(call_id)
+        if part is None:
+            return ''  # the client holds the call, but this stream was not given it: the result stays bare
+        held = part.call_provider_metadata or {}
+        metadata = {**held, PROVIDER_KEY: {**held.get(PROVIDER_KEY, {}), 'result': fields}}
+        approval = part.approval
+        if approval is None:
+            return _asked_and_denied(call_id, reason, metadata)
+        # The client's own answer stays as it wrote it (its reason included): only the metadata is new.
+        return _denied(approval.id, None if approval.approved is False else reason, metadata)
+
+    def _continued_call(self, tool_call_id: str) -> ToolUIPart | DynamicToolUIPart | None:
+        if self._continued is None:
+            return None
+        for part in self._continued.parts:
+            if isinstance(part, ToolUIPart | DynamicToolUIPart) and part.tool_call_id == tool_call_id:
+                return part
+        return None
 
     _encoders: ClassVar[dict[type, _EventEncoder]] = {
         ResponseStart: _response_start,
@@ -452,9 +565,18 @@ class VercelAIEventStream:
 _EventEncoder: TypeAlias = Callable[[VercelAIEventStream, Any], str]
 
 
-def _ordered_thinking(fields: dict[str, Any]) -> dict[str, Any]:
-    order = ('id', 'signature', 'provider_name', 'response')
-    return {key: fields[key] for key in order if key in fields}
+def _denied(approval_id: str, reason: str | None, metadata: dict[str, Any]) -> str:
+    chunk: dict[str, Any] = {'type': 'tool-approval-response', 'approvalId': approval_id, 'approved': False}
+    if reason is not None:
+        chunk['reason'] = reason
+    chunk['providerMetadata'] = metadata
+    return _sse(chunk)
+
+
+def _asked_and_denied(call_id: str, reason: str, metadata: dict[str, Any]) -> str:
+    """An approval request answered `false` at once: the client keeps a denied call only with its approval."""
+    request = _sse({'type': 'tool-approval-request', 'approvalId': call_id, 'toolCallId': call_id})
+    return request + _denied(call_id, reason, metadata)
 
 
 def encode_events(events: Iterable[AgentEvent], **kwargs: Any) -> bytes:
