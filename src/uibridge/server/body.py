@@ -83,6 +83,17 @@ def _refuse_constant(name: str) -> Any:
     raise ValueError(f'{name} is not JSON')
 
 
+def _finite_float(text: str) -> float:
+    # `1e999999` is valid JSON that reads as infinity: refused like the `Infinity` literal, in every spelling.
+    value = float(text)
+    if value in (_INFINITY, -_INFINITY):
+        raise ValueError('a number too large for a float')
+    return value
+
+
+_INFINITY = float('inf')
+
+
 def parse_json_object(body: bytes) -> dict[str, Any]:
     """The body as a JSON object: UTF-8 only (400 otherwise), valid JSON (422), at most `MAX_JSON_DEPTH` deep."""
     try:
@@ -91,7 +102,7 @@ def parse_json_object(body: bytes) -> dict[str, Any]:
         raise Rejected(400, 'the body is not valid UTF-8') from None
     _check_depth(text)
     try:
-        value = json.loads(text, parse_constant=_refuse_constant)
+        value = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
     except (ValueError, RecursionError) as exc:
         # ValueError covers JSONDecodeError, NaN/Infinity and integers past Python's digit limit.
         message = exc.msg if isinstance(exc, json.JSONDecodeError) else 'invalid JSON value'

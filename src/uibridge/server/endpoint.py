@@ -4,9 +4,12 @@ Per request, in this order, so that the cheap refusals come first and nothing a 
 agent unchecked:
 
 1. method (405) and content type (415), before a byte of the body is read;
-2. the body, at most `max_body_bytes` (413; a declared `Content-Length` is checked before reading);
-3. strict JSON (400 for bytes that are not UTF-8, 422 for anything else), then the protocol's own parsing
-   and loading into neutral messages (422 with `{"error", "path"}`, never echoing the input);
+2. the body, at most `max_body_bytes` (413; a declared `Content-Length` is checked before reading), within
+   `body_timeout` seconds (408: a trickled body holds nothing open for long);
+3. strict JSON (400 for bytes that are not UTF-8, 422 for anything else, non-finite numbers included), the
+   request limits (`RequestLimits`: 413 naming the limit, 422 for an id no encoder can write), then the
+   protocol's own parsing and loading into neutral messages (422 with `{"error", "path"}`, never echoing
+   the input);
 4. the history verified against the server's signatures (`verify_history`: what claims the server's
    authorship and does not verify is dropped; a tool call id used twice is a 422), approvals verified
    against the calls that end it, in this thread, once; then `sanitize_verified`;
@@ -33,12 +36,14 @@ from ..core.run import RunInput
 from ..core.sanitize import sanitize_verified
 from ..core.stream import EventStreamEncoder
 from ..core.verification import verify_history
+from . import limits
 from .approvals import ApprovalLedger, verify_approvals
 from .body import Disconnected, Rejected, check_content_type, parse_json_object, read_body
+from .limits import RequestLimits, check_limits
 from .run import Agent, AgentRun, OnComplete
 from .streaming import stream_run
 
-__all__ = ['DEFAULT_MAX_BODY_BYTES', 'ChatEndpoint', 'ProtocolBinding']
+__all__ = ['DEFAULT_BODY_TIMEOUT', 'DEFAULT_MAX_BODY_BYTES', 'ChatEndpoint', 'ProtocolBinding']
 
 logger = logging.getLogger('uibridge.server')
 
@@ -48,7 +53,9 @@ Receive: TypeAlias = Callable[[], Awaitable[Message]]
 Send: TypeAlias = Callable[[Message], Awaitable[None]]
 
 DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024
+DEFAULT_BODY_TIMEOUT = 30.0
 _MAX_ERROR_CHARS = 300
+_MAX_LOGGED_CHARS = 300
 _ON_COMPLETE_TIMEOUT = 30.0
 _MAX_LOGGED_WARNINGS = 20
 
@@ -87,6 +94,9 @@ class ChatEndpoint(Generic[RequestT]):
       `approval_secret` is its old name.
     - `approval_ledger`: the approvals already acted on, so a replayed request runs nothing twice; endpoints
       serving one agent (both protocols) share one (`create_app` does).
+    - `body_timeout` (30 s): the whole body must arrive within it, or the request gets a 408 and is closed.
+    - `max_messages`, `max_parts_per_message`, `max_id_length`, `max_string_length`, `max_json_values`: what
+      one request may hold (`RequestLimits`, where the defaults are); past any of them, a 413 naming it.
     """
 
     def __init__(
@@ -104,6 +114,12 @@ class ChatEndpoint(Generic[RequestT]):
         secret: Keyring | Secret | Sequence[Secret] | None = None,
         approval_secret: Secret | None = None,
         approval_ledger: ApprovalLedger | None = None,
+        body_timeout: float = DEFAULT_BODY_TIMEOUT,
+        max_messages: int = limits.DEFAULT_MAX_MESSAGES,
+        max_parts_per_message: int = limits.DEFAULT_MAX_PARTS_PER_MESSAGE,
+        max_id_length: int = limits.DEFAULT_MAX_ID_LENGTH,
+        max_string_length: int = limits.DEFAULT_MAX_STRING_LENGTH,
+        max_json_values: int = limits.DEFAULT_MAX_JSON_VALUES,
     ) -> None:
         self.agent = agent
         self.binding = binding
@@ -116,10 +132,23 @@ class ChatEndpoint(Generic[RequestT]):
         self.keep_alive = keep_alive
         self.keyring = Keyring.of(secret if secret is not None else approval_secret)
         self.approval_ledger = approval_ledger if approval_ledger is not None else ApprovalLedger()
+        if not (isinstance(body_timeout, int | float) and body_timeout > 0):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise ValueError(f'body_timeout must be a positive number of seconds, not {body_timeout!r}')
+        self.body_timeout = float(body_timeout)
+        self.limits = RequestLimits(
+            max_messages=max_messages,
+            max_parts_per_message=max_parts_per_message,
+            max_id_length=max_id_length,
+            max_string_length=max_string_length,
+            max_json_values=max_json_values,
+        )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope['type'] == 'lifespan':
             await _lifespan(receive, send)
+            return
+        if scope['type'] == 'websocket':
+            await _refuse_websocket(receive, send)
             return
         if scope['type'] != 'http':
             return
@@ -128,8 +157,10 @@ class ChatEndpoint(Generic[RequestT]):
             if scope['method'] != 'POST':
                 raise Rejected(405, 'method not allowed', headers={'allow': 'POST'})
             check_content_type(headers.get('content-type'), self.allowed_content_types)
-            body = await read_body(receive, headers.get('content-length'), self.max_body_bytes)
-            request, run_input = self._parse(parse_json_object(body))
+            body = await self._read_body(receive, headers.get('content-length'))
+            parsed = parse_json_object(body)
+            check_limits(parsed, self.limits)
+            request, run_input = self._parse(parsed)
         except Rejected as rejected:
             await _send_error(send, rejected.status, rejected.error, rejected.path, rejected.headers)
             return
@@ -159,6 +190,13 @@ class ChatEndpoint(Generic[RequestT]):
             )
         finally:
             await self._complete(encoder, run)
+
+    async def _read_body(self, receive: Receive, content_length: str | None) -> bytes:
+        try:
+            with anyio.fail_after(self.body_timeout):
+                return await read_body(receive, content_length, self.max_body_bytes)
+        except TimeoutError:
+            raise Rejected(408, f'the body did not arrive within {self.body_timeout:g} seconds') from None
 
     def _parse(self, body: Mapping[str, Any]) -> tuple[RequestT, RunInput]:
         try:
@@ -233,7 +271,12 @@ def _warnings_logged(context: str) -> Generator[None]:
             yield
         finally:
             for warning in caught[:_MAX_LOGGED_WARNINGS]:
-                logger.warning('%s: %s', context, warning.message)
+                # Warnings may quote client input (an unknown part type): a log line stays short.
+                logger.warning('%s: %s', context, _clipped(str(warning.message)))
+
+
+def _clipped(text: str) -> str:
+    return text if len(text) <= _MAX_LOGGED_CHARS else f'{text[:_MAX_LOGGED_CHARS]}… ({len(text)} characters)'
 
 
 def _headers(scope: Scope) -> dict[str, str]:
@@ -247,7 +290,7 @@ async def _send_error(send: Send, status: int, error: str, path: str, extra: Map
     payload = {'error': error[:_MAX_ERROR_CHARS], 'path': path[:_MAX_ERROR_CHARS]}
     body = json.dumps(payload, ensure_ascii=False).encode()
     headers = [(b'content-type', b'application/json'), (b'content-length', str(len(body)).encode())]
-    if status == 413:
+    if status in (408, 413):
         # The rest of the body was never read: the connection cannot be reused.
         headers.append((b'connection', b'close'))
     headers += [(key.encode('latin-1'), value.encode('latin-1')) for key, value in extra.items()]
@@ -256,6 +299,13 @@ async def _send_error(send: Send, status: int, error: str, path: str, extra: Map
         await send({'type': 'http.response.body', 'body': body})
     except OSError:
         pass
+
+
+async def _refuse_websocket(receive: Receive, send: Send) -> None:
+    """A WebSocket upgrade to a chat endpoint: closed before it is accepted, which the server answers 403."""
+    message = await receive()
+    if message['type'] == 'websocket.connect':
+        await send({'type': 'websocket.close', 'code': 1008, 'reason': 'this endpoint speaks HTTP POST only'})
 
 
 async def _lifespan(receive: Receive, send: Send) -> None:

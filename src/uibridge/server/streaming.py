@@ -11,22 +11,37 @@ Three tasks share one task group per request:
 The writer alone touches the encoder and `send`. However the run ends, the encoder has seen a terminal
 event by the time `stream_run` returns, so `encoder.new_messages` holds everything produced, open parts
 closed, and `run.status` says how it ended.
+
+Agent misuse ends the run the same way in every protocol: anything that is neither an agent event nor a
+message is a failed run (the protocol's error event, with the reason when `expose_errors`), and so is a
+`CancelledError` the agent raised itself (only the client's disconnect or the server's own cancellation
+cancels a run). A `ToolResult` for a call nobody made, events after the run's end, and a run that yields
+nothing at all are logged, once per run each.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from contextlib import aclosing, suppress
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, get_args
 
 import anyio
 from anyio import CancelScope
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from ..core.events import AgentEvent, RunCancelled, RunError, RunFinished, events_from_message
-from ..core.messages import ModelRequest, ModelResponse
+from ..core.events import (
+    AgentEvent,
+    PartStart,
+    RunCancelled,
+    RunError,
+    RunFinished,
+    ToolResult,
+    events_from_message,
+)
+from ..core.messages import ModelRequest, ModelResponse, ToolCallPart
 from ..core.stream import KEEP_ALIVE, EventStreamEncoder
 from .run import Agent, AgentRun
 
@@ -145,32 +160,87 @@ async def _write_events(rx: MemoryObjectReceiveStream[_Item], writer: _Writer, k
                 return
 
 
+class AgentMisuse(TypeError):
+    """The agent yielded something that is not an agent event or a message."""
+
+
+_EVENT_TYPES: tuple[type, ...] = get_args(AgentEvent)
+_TERMINAL = (RunFinished, RunError, RunCancelled)
+
+
 async def _pump(agent: Agent, run: AgentRun, tx: MemoryObjectSendStream[_Item], expose_errors: bool) -> None:
     async with tx:
         try:
             iterator = agent(run)
             if hasattr(iterator, 'aclose'):
                 async with aclosing(iterator):  # pyright: ignore[reportArgumentType]
-                    await _forward(iterator, tx)
+                    await _forward(iterator, tx, run)
             else:
-                await _forward(iterator, tx)
-        except anyio.get_cancelled_exc_class():
-            raise
+                await _forward(iterator, tx, run)
+        except anyio.get_cancelled_exc_class() as exc:
+            if _cancelled_from_outside():
+                raise
+            # The agent raised CancelledError itself: its run failed; nobody cancelled it.
+            logger.error('The agent raised CancelledError itself during run %.64r: the run failed', run.run_id)
+            run.error = exc
+            await tx.send(RunError('The agent cancelled its own run.' if expose_errors else _DEFAULT_ERROR))
         except Exception as exc:
-            logger.exception('The agent raised during run %s', run.run_id)
+            logger.exception('The agent raised during run %.64r', run.run_id)
             run.error = exc
             message = (str(exc) or type(exc).__name__) if expose_errors else _DEFAULT_ERROR
             await tx.send(RunError(message))
         await tx.send(_DONE)
 
 
-async def _forward(iterator: AsyncIterator[Any], tx: MemoryObjectSendStream[_Item]) -> None:
+def _cancelled_from_outside() -> bool:
+    """Whether the current task is being cancelled (a scope or the server did it), rather than the agent
+    raising `CancelledError` on its own. asyncio counts the cancel requests a task has pending."""
+    try:
+        task = asyncio.current_task()
+    except RuntimeError:
+        return True  # not asyncio: believe the cancellation
+    return task is None or task.cancelling() > 0
+
+
+async def _forward(iterator: AsyncIterator[Any], tx: MemoryObjectSendStream[_Item], run: AgentRun) -> None:
+    known_calls = {call.tool_call_id for call in run.pending_tool_calls()}
+    warned_unknown = False
+    yielded = False
     async for item in iterator:
+        if not yielded:
+            yielded = True
         if isinstance(item, ModelResponse | ModelRequest):
-            for event in events_from_message(item):
-                await tx.send(event)
+            events = list(events_from_message(item))
+        elif isinstance(item, _EVENT_TYPES):
+            events = [item]
         else:
-            await tx.send(item)
+            raise AgentMisuse(
+                f'the agent yielded a {type(item).__name__}, which is neither an agent event nor a message'
+            )
+        for event in events:
+            if isinstance(event, PartStart) and isinstance(event.part, ToolCallPart):
+                known_calls.add(event.part.tool_call_id)
+            elif isinstance(event, ToolResult) and event.part.tool_call_id not in known_calls and not warned_unknown:
+                warned_unknown = True
+                logger.warning(
+                    'Run %.64r: the agent yielded a ToolResult for tool call %.64r, which this run did not make '
+                    'and no pending call has',
+                    run.run_id,
+                    event.part.tool_call_id,
+                )
+            await tx.send(event)
+            if isinstance(event, _TERMINAL):
+                await _drain_after_end(iterator, run)
+                return
+    if not yielded:
+        logger.warning('Run %.64r: the agent yielded nothing', run.run_id)
+
+
+async def _drain_after_end(iterator: AsyncIterator[Any], run: AgentRun) -> None:
+    """After a terminal event nothing more is streamed; say so once if the agent had more."""
+    async for _ in iterator:
+        logger.warning('Run %.64r: the agent yielded events after the run ended; they were dropped', run.run_id)
+        return
 
 
 async def _tick(tx: MemoryObjectSendStream[_Item], interval: float) -> None:

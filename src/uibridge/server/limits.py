@@ -1,0 +1,142 @@
+"""What one request may cost, checked on the parsed JSON before any protocol code runs.
+
+A body within `max_body_bytes` can still ask for unbounded work: hundreds of thousands of tiny messages or
+parts, a megabyte-long id that every derived id then repeats, a megabyte-long part type that ends up in a
+log line. `check_limits` walks the body once (each JSON value is visited once, so the walk is linear and
+itself bounded by `max_json_values`) and refuses, with a 413 naming the limit and where it was passed, what
+goes beyond any of them; an id that is not valid Unicode text (a lone surrogate), which no encoder can write
+once the `200` is out, is a 422.
+
+"Text content" is where a chat legitimately holds long strings (texts, tool inputs and outputs, data URLs,
+application state, metadata): strings under those keys are bounded only by the body size. Every other
+string (a part's type, a role, a tool name, a media type) is bounded by `max_string_length`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, cast
+
+from .body import Rejected
+
+__all__ = ['RequestLimits', 'check_limits']
+
+
+DEFAULT_MAX_MESSAGES = 5_000
+DEFAULT_MAX_PARTS_PER_MESSAGE = 2_000
+DEFAULT_MAX_ID_LENGTH = 256
+DEFAULT_MAX_STRING_LENGTH = 65_536
+DEFAULT_MAX_JSON_VALUES = 1_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class RequestLimits:
+    """The defaults fit any real chat with room to spare; each is an endpoint option of the same name."""
+
+    max_messages: int = DEFAULT_MAX_MESSAGES
+    """Messages in one request's history."""
+    max_parts_per_message: int = DEFAULT_MAX_PARTS_PER_MESSAGE
+    """Parts (Vercel `parts`; AG-UI `content` parts and `toolCalls`) in one message."""
+    max_id_length: int = DEFAULT_MAX_ID_LENGTH
+    """Characters in any id (ids are echoed back, and other ids are derived from them)."""
+    max_string_length: int = DEFAULT_MAX_STRING_LENGTH
+    """Characters in a string outside text content."""
+    max_json_values: int = DEFAULT_MAX_JSON_VALUES
+    """JSON values (objects, arrays, strings, numbers...) in the whole body: the total work budget."""
+
+    def __post_init__(self) -> None:
+        for name in ('max_messages', 'max_parts_per_message', 'max_id_length', 'max_string_length', 'max_json_values'):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f'{name} must be a positive integer, not {value!r}')
+
+
+_CONTENT_KEYS = frozenset(
+    {
+        'text', 'content', 'delta', 'data', 'url', 'value', 'input', 'output', 'rawInput', 'arguments', 'errorText',
+        'error', 'reason', 'state', 'result', 'payload', 'metadata', 'providerMetadata', 'callProviderMetadata',
+        'resultProviderMetadata', 'encryptedValue', 'context', 'forwardedProps', 'parameters', 'description',
+        'signature', 'title', 'filename', 'activityContent', 'snapshot',
+    }
+)  # fmt: skip
+_PART_LISTS = ('parts', 'content', 'toolCalls')
+_LONE_SURROGATE = re.compile('[\ud800-\udfff]')
+
+
+def _is_id_key(key: str) -> bool:
+    return key == 'id' or key.endswith(('Id', '_id'))
+
+
+def check_limits(body: dict[str, Any], limits: RequestLimits) -> None:
+    """Refuse (413, or 422 for an id no encoder can write) a body past any of `limits`."""
+    messages = body.get('messages')
+    if isinstance(messages, list):
+        items = cast('list[Any]', messages)
+        if len(items) > limits.max_messages:
+            raise Rejected(413, f'more than {limits.max_messages} messages (max_messages)', 'messages')
+        for index, message in enumerate(items):
+            if not isinstance(message, dict):
+                continue
+            for key in _PART_LISTS:
+                parts = cast('dict[str, Any]', message).get(key)
+                if isinstance(parts, list) and len(cast('list[Any]', parts)) > limits.max_parts_per_message:
+                    raise Rejected(
+                        413,
+                        f'more than {limits.max_parts_per_message} parts in one message (max_parts_per_message)',
+                        f'messages.{index}.{key}',
+                    )
+    _walk(body, limits)
+
+
+def _walk(body: dict[str, Any], limits: RequestLimits) -> None:
+    # An explicit stack: (value, path, inside text content). Paths are kept as tuples and joined only for an
+    # error, so the walk costs one tuple per container.
+    budget = limits.max_json_values
+    stack: list[tuple[Any, tuple[str | int, ...], bool]] = [(body, (), False)]
+    while stack:
+        value, path, in_content = stack.pop()
+        budget -= 1
+        if isinstance(value, dict):
+            for key, item in cast('dict[str, Any]', value).items():
+                if isinstance(item, str):
+                    budget -= 1
+                    _check_string(key, item, (*path, key), in_content, limits)
+                elif isinstance(item, dict | list):
+                    stack.append((cast(Any, item), (*path, key), in_content or key in _CONTENT_KEYS))
+                else:
+                    budget -= 1
+        elif isinstance(value, list):
+            for index, item in enumerate(cast('list[Any]', value)):
+                if isinstance(item, dict | list):
+                    stack.append((cast(Any, item), (*path, index), in_content))
+                else:
+                    budget -= 1
+                    if isinstance(item, str) and not in_content and len(item) > limits.max_string_length:
+                        _too_long((*path, index), limits)
+        if budget < 0:  # checked once per container: what one container holds is bounded by the body size
+            raise Rejected(413, f'more than {limits.max_json_values} JSON values in the body (max_json_values)')
+
+
+def _check_string(key: str, value: str, path: tuple[str | int, ...], in_content: bool, limits: RequestLimits) -> None:
+    if in_content or key in _CONTENT_KEYS:
+        return  # what a tool or the application put there: bounded by the body size alone
+    if _is_id_key(key):
+        if len(value) > limits.max_id_length:
+            raise Rejected(413, f'an id longer than {limits.max_id_length} characters (max_id_length)', _join(path))
+        if not value.isascii() and _LONE_SURROGATE.search(value):
+            raise Rejected(422, 'an id that is not valid Unicode text (a lone surrogate)', _join(path))
+    elif len(value) > limits.max_string_length:
+        _too_long(path, limits)
+
+
+def _too_long(path: tuple[str | int, ...], limits: RequestLimits) -> None:
+    raise Rejected(
+        413,
+        f'a string outside text content longer than {limits.max_string_length} characters (max_string_length)',
+        _join(path),
+    )
+
+
+def _join(path: tuple[str | int, ...]) -> str:
+    return '.'.join(str(p)[:64] for p in path)[:300]
