@@ -3,6 +3,10 @@
 Bars (issue 6): at least 5x faster than the peer on 1 MB of prose with frequent tag-like fragments and on
 1 MB of adversarial input; linear (10 MB under 11x the time of 1 MB); with 1,000 registered tags, under
 1.5x our own time with none. Registries are process-wide, so each registry size runs in a fresh subprocess.
+
+`python bench_framing.py --ours` times only ours on the 1 MB prose and adversarial inputs, without the peer:
+for measuring a change to `neutralize_tags` before and after (with the same command) where the peer is not
+installed.
 """
 
 from __future__ import annotations
@@ -233,8 +237,23 @@ def main() -> bool:
     return print_table('`neutralize_tags`', rows + more_rows, notes + more_notes)
 
 
+def ours_only() -> None:
+    """Our median on each 1 MB input, the inputs interleaved (no peer, no bars)."""
+    ours, _ = _load('ours')
+    texts = {
+        '1 MB prose, tag-like fragments': prose(MB),
+        '1 MB prose, tag-like fragments, some words beyond ASCII': prose(MB, non_ascii=True),
+        **{f'1 MB {label}': make(MB) for label, make in ADVERSARIAL.items()},
+    }
+    times = compare([lambda text=text: ours(text) for text in texts.values()], repeat=15)
+    rows = [Row(label, fmt_time(seconds), '—', '—', '—', None) for label, seconds in zip(texts, times, strict=True)]
+    print_table('`neutralize_tags`, ours only', rows)
+
+
 if __name__ == '__main__':
     if len(sys.argv) == 4 and sys.argv[1] == '--child':
         child(sys.argv[2], int(sys.argv[3]))
+    elif sys.argv[1:] == ['--ours']:
+        ours_only()
     else:
         sys.exit(0 if main() else 1)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import itertools
 import subprocess
 import sys
 import textwrap
@@ -44,11 +46,29 @@ def registry() -> Iterator[None]:
 
 # --------------------------------------------------------------------------------- the independent checker
 
+# Default_Ignorable_Code_Point as DerivedCoreProperties.txt of Unicode 14.0 (the version of Python 3.11's
+# `unicodedata`) lists it, adjacent entries merged: the checker's own statement of the documented rule,
+# independent of how the module derives its set.
+DEFAULT_IGNORABLE_14 = (
+    *((0x00AD, 0x00AD), (0x034F, 0x034F), (0x061C, 0x061C), (0x115F, 0x1160), (0x17B4, 0x17B5)),
+    *((0x180B, 0x180F), (0x200B, 0x200F), (0x202A, 0x202E), (0x2060, 0x206F), (0x3164, 0x3164)),
+    *((0xFE00, 0xFE0F), (0xFEFF, 0xFEFF), (0xFFA0, 0xFFA0), (0xFFF0, 0xFFF8), (0x1BCA0, 0x1BCA3)),
+    *((0x1D173, 0x1D17A), (0xE0000, 0xE0FFF)),
+)
+_DEFAULT_IGNORABLE_POINTS = frozenset(point for first, last in DEFAULT_IGNORABLE_14 for point in range(first, last + 1))
+
+
+def ignorable(char: str) -> bool:
+    """The documented rule: a default-ignorable code point, a format character or a control, but no whitespace."""
+    if char.isspace():
+        return False
+    return ord(char) in _DEFAULT_IGNORABLE_POINTS or unicodedata.category(char) in ('Cf', 'Cc')
+
 
 def framing_tags(text: str, names: frozenset[str] | set[str]) -> list[tuple[int, str, bool]]:
     """Every framing-tag spelling in `text`: (index of its `<`, name, is closing).
 
-    Written from the documented rule, not from the module's patterns: for each `<`, drop format (Cf)
+    Written from the documented rule, not from the module's patterns: for each `<`, drop ignorable
     characters from the rest of the text, NFKC-normalise and casefold it, then read whitespace, an optional
     `/`, whitespace, and a name up to the next whitespace, `/`, `<` or `>`; it is a tag if the name is
     known and is not followed by a `<`.
@@ -57,7 +77,7 @@ def framing_tags(text: str, names: frozenset[str] | set[str]) -> list[tuple[int,
     for i, char in enumerate(text):
         if char != '<':
             continue
-        rest = ''.join(c for c in text[i + 1 :] if unicodedata.category(c) != 'Cf')
+        rest = ''.join(c for c in text[i + 1 :] if not ignorable(c))
         rest = unicodedata.normalize('NFKC', rest).casefold()
         j = 0
         while j < len(rest) and rest[j].isspace():
@@ -92,6 +112,9 @@ def test_the_checker_itself() -> None:
     names = frozenset(BUILTIN)
     assert framing_tags('a <system> b </ Tool_Result\n>', names) == [(2, 'system', False), (13, 'tool_result', True)]
     assert framing_tags('<systems> <system-x> <div> &lt;system> <system<', names) == []
+    assert framing_tags('<\x00sys\u034ftem\ufe0f> <sys\ttem>', names) == [(0, 'system', False)]
+    assert ignorable('\x00') and ignorable('\u3164') and ignorable('\U000e0100') and ignorable('\U000e0fff')
+    assert not ignorable('\t') and not ignorable('\x85') and not ignorable('a') and not ignorable('\u0301')
     assert only_lt_escaped('<a><b>', '&lt;a><b>')
     assert not only_lt_escaped('<a>', '&lt;a&gt;')
     assert not only_lt_escaped('a&b', 'a&amp;b')
@@ -155,6 +178,20 @@ def test_every_spelling_of_every_builtin_tag_is_escaped(name: str, spelling: str
         '</',
         '< /',
         '',
+        # Ignorable characters removed, these are still no tag.
+        '<system\x00s>',
+        '<sys\u034ftems>',
+        '<\x00systems>',
+        '<system\x7f-prompt>',
+        '<\x00div>',
+        '<\x00>',
+        '<\x00',
+        '<\x00/\x00/system>',
+        '<system\x00<',
+        '<sys\ufe0ftem<',
+        'é<\x00sys\u200btems>',
+        '<\x00\u3164>',
+        '\x00\x7f\u034f\ufe0f\u3164 plain text',
     ],
 )
 def test_other_text_stays_byte_for_byte(text: str) -> None:
@@ -315,6 +352,171 @@ def test_the_wide_pass_agrees_with_the_ascii_pass_next_to_non_ascii_text() -> No
     assert neutralize_tags('é<system>é</systems>é<tool_result/>') == 'é&lt;system>é</systems>é&lt;tool_result/>'
 
 
+# ------------------------------------------------------------------------------------ ignorable characters
+
+# One of each kind of ignorable character: zero-width, combining grapheme joiner, variation selectors,
+# Hangul filler, C0 control, DEL, C1 control, tag character.
+_IGNORABLES = ['\u200b', '\u034f', '\ufe0f', '\U000e0100', '\u3164', '\x00', '\x7f', '\x9f', '\U000e0041']
+
+
+@functools.cache
+def ignorable_chars() -> str:
+    """Every ignorable character by the checker's rule, in code point order."""
+    return ''.join(char for char in map(chr, range(0x110000)) if ignorable(char))
+
+
+def test_the_module_removes_exactly_the_documented_ignorable_characters() -> None:
+    derived = ''.join(chr(point) for first, last in framing._IGNORABLE_RANGES for point in range(first, last + 1))
+    assert derived == ignorable_chars()
+    # Maximal runs, in order: consecutive code points make one range.
+    ranges = framing._IGNORABLE_RANGES
+    assert all(first <= last < following - 1 for (first, last), (following, _) in itertools.pairwise(ranges))
+    # The compiled class removes exactly them (its escapes are right), from all of the code space.
+    everything = ''.join(map(chr, range(0x110000)))
+    assert framing._IGNORABLE_RE.sub('', everything) == ''.join(c for c in everything if not ignorable(c))
+
+
+@pytest.mark.parametrize(
+    'text',
+    ['<sys\u034ftem>', '<system\ufe0f>', '<\x00system>', '<sys\u3164tem>'],
+    ids=['combining-grapheme-joiner', 'variation-selector', 'nul', 'hangul-filler'],
+)
+def test_the_issues_examples_are_escaped_in_feedback_and_in_the_system_block(text: str) -> None:
+    escaped = text.replace('<', '&lt;', 1)
+    assert neutralize_tags(text) == escaped
+    assert wrap('retry_feedback', f'bad: {text}') == f'<retry_feedback>bad: {escaped}</retry_feedback>'
+    assert framing._render_system(text) == f'<system>{escaped}</system>'
+
+
+@pytest.mark.parametrize(
+    'char',
+    [
+        '\u034f',  # combining grapheme joiner
+        *('\u180b', '\u180f', '\ufe00', '\ufe0f', '\U000e0100', '\U000e01ef'),  # variation selectors
+        *('\u115f', '\u1160', '\u3164', '\uffa0'),  # Hangul fillers
+        *('\u17b4', '\u17b5'),  # Khmer inherent vowels (default-ignorable)
+        *('\u2065', '\ufff0', '\ufff8', '\U000e0000', '\U000e0002', '\U000e0080', '\U000e0fff'),  # reserved ones
+        *('\x00', '\x01', '\x08', '\x0e', '\x1b', '\x7f'),  # C0 controls that are not whitespace, DEL
+        *('\x80', '\x84', '\x86', '\x9f'),  # C1 controls
+        *('\u00ad', '\u200b', '\u2060', '\ufeff', '\U000e0001', '\U000e0041'),  # format characters as before
+        *('\u0600', '\u06dd', '\U000110bd', '\U00013430', '\U0001bca0', '\U0001d173'),  # and all other Cf
+    ],
+    ids=repr,
+)
+def test_each_kind_of_ignorable_character_is_removed_before_the_name_is_read(char: str) -> None:
+    templates = [
+        '<{c}system>',
+        '<sys{c}tem>',
+        '<system{c}>',
+        '</{c}system>',
+        '<{c}/system>',
+        '<{c} / {c}system{c} x="1">',
+        '<tool{c}_result/>',
+        '</TOOL_{c}RESULT',
+        '<\u200b{c}system>',  # with a non-ASCII ignorable in the same head
+        '<{c}sys\u200btem>',
+    ]
+    for template in templates:
+        for times in (1, 3):
+            text = template.format(c=char * times)
+            for before in ('', 'é '):  # all-ASCII text (if the character is) and text with a wide character
+                assert neutralize_tags(before + text) == before + text.replace('<', '&lt;', 1), (before, text)
+
+
+def test_every_ignorable_character_anywhere_inside_a_tag_is_removed(registry: None) -> None:
+    register_tag('judge_feedback')
+    tags = ['<system>', '</system>', '< / tool_result >', '</judge_feedback/>']
+    missed: list[str] = []
+    for char in ignorable_chars():
+        for tag in tags:
+            for at in range(1, len(tag)):
+                text = tag[:at] + char + tag[at:]
+                if neutralize_tags(text) != '&lt;' + text[1:]:
+                    missed.append(text)
+        if char.isascii():  # the same in text that holds a non-ASCII character elsewhere
+            for text in (f'<{char}system>', f'</sys{char}tem>'):
+                if neutralize_tags('é' + text) != 'é&lt;' + text[1:]:
+                    missed.append('é' + text)
+    assert missed == [], missed[:20]
+
+
+@pytest.mark.parametrize('char', ['\t', '\n', '\x0b', '\x0c', '\r', '\x1c', '\x1d', '\x1e', '\x1f', '\x85'], ids=repr)
+def test_whitespace_controls_stay_gaps(char: str) -> None:
+    assert neutralize_tags(f'<{char}/{char}system{char}>') == f'&lt;{char}/{char}system{char}>'
+    assert neutralize_tags(f'<sys{char}tem>') == f'<sys{char}tem>'
+    assert neutralize_tags(f'é<sys{char}tem>') == f'é<sys{char}tem>'
+
+
+def _counting_folds(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The length of every candidate the folding pass folds, from now on."""
+    lengths: list[int] = []
+    fold = framing._fold
+
+    def counting(text: str) -> str:
+        lengths.append(len(text))
+        return fold(text)
+
+    monkeypatch.setattr(framing, '_fold', counting)
+    return lengths
+
+
+@pytest.mark.parametrize(
+    'make',
+    [
+        lambda n: 'é<' + '\u034f' * n,
+        lambda n: 'é' + '<\x00' * n,
+        lambda n: 'é' + '<\x00sys\ufe0ftem ' * n,
+        lambda n: '<\x00' * n + 'é',
+        lambda n: 'é<' + '\x00\u200b' * n,
+        lambda n: 'é' + '< \x00/ \u3164' * n,
+    ],
+    ids=['cgj-run', 'lt-nul-pairs', 'tags', 'nul-pairs-then-wide', 'mixed-run', 'gaps'],
+)
+def test_the_folding_pass_reads_each_character_at_most_once(
+    monkeypatch: pytest.MonkeyPatch, make: Callable[[int], str]
+) -> None:
+    # Work counted, not timed: the candidates folded never overlap, so together they are no longer than the
+    # text (all-ASCII candidates, `<\x00` here, the first pass settled and are not folded at all).
+    lengths = _counting_folds(monkeypatch)
+    text = make(50_000)
+    neutralize_tags(text)
+    assert sum(lengths) <= len(text)
+
+
+def test_ascii_text_with_controls_is_settled_without_folding(monkeypatch: pytest.MonkeyPatch) -> None:
+    lengths = _counting_folds(monkeypatch)
+    text = '<\x00system> </sys\x7ftem x <sys\x01tems> <\x1b/\x1btool_result/>'
+    escaped = '&lt;\x00system> &lt;/sys\x7ftem x <sys\x01tems> &lt;\x1b/\x1btool_result/>'
+    assert neutralize_tags(text * 1000) == escaped * 1000
+    assert lengths == []
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    letter=st.characters(categories=('Lu', 'Ll', 'Lt', 'Lm', 'Lo')).filter(lambda c: not ignorable(c)),
+    name=st.sampled_from(BUILTIN),
+    data=st.data(),
+)
+def test_property_a_letter_that_is_not_ignorable_makes_another_name(
+    letter: str, name: str, data: st.DataObject
+) -> None:
+    at = data.draw(st.integers(1, len(name) - 1))
+    spelled = name[:at] + letter + name[at:]
+    for text in (f'<{spelled}>', f'</{spelled}>', f'é< / {spelled} x=1', f'x <{spelled}'):
+        assert neutralize_tags(text) == text
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    text=st.lists(
+        st.one_of(st.characters(exclude_characters='<'), st.sampled_from([*_IGNORABLES, '<1', '< ='])), max_size=40
+    ).map(''.join)
+)
+def test_property_text_without_a_tag_is_unchanged_byte_for_byte(text: str) -> None:
+    # Every `<` here is followed by a digit or by a space and `=`, which no tag name starts with.
+    assert neutralize_tags(text) == text
+
+
 # ------------------------------------------------------------------------------ attributes and tag names
 
 
@@ -347,7 +549,9 @@ def test_a_non_string_attribute_value_is_a_user_error() -> None:
         open_tag('context', n=3)  # pyright: ignore[reportArgumentType]
 
 
-@pytest.mark.parametrize('tag', ['System', 'SYSTEM', 'ſystem', 'ｓｙｓｔｅｍ'])
+@pytest.mark.parametrize(
+    'tag', ['System', 'SYSTEM', 'ſystem', 'ｓｙｓｔｅｍ', 'sys\u034ftem', '\x00system', 'system\ufe0f']
+)
 def test_spellings_of_system_are_refused_as_the_voice_tag(tag: str) -> None:
     with pytest.raises(UserError, match='voice tag'):
         wrap(tag, 'x')  # pyright: ignore[reportArgumentType]
@@ -477,15 +681,16 @@ _TAGS_FOR_BODIES = [*BUILTIN, 'judge_feedback']
 @st.composite
 def tag_fragments(draw: st.DrawFn) -> str:
     name = draw(st.sampled_from([*_TAGS_FOR_BODIES, 'systems', 'tool_result_x', 'div', 'system-prompt']))
+    ignorables = st.sampled_from(_IGNORABLES)
     name = ''.join(
         draw(
             st.sampled_from(
-                [c, c.upper(), 'ſ' if c == 's' else c, chr(ord(c) + 0xFEE0) if c.isalpha() else c, c + '\u200b']
+                [c, c.upper(), 'ſ' if c == 's' else c, chr(ord(c) + 0xFEE0) if c.isalpha() else c, c + draw(ignorables)]
             )
         )
         for c in name
     )
-    space = st.sampled_from(['', ' ', '  ', '\t', '\n', '\xa0', '\u2028', '\x1c', '\u3000', '\u200b'])
+    space = st.sampled_from(['', ' ', '  ', '\t', '\n', '\xa0', '\u2028', '\x1c', '\u3000', *_IGNORABLES])
     slash = draw(st.sampled_from(['', '/', '/', '／']))
     attrs = draw(st.sampled_from(['', ' a="1"', ' role=admin', '/', ' /', '"x"', '-x', '_x', 's']))
     end = draw(st.sampled_from(['>', '>', '＞', '', '<']))
@@ -493,9 +698,25 @@ def tag_fragments(draw: st.DrawFn) -> str:
 
 
 bodies = st.lists(
-    st.one_of(tag_fragments(), st.text(alphabet='<>/ &;ltsy\u200bé', max_size=6), st.sampled_from(['&lt;', '<', 'a'])),
+    st.one_of(
+        tag_fragments(),
+        st.text(alphabet='<>/ &;ltsy\u200bé\x00\u034f', max_size=6),
+        st.sampled_from(['&lt;', '<', 'a']),
+    ),
     max_size=12,
 ).map(''.join)
+
+
+_TAG_ALPHABET = ['<', '>', '/', ' ', '\t', '\xa0', 'é', 'ſ', '&', *'systemSYSTEMtool_resuldiv', *_IGNORABLES]
+
+
+@settings(max_examples=500, deadline=None)
+@given(text=st.lists(st.one_of(tag_fragments(), st.sampled_from(_TAG_ALPHABET)), max_size=16).map(''.join))
+def test_property_escaped_exactly_where_the_rule_finds_a_tag(text: str) -> None:
+    expected = list(text)
+    for at, _, _ in framing_tags(text, set(BUILTIN)):
+        expected[at] = '&lt;'
+    assert neutralize_tags(text) == ''.join(expected)
 
 
 @settings(max_examples=400, deadline=None)

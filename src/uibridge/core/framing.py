@@ -16,15 +16,22 @@ What counts as a framing-tag spelling (each of these has its `<` escaped as `&lt
   different tag and stays as written.
 - *Whitespace* is Unicode whitespace as Python's `\s` and `str.isspace` see it (tabs, newlines, NBSP,
   U+2028, U+3000, NEL, the information separators `\x1c`-`\x1f` ...): anything a reader might take for a gap.
-- *Case and look-alikes*: what follows the `<` is read after removing invisible format characters (soft
-  hyphen, zero-width space/joiners, directional marks and isolates, word joiner, BOM, tag characters), then
-  Unicode compatibility normalisation (NFKC) and full case folding. So `<SYSTEM>`, `<ſystem>` (long s),
-  `<ｓｙｓｔｅｍ>` (full-width), `<sys\u200btem>`, `<\u200b/system>`, `<／system>` and `<system＞` are all
-  escaped, and a name is never too long to be read: zero-width characters padding it out do not hide it.
-  We fold generously on purpose: escaping a `<` too many costs a reader nothing, while a spelling a model
-  reads as `<system>` but we let through is a forged voice. Letters from other scripts that merely look
-  Latin (Cyrillic `ѕ`) are not folded: no Unicode normalisation relates them, and any confusable table
-  would be a guess that changes with fonts.
+- *Ignorable characters*: what follows the `<` is read after removing every character that renders as
+  nothing or is no text at all, wherever it stands (before or after the `/`, inside or after the name):
+  Unicode's default-ignorable code points (soft hyphen, zero-width space/joiners, directional marks and
+  isolates, word joiner, BOM, tag characters, variation selectors, the combining grapheme joiner, Hangul
+  fillers, and the code points Unicode reserves as ignorable), every other format character (category Cf),
+  and the C0 and C1 control characters and DEL that are not whitespace (`\x00`-`\x08`, `\x0e`-`\x1b`,
+  `\x7f`-`\x84`, `\x86`-`\x9f`). The set is derived from `unicodedata` when the module is imported (see
+  `_ignorable_ranges`). So `<sys\u200btem>`, `<\u200b/system>`, `<sys\u034ftem>`, `<system\ufe0f>`,
+  `<sys\u3164tem>`, `<\x00system>`, `</\x01system>` and `<system\x7f>` are all escaped, and a name is
+  never too long to be read: ignorable characters padding it out do not hide it.
+- *Case and look-alikes*: after that, Unicode compatibility normalisation (NFKC) and full case folding. So
+  `<SYSTEM>`, `<ſystem>` (long s), `<ｓｙｓｔｅｍ>` (full-width), `<／system>` and `<system＞` are all
+  escaped. We fold generously on purpose: escaping a `<` too many costs a reader nothing, while a spelling
+  a model reads as `<system>` but we let through is a forged voice. Letters from other scripts that merely
+  look Latin (Cyrillic `ѕ`) are not folded: no Unicode normalisation relates them, and any confusable
+  table would be a guess that changes with fonts.
 - Only `<` is escaped, never another character, so a tag opened by a full-width `＜` or small-form `﹤` is
   left as written (escaping it would change a character that is not `<`). `&lt;system>` is already inert,
   so escaping twice changes nothing, and every other character (`&`, `>`, a bare `<` in `a < b`,
@@ -34,10 +41,12 @@ Matching is linear in the text. One compiled pattern, whose name alternation is 
 ASCII spelling, so the cost per `<` is bounded by the longest name, not by how many tags are registered
 (it compiles on first use after a registration, so registering many tags costs one compile). A guard in
 front of the trie turns away, in a few character tests, every `<` not followed by a whole word that could
-be a name, which is most of them in prose and all of them in near misses like `<syste<`. Text with
-non-ASCII characters takes a second pass over the remaining `<`s whose head holds an invisible or non-ASCII
-character: each such candidate (up to the next `<` or `>`) is folded as above, and the name read from it is
-looked up in a set. Candidates never overlap, so the second pass reads each character at most once more.
+be a name, which is most of them in prose and all of them in near misses like `<syste<`. ASCII control
+characters are read by the same pattern: where the plain trie fails, a second one that allows them between
+the letters is tried, so prose never pays for them. Text with non-ASCII characters takes a second pass over
+the remaining `<`s whose head holds a non-ASCII character or an ASCII control: each such candidate (up to
+the next `<` or `>`) is folded as above, and the name read from it is looked up in a set. Candidates never
+overlap, so the second pass reads each character at most once more.
 """
 
 from __future__ import annotations
@@ -85,13 +94,100 @@ _NAME_RE = re.compile(r'[a-z][a-z0-9]*(?:_[a-z0-9]+)*')
 _ATTR_NAME_RE = re.compile(r'[a-z_][a-z0-9_]*')
 _MAX_NAME = 64
 
-# Characters that render as nothing (Unicode format characters: soft hyphen, Mongolian vowel separator,
-# zero-width space/joiners, directional marks, embeddings and isolates, word joiner and invisible operators,
-# BOM, tag characters); a name spelled with them inside is still that name.
-_INVISIBLE = (
-    '\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\U000e0001\U000e0020-\U000e007f'
+# What is removed from a tag-like span before its name is read: every character that renders as nothing or
+# is not text at all, derived from `unicodedata` when this module is imported.
+#
+# Unicode's Default_Ignorable_Code_Point (DerivedCoreProperties.txt) is Other_Default_Ignorable_Code_Point +
+# format characters (Cf) + Variation_Selector, minus White_Space, U+FFF9-FFFB, U+13430-1343F and the prepended
+# concatenation marks. `unicodedata` has general categories but neither that property nor its two PropList
+# inputs, so those two are written out below, from PropList.txt (Unicode 14.0, the version Python 3.11's
+# `unicodedata` implements). The set used here is larger than Default_Ignorable_Code_Point: it keeps the Cf
+# characters the property leaves out (prepended concatenation marks such as U+0600 ARABIC NUMBER SIGN, the
+# interlinear annotation and Egyptian hieroglyph format controls), which belong in no tag name either, so
+# removing them only escapes more; and it adds the controls (Cc: C0, DEL and C1). It leaves out whatever
+# `str.isspace` calls whitespace (tab, newline, `\x1c`-`\x1f`, NEL ...): the matcher reads those as a gap.
+_OTHER_DEFAULT_IGNORABLE = (
+    (0x034F, 0x034F),  # COMBINING GRAPHEME JOINER
+    (0x115F, 0x1160),  # HANGUL CHOSEONG FILLER, HANGUL JUNGSEONG FILLER
+    (0x17B4, 0x17B5),  # KHMER VOWEL INHERENT AQ, AA
+    (0x2065, 0x2065),  # reserved
+    (0x3164, 0x3164),  # HANGUL FILLER
+    (0xFFA0, 0xFFA0),  # HALFWIDTH HANGUL FILLER
+    (0xFFF0, 0xFFF8),  # reserved
+    (0xE0000, 0xE0000),  # reserved
+    (0xE0002, 0xE001F),  # reserved
+    (0xE0080, 0xE00FF),  # reserved
+    (0xE01F0, 0xE0FFF),  # reserved
 )
-_INVISIBLE_RE = re.compile(f'[{_INVISIBLE}]')
+_VARIATION_SELECTORS = (
+    (0x180B, 0x180D),  # MONGOLIAN FREE VARIATION SELECTOR ONE to THREE
+    (0x180F, 0x180F),  # MONGOLIAN FREE VARIATION SELECTOR FOUR
+    (0xFE00, 0xFE0F),  # VARIATION SELECTOR-1 to -16
+    (0xE0100, 0xE01EF),  # VARIATION SELECTOR-17 to -256
+)
+_CODE_SPACE = 0x110000
+_CONTROL_OR_FORMAT = re.compile('C[cf]')
+
+
+def _all_code_points() -> str:
+    """Every code point, U+0000 to U+10FFFF, as one string (surrogates included), built without 1.1M `chr` calls.
+
+    Each code point is four little-endian bytes of UTF-32: its low byte cycles through 0-255, its second byte
+    steps once per 256 code points, its third once per plane.
+    """
+    raw = bytearray(4 * _CODE_SPACE)
+    raw[0::4] = bytes(range(256)) * (_CODE_SPACE // 256)
+    raw[1::4] = b''.join(bytes([byte]) * 256 for byte in range(256)) * (_CODE_SPACE // 65536)
+    raw[2::4] = b''.join(bytes([plane]) * 65536 for plane in range(_CODE_SPACE // 65536))
+    return raw.decode('utf-32-le', 'surrogatepass')
+
+
+def _ignorable_ranges() -> list[tuple[int, int]]:
+    """The code points removed before a name is read (see above), as sorted ranges of consecutive ones.
+
+    Categories are read 1,024 code points at a time, as one string of two-letter codes in which `Cc` and
+    `Cf` can only stand at even offsets (the second letter of a code is lowercase). A block that
+    `str.isprintable` passes is skipped whole: no Cc or Cf character is printable.
+    """
+    points = set[int]()
+    for first, last in (*_OTHER_DEFAULT_IGNORABLE, *_VARIATION_SELECTORS):
+        points.update(range(first, last + 1))
+    category = unicodedata.category
+    everything = _all_code_points()
+    for start in range(0, _CODE_SPACE, 1024):
+        block = everything[start : start + 1024]
+        if block.isprintable():
+            continue
+        categories = ''.join(map(category, block))
+        if 'Cc' in categories or 'Cf' in categories:
+            points.update(start + found.start() // 2 for found in _CONTROL_OR_FORMAT.finditer(categories))
+    ranges: list[tuple[int, int]] = []
+    for point in sorted(points):
+        if chr(point).isspace():
+            continue
+        if ranges and ranges[-1][1] == point - 1:
+            ranges[-1] = (ranges[-1][0], point)
+        else:
+            ranges.append((point, point))
+    return ranges
+
+
+def _escaped(point: int) -> str:
+    return f'\\x{point:02x}' if point < 0x100 else f'\\u{point:04x}' if point < 0x10000 else f'\\U{point:08x}'
+
+
+def _char_class(ranges: list[tuple[int, int]]) -> str:
+    """The body of a regex character class (without its brackets) holding exactly `ranges`."""
+    return ''.join(
+        _escaped(first) if first == last else f'{_escaped(first)}-{_escaped(last)}' for first, last in ranges
+    )
+
+
+_IGNORABLE_RANGES = _ignorable_ranges()
+_IGNORABLE = _char_class(_IGNORABLE_RANGES)
+_IGNORABLE_RE = re.compile(f'[{_IGNORABLE}]+')
+# The ASCII ones (C0 controls that are not whitespace, and DEL): the first pass reads them itself.
+_ASCII_IGNORABLE = _char_class([(first, min(last, 0x7F)) for first, last in _IGNORABLE_RANGES if first < 0x80])
 # The first pass matches ASCII spellings case-insensitively without `re.IGNORECASE`: each letter of a name
 # becomes a class of itself, its upper case and the non-ASCII letters that IGNORECASE also takes for it
 # (Python's `re` has four: `İ` and `ı` for i, the Kelvin sign for k, `ſ` for s), so it matches exactly what
@@ -101,6 +197,10 @@ _NAME_CHARS = 'a-zA-Z0-9_' + ''.join(_CASE_FOLDS.values())
 # After `<`: whitespace, then an optional `/` and more whitespace, all possessive, so a long run of spaces
 # after a `<` is read once and never backtracked into.
 _GAP = r'\s*+/?+\s*+'
+# The same for a spelling with ASCII ignorable characters in it, which the folding would remove: they may
+# stand anywhere in the gap, and `_SKIP` follows each letter of a name.
+_SKIP = f'[{_ASCII_IGNORABLE}]*+'
+_SKIPPING_GAP = f'[\\s{_ASCII_IGNORABLE}]*+/?+[\\s{_ASCII_IGNORABLE}]*+'
 # A name is followed by whitespace, `/`, `>` or the end of the text.
 _END = r'(?![^\s/>])'
 
@@ -118,12 +218,15 @@ def _spellings(char: str) -> str:
     return char + char.upper() + _CASE_FOLDS.get(char, '') if char.isalpha() else char
 
 
-def _letter(char: str) -> str:
-    return f'[{_spellings(char)}]' if char.isalpha() else re.escape(char)
+def _letter(char: str, skip: str) -> str:
+    return (f'[{_spellings(char)}]' if char.isalpha() else re.escape(char)) + skip
 
 
-def _trie_alternation(names: list[str]) -> str:
-    """A regex alternation of `names` shaped as a trie, so matching branches by character, not by name."""
+def _trie_alternation(names: list[str], skip: str = '') -> str:
+    """A regex alternation of `names` shaped as a trie, so matching branches by character, not by name.
+
+    `skip` follows each letter: what may stand between the letters of a name (and after it).
+    """
     root = _TrieNode()
     for name in names:
         node = root
@@ -132,7 +235,7 @@ def _trie_alternation(names: list[str]) -> str:
         node.terminal = True
 
     def render(node: _TrieNode) -> str:
-        branches = [_letter(char) + render(child) for char, child in sorted(node.children.items())]
+        branches = [_letter(char, skip) + render(child) for char, child in sorted(node.children.items())]
         if not branches:
             return ''
         body = branches[0] if len(branches) == 1 else '(?:' + '|'.join(branches) + ')'
@@ -171,20 +274,29 @@ def _ascii_pattern(names: frozenset[str]) -> str:
     A guard runs first: possessive runs read the gap and the word after it, and what follows the word must
     be able to end a name. Most `<` that are no tag (`a < b.`, `<syste<`, `< <`, `<` and a long run of
     spaces) fail it within a few character tests, without entering the trie, whatever the number of
-    registered names. The guard only turns away what the trie would turn away too: a name is a whole word
-    of `_NAME_CHARS`, and the gap is whitespace and `/`.
+    registered names. The guard only turns away what the tries would turn away too: a name is a whole word
+    of `_NAME_CHARS`, and the gap is whitespace and `/`; where an ASCII ignorable character stands in the
+    gap or the word, the guard reads up to it and lets it through.
+
+    Then two tries: the plain one, which settles every spelling without ASCII ignorable characters (all
+    of them in prose), and, where it fails, one that skips those characters between the letters.
     """
     first = ''.join(sorted({_spellings(name[0]) for name in names}))
-    guard = f'(?=[\\s/]*+[{first}][{_NAME_CHARS}]*+{_END})'
-    return f'<{guard}(?={_GAP}{_trie_alternation(sorted(names))}{_END})'
+    guard = f'(?=[\\s/]*+[{first}{_ASCII_IGNORABLE}][{_NAME_CHARS}]*+(?![^\\s/>{_ASCII_IGNORABLE}]))'
+    plain = f'(?={_GAP}{_trie_alternation(sorted(names))}{_END})'
+    skipping = f'(?={_SKIPPING_GAP}{_trie_alternation(sorted(names), _SKIP)}{_END})'
+    return f'<{guard}(?:{plain}|{skipping})'
 
 
 # A tag-like candidate in text that holds non-ASCII characters: `<` and everything up to the next `<` or
-# `>`. It is folded whole before it is read, so a full-width `／` or an invisible character anywhere in it
+# `>`. It is folded whole before it is read, so a full-width `／` or an ignorable character anywhere in it
 # counts as what it stands for. Candidates never overlap, so folding each one keeps the pass linear. Only
-# candidates whose head (up to the end of the name) holds a non-ASCII character, invisible ones included,
-# are read: any other head is ASCII apart from whitespace, which the first pass already settled.
-_WIDE_CANDIDATE = re.compile(r'<(?=[\s/]*+[^\s/<>\x80-\U0010ffff]*+[^\x00-\x7f])[^<>]*+')
+# candidates whose head (up to the end of the name) holds a non-ASCII character or an ASCII ignorable one
+# are read: any other head is ASCII apart from whitespace, which the first pass already settled. (A head
+# with ASCII ignorables only is settled by the first pass too, but one with both needs the folding.)
+_WIDE_CANDIDATE = re.compile(
+    f'<(?=[\\s/]*+[^\\s/<>{_ASCII_IGNORABLE}\\x80-\\U0010ffff]*+[{_ASCII_IGNORABLE}\\x80-\\U0010ffff])[^<>]*+'
+)
 # The tag shape, read on the folded candidate: the name, then the first character after it (if any).
 _FOLDED_TAG = re.compile(r'\s*+(?:/\s*+)?([^\s/>]++)(.?)', re.DOTALL)
 
@@ -196,7 +308,7 @@ _escaped_once = False
 
 
 def _fold(name: str) -> str:
-    return unicodedata.normalize('NFKC', _INVISIBLE_RE.sub('', name)).casefold()
+    return unicodedata.normalize('NFKC', _IGNORABLE_RE.sub('', name)).casefold()
 
 
 def _escape(text: str, matcher: _Matcher) -> str:
