@@ -126,6 +126,10 @@ _VARIATION_SELECTORS = (
     (0xE0100, 0xE01EF),  # VARIATION SELECTOR-17 to -256
 )
 _CODE_SPACE = 0x110000
+_ASSIGNED_PLANES = frozenset({0, 1, 2, 3, 14})
+"""The planes that hold characters other than private use: planes 4-13 are unassigned and 15-16 private use
+(category Co), so no control or format character can stand there. Skipping them saves most of the import
+time (unassigned code points are not printable, so each would be read); a test checks the whole code space."""
 _CONTROL_OR_FORMAT = re.compile('C[cf]')
 
 
@@ -155,6 +159,8 @@ def _ignorable_ranges() -> list[tuple[int, int]]:
     category = unicodedata.category
     everything = _all_code_points()
     for start in range(0, _CODE_SPACE, 1024):
+        if (start >> 16) not in _ASSIGNED_PLANES:
+            continue
         block = everything[start : start + 1024]
         if block.isprintable():
             continue
