@@ -27,7 +27,10 @@ class VercelAIBinding:
     ) -> EventStreamEncoder:
         # An answered approval or client tool output continues the assistant message that asked for it.
         return VercelAIEventStream(
-            message_id=request.continuation_message_id, keyring=keyring, thread_id=run_input.thread_id
+            message_id=request.continuation_message_id,
+            continued=request.continued_message,
+            keyring=keyring,
+            thread_id=run_input.thread_id,
         )
 
 

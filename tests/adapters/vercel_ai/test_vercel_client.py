@@ -6,7 +6,9 @@ One `node` run checks every case (tests/clients/vercel_check.mjs):
    the client builds is what `dump_messages` gives for the same messages (compared through `load_messages`
    where the stream's layout legitimately differs: retry feedback stays inside the assistant message);
 3. the SDK-built messages go back through `load_messages`: the model sees the history the run produced, and
-   dumping them again gives the client's messages back.
+   dumping them again gives the client's messages back;
+4. loaded with claims, they verify whole (`verify_history` drops nothing): every signature reached the client in
+   a chunk it keeps, and survived its JSON handling, client-tool calls and denials included.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from vercel_ai_cases import (
     RANDOM_SCENARIOS,
     SCENARIOS,
     Scenario,
+    answer_client_tools,
     history_ui,
     model_view,
     pydantic_ai_history,
@@ -31,9 +34,11 @@ from vercel_ai_cases import (
     ui_view,
 )
 
-from uibridge import ModelMessage, ModelResponse
+from uibridge import ModelMessage, ModelResponse, ToolCallPart, ToolReturnPart
 from uibridge.adapters.vercel_ai import dump_messages, load_messages
 from uibridge.core.events import CustomData, RetryFeedback, RunCancelled, RunError
+from uibridge.core.provenance import default_keyring
+from uibridge.core.verification import SignatureClaims, verify_history
 
 ALL = {**HISTORIES, 'pydantic_ai_fixture': pydantic_ai_history()}
 RUNS = {**SCENARIOS, **RANDOM_SCENARIOS}
@@ -150,14 +155,17 @@ def test_the_client_builds_the_dumped_message(client: dict[str, Any], name: str)
     assert ui_view(message) == ui_view(expected)
 
 
+def _before(scenario: Scenario) -> list[dict[str, Any]]:
+    """The client's messages before the one the stream built (which replaces the continued one)."""
+    before = history_ui(scenario)
+    return before[:-1] if scenario.continues else before
+
+
 @pytest.mark.parametrize('name', list(RUNS))
 def test_sdk_built_messages_load_as_the_run_s_messages(client: dict[str, Any], name: str) -> None:
     scenario = RUNS[name]
     _, new_messages = encode_once(name)
-    before = history_ui(scenario)
-    if scenario.continues:
-        before = before[:-1]
-    loaded = load_messages([*before, _client_message(client['streams'][name], scenario)])
+    loaded = load_messages([*_before(scenario), _client_message(client['streams'][name], scenario)])
     produced = _drop_trailing_empty_steps([*scenario.history, *new_messages])
     if _updates_data(scenario):
         # A `data-*` part sent again with the same id replaces the first in the client (and in the dump).
@@ -174,8 +182,27 @@ _NOT_UI_EXACT = _LAYOUT_DIFFERS | {'no_events', 'error_mid_text', 'cancelled'}
 @pytest.mark.parametrize('name', [n for n in RUNS if n not in _NOT_UI_EXACT and _ui_exact(RUNS[n])])
 def test_sdk_built_messages_dump_back_unchanged(client: dict[str, Any], name: str) -> None:
     scenario = RUNS[name]
-    before = history_ui(scenario)
-    if scenario.continues:
-        before = before[:-1]
-    ui = [*before, client['streams'][name]['message']]
+    ui = [*_before(scenario), client['streams'][name]['message']]
     assert [m.model_dump(mode='json') for m in dump_messages(load_messages(ui))] == ui
+
+
+@pytest.mark.parametrize('name', list(RUNS))
+def test_sdk_built_messages_verify_whole(client: dict[str, Any], name: str) -> None:
+    scenario = RUNS[name]
+    _, new_messages = encode_once(name)
+    message = _client_message(client['streams'][name], scenario)
+    waiting = answer_client_tools([message], new_messages)
+    claims = SignatureClaims()
+    loaded = load_messages([*_before(scenario), message], claims=claims)
+    result = verify_history(loaded, claims, default_keyring())
+    assert result.dropped == ({'unanswered tool call': waiting} if waiting else {})
+    if not waiting:
+        assert result.messages == [m for m in loaded if m.parts]
+    if name in ('client_tool', 'denied_by_server', 'approval_refused', 'approval_granted'):
+        kept = [p for m in result.messages for p in m.parts]
+        assert [p.tool_call_id for p in kept if isinstance(p, ToolCallPart)] == [
+            'call_1' if name == 'client_tool' else 'call_a1'
+        ]
+        (answer,) = [p for p in kept if isinstance(p, ToolReturnPart)]
+        expected = {'client_tool': 'success', 'approval_granted': 'success'}.get(name, 'denied')
+        assert answer.outcome == expected

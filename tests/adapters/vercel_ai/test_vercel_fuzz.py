@@ -14,6 +14,8 @@ from vercel_ai_cases import model_view
 from uibridge import ModelMessage
 from uibridge.adapters.vercel_ai import dump_messages, load_messages, parse_request
 from uibridge.core.errors import InputError
+from uibridge.core.provenance import default_keyring
+from uibridge.core.verification import verify_history
 
 _json = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
@@ -109,6 +111,9 @@ def _part(draw: st.DrawFn) -> dict[str, Any]:
                                 'empty',
                                 'kind',
                                 'media_type',
+                                'sig',
+                                'client',
+                                'approval',
                             ]
                         ),
                         _json,
@@ -220,8 +225,10 @@ def test_any_body_is_parsed_or_refused_with_an_input_error(body: Any) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter('ignore')
         try:
-            request = parse_request(json.dumps(body))
-            history = request.run_input().history
+            run_input = parse_request(json.dumps(body)).run_input()
+            history = run_input.history
+            # Whatever a client claims, checking it is a verdict or a 4xx (two calls sharing an id).
+            verify_history(history, run_input.claims, default_keyring())
         except InputError as e:
             assert len(e.message) <= 300
             return

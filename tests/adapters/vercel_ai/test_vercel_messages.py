@@ -501,3 +501,31 @@ def test_a_steering_message_becomes_a_user_prompt_between_responses() -> None:
     loaded = load_messages(ui)
     assert [m.kind for m in loaded] == ['response', 'request', 'response']
     assert loaded[1].parts[0].content == 'Faster please'  # pyright: ignore[reportAttributeAccessIssue]
+
+
+def test_a_denial_keeps_its_own_text_beside_the_reason_the_client_gave() -> None:
+    answer = {'id': 'apr_1', 'approved': False, 'reason': 'not today'}
+    history: list[ModelMessage] = [
+        ModelResponse(
+            parts=[ToolCallPart(tool_name='delete', args={}, tool_call_id='c')],
+            timestamp=T1,
+            metadata={'uibridge_vercel_ai': {'approvals': {'c': answer}}},
+        ),
+        ModelRequest(
+            parts=[
+                ToolReturnPart(
+                    tool_name='delete',
+                    content='The user denied this call: not today',
+                    tool_call_id='c',
+                    outcome='denied',
+                    timestamp=T1,
+                )
+            ]
+        ),
+    ]
+    (message,) = as_json(dump_messages(history))
+    tool = message['parts'][1]
+    assert tool['approval'] == answer  # the client's answer, as it wrote it
+    assert tool['callProviderMetadata']['uibridge']['result']['content'] == 'The user denied this call: not today'
+    assert model_view(load_messages([message])) == model_view(history)
+    assert as_json(dump_messages(load_messages([message]))) == [message]

@@ -12,7 +12,15 @@ from typing import Any
 import pytest
 from vercel_ai_cases import FIXTURES, HISTORIES, SCENARIOS, T1, Scenario, normalise_sse, scenario_stream
 
-from uibridge import ModelResponse, RetryFeedbackPart, TextPart, ToolCallPart, retry_feedback_payload
+from uibridge import (
+    ModelResponse,
+    RetryFeedbackPart,
+    TextPart,
+    ThinkingPart,
+    ToolCallPart,
+    ToolReturnPart,
+    retry_feedback_payload,
+)
 from uibridge.adapters.vercel_ai import UIMessageChunkAdapter, VercelAIEventStream, encode_events
 from uibridge.core.events import (
     AgentEvent,
@@ -26,6 +34,7 @@ from uibridge.core.events import (
     RunError,
     RunFinished,
     ToolCallReady,
+    ToolResult,
 )
 from uibridge.core.messages import FinishReason
 from uibridge.core.provenance import Keyring, default_keyring
@@ -281,3 +290,114 @@ def test_subclassed_events_are_written_like_their_base_classes() -> None:
 def test_what_is_no_agent_event_is_a_type_error() -> None:
     with pytest.raises(TypeError, match='not an agent event: str'):
         VercelAIEventStream().encode('text')  # pyright: ignore[reportArgumentType]
+
+
+# ------------------------------------------------------------------------------------------ signatures
+
+
+def _available(chunks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [c for c in chunks if c['type'] == 'tool-input-available']
+
+
+def test_text_and_reasoning_end_with_their_whole_metadata_signed() -> None:
+    events: list[AgentEvent] = [
+        ResponseStart(),
+        PartStart(0, TextPart(content='Hel', id='t_1')),
+        PartDelta(0, 'lo'),
+        PartStart(1, ThinkingPart(content='hm')),
+        PartEnd(1, signature='provider-sig'),
+        PartEnd(0),
+    ]
+    chunks = chunks_of(encode_events(events))
+    keyring = default_keyring()
+    (text_end,) = [c for c in chunks if c['type'] == 'text-end']
+    ours = text_end['providerMetadata']['uibridge']
+    assert ours['id'] == 't_1' and 'response' in ours
+    assert keyring.verify_part(TextPart(content='Hello'), ours['sig'])
+    (reasoning_end,) = [c for c in chunks if c['type'] == 'reasoning-end']
+    ours = reasoning_end['providerMetadata']['uibridge']
+    assert ours['signature'] == 'provider-sig'
+    assert keyring.verify_part(ThinkingPart(content='hm', signature='provider-sig'), ours['sig'])
+
+
+def test_a_client_tool_call_is_sent_once_with_its_signed_mark() -> None:
+    call = ToolCallPart(tool_name='locate', args='', tool_call_id='c')
+    events: list[AgentEvent] = [PartStart(0, call), PartDelta(0, '{"precise": true}'), PartEnd(0)]
+    stream = VercelAIEventStream()
+    body = stream.start() + b''.join(stream.encode(e) for e in events)
+    assert b'tool-input-available' not in body  # held: who answers it is not known yet
+    body += stream.encode(ToolCallReady('c', 'client')) + stream.close()
+    (available,) = _available(chunks_of(body))  # once: a second one would run the client tool twice (onToolCall)
+    ours = available['providerMetadata']['uibridge']
+    assert ours['client'] is True
+    finished = ToolCallPart(tool_name='locate', args={'precise': True}, tool_call_id='c')
+    assert default_keyring().verify_part(finished, ours['sig'], client=True)
+    assert not default_keyring().verify_part(finished, ours['sig'])
+
+
+def test_a_mark_that_comes_while_the_call_streams_is_sent_at_its_end() -> None:
+    call = ToolCallPart(tool_name='locate', args={}, tool_call_id='c')
+    events: list[AgentEvent] = [PartStart(0, call), ToolCallReady('c', 'client'), PartEnd(0), RunFinished()]
+    (available,) = _available(chunks_of(encode_events(events)))
+    assert available['providerMetadata']['uibridge']['client'] is True
+
+
+def test_a_server_call_is_sent_right_before_its_result_or_at_the_end_of_its_step() -> None:
+    events: list[AgentEvent] = [
+        ResponseStart(),
+        PartStart(0, ToolCallPart(tool_name='a', args={}, tool_call_id='a')),
+        PartEnd(0),
+        PartStart(1, ToolCallPart(tool_name='b', args={}, tool_call_id='b')),
+        PartEnd(1),
+        PartStart(2, TextPart(content='Running both.')),
+        PartEnd(2),
+        ToolResult(ToolReturnPart(tool_name='a', content=1, tool_call_id='a', timestamp=T1)),
+        ResponseStart(),
+        PartStart(0, TextPart(content='Done.')),
+        PartEnd(0),
+    ]
+    kinds = [(c['type'], c.get('toolCallId')) for c in chunks_of(encode_events(events))]
+    at = kinds.index(('tool-input-available', 'a'))
+    assert kinds[at + 1] == ('tool-output-available', 'a')
+    # `b` got no answer in its step: sent unmarked before the step ends, where the client can still place it.
+    assert kinds.index(('tool-input-available', 'b')) == kinds.index(('finish-step', None)) - 1
+    assert 'client' not in json.dumps([c for c in kinds if c[0] == 'tool-input-available'])
+
+
+def test_a_mark_after_the_call_s_step_ended_cannot_reach_the_client_and_says_so() -> None:
+    events: list[AgentEvent] = [
+        PartStart(0, ToolCallPart(tool_name='t', args={}, tool_call_id='c')),
+        PartEnd(0),
+        ResponseStart(),
+    ]
+    stream = VercelAIEventStream()
+    for event in events:
+        stream.encode(event)
+    with pytest.warns(UserWarning, match='came after its step ended'):
+        assert stream.encode(ToolCallReady('c', 'client')) == b''
+
+
+def _refusal(continued: bool) -> list[dict[str, Any]]:
+    scenario = SCENARIOS['approval_refused']
+    stream = scenario_stream(scenario) if continued else VercelAIEventStream(message_id='msg_continued')
+    return chunks_of(stream.start() + b''.join(stream.encode(e) for e in scenario.events) + stream.close())
+
+
+def test_a_denial_in_the_continued_message_is_sent_with_the_call_metadata_the_client_holds() -> None:
+    chunks = _refusal(continued=True)
+    (answer,) = [c for c in chunks if c['type'] == 'tool-approval-response']
+    assert answer['approvalId'] == 'apr_call_a1' and answer['approved'] is False
+    assert 'reason' not in answer  # the client's own answer stays as it wrote it
+    ours = answer['providerMetadata']['uibridge']
+    content = 'The user denied this call: Too risky'
+    denial = ToolReturnPart(tool_name='delete_all', content=content, tool_call_id='call_a1', outcome='denied')
+    assert ours['result']['content'] == content  # the client's reason is 'Too risky'
+    assert default_keyring().verify_part(denial, ours['result']['sig'])
+    assert 'sig' in ours and 'response' in ours  # the call's, echoed as the client sent them
+    kinds = [c['type'] for c in chunks]
+    assert kinds.index('tool-approval-response') + 1 == kinds.index('tool-output-denied')
+
+
+def test_without_the_continued_message_a_denial_is_only_marked_denied() -> None:
+    kinds = [c['type'] for c in _refusal(continued=False)]
+    assert 'tool-approval-response' not in kinds and 'tool-output-denied' in kinds

@@ -36,6 +36,7 @@ from uibridge import (
 )
 from uibridge.adapters.vercel_ai import UIMessage, VercelAIEventStream, dump_messages
 from uibridge.core.events import (
+    ANSWERED_BY_METADATA_KEY,
     AgentEvent,
     CustomData,
     FileOutput,
@@ -369,6 +370,23 @@ def ui_view(message: dict[str, Any]) -> dict[str, Any]:
     return {'role': message['role'], 'metadata': message.get('metadata'), 'parts': parts}
 
 
+def answer_client_tools(ui: list[dict[str, Any]], produced: Sequence[ModelMessage]) -> int:
+    """Answer in `ui` each call `produced` addressed to a client tool, as `addToolOutput` does in the client (the
+    output, no result metadata: the client writes it). Returns how many calls still wait for an approval after
+    the server answered a sibling: followed by that answer's request, `verify_history` counts them unanswered."""
+    waiting = 0
+    for index, response in enumerate(produced):
+        if not isinstance(response, ModelResponse):
+            continue
+        for call_id, who in ((response.metadata or {}).get(ANSWERED_BY_METADATA_KEY) or {}).items():
+            if who == 'client':
+                part = next(p for m in ui for p in m['parts'] if p.get('toolCallId') == call_id)
+                part.update(state='output-available', output={'from': 'the browser'})
+            elif index + 1 < len(produced):
+                waiting += 1
+    return waiting
+
+
 # ------------------------------------------------------------------------------------------ streams
 
 
@@ -496,7 +514,7 @@ def _scenarios() -> dict[str, Scenario]:
                 ToolResult(
                     ToolReturnPart(
                         tool_name='delete_all',
-                        content='Too risky',
+                        content='The user denied this call: Too risky',  # not the client's reason: rides beside it
                         tool_call_id='call_a1',
                         outcome='denied',
                         timestamp=T1,

@@ -25,6 +25,7 @@ from ...core.messages import (
 from ...core.trusted import construct
 from .provider_metadata import (
     custom_data_items,
+    denial_text,
     iso,
     sidecar,
     tool_call_metadata,
@@ -161,6 +162,7 @@ def tool_part(
     if state == 'output-denied':
         if approval_ui is None or approval_ui.approved is not False:
             approval_ui = ToolApprovalUI(id=call.tool_call_id, approved=False, reason=value)
+        denial_text(result_fields, value, approval_ui.reason)
         if result_fields:
             call_fields['result'] = result_fields
         return _tool_ui_part(

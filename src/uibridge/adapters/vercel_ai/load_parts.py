@@ -33,7 +33,7 @@ from ...core.messages import (
     VideoUrl,
 )
 from ...core.trusted import construct
-from .provider_metadata import PROVIDER_KEY, parse_iso
+from .provider_metadata import DENIED, PROVIDER_KEY, parse_iso
 from .types import DynamicToolUIPart, FileUIPart, TextUIPart, ToolApprovalUI, ToolUIPart, UIMessagePart
 
 __all__ = [
@@ -180,7 +180,7 @@ def result_part(part: ToolUIPart | DynamicToolUIPart, call_fields: dict[str, Any
         outcome = outcome if outcome in ('failed', 'interrupted') else 'failed'
     else:
         reason = part.approval.reason if part.approval is not None else None
-        content = fields.get('content', reason or 'The tool call was denied.')
+        content = fields.get('content', reason or DENIED)
         outcome = 'denied'
     return construct(
         ToolReturnPart,

@@ -24,8 +24,9 @@ carries what the neutral model holds and a UI part has no field for. The client 
 - `args` in call metadata: the raw argument string, where `input` cannot give it back;
 - in result metadata (under `result` in the call metadata of a denial, which has no result metadata):
   `timestamp`, `index` (the result's place in its request: parallel results arrive in any order, the UI keeps
-  them with their calls), the tool's `metadata`, a failure's `outcome` and non-text `content`, and `retry`,
-  the exact content of a tool-bound `RetryPromptPart`.
+  them with their calls), the tool's `metadata`, a failure's `outcome` and non-text `content` (a denial's text
+  `content` too, when the approval's reason is the client's own and says something else), and `retry`, the
+  exact content of a tool-bound `RetryPromptPart`.
 
 **`ModelRequest.metadata` / `ModelResponse.metadata['uibridge_vercel_ai']`** (the sidecar) carries what only the
 UI holds, so that `dump_messages(load_messages(ui)) == ui`:
@@ -70,12 +71,14 @@ from ...core.provenance import Keyring
 from .types import UIModel, part_json
 
 __all__ = [
+    'DENIED',
     'DERIVED_ID',
     'PROVIDER_KEY',
     'SIDECAR_KEY',
     'SIG_KEY',
     'answered_by',
     'app_metadata',
+    'denial_text',
     'derived_message_id',
     'feedback_marker',
     'file_metadata',
@@ -212,6 +215,17 @@ def tool_call_metadata(
 
 
 ResultState: TypeAlias = Literal['output-available', 'output-error', 'output-denied']
+
+DENIED = 'The tool call was denied.'
+"""What a denial says when neither uibridge's metadata nor the approval gives its text."""
+
+
+def denial_text(fields: dict[str, Any], text: str, reason: str | None) -> dict[str, Any]:
+    """`fields` (a denial's result metadata) able to give `text` back: a denial's text rides as its approval's
+    reason, except where the approval is the client's own answer, whose reason stays as the client wrote it."""
+    if 'content' not in fields and text != (reason or DENIED):
+        fields['content'] = text
+    return fields
 
 
 def tool_result(

@@ -75,6 +75,7 @@ from .provider_metadata import (
     PROVIDER_KEY,
     SIDECAR_KEY,
     SIG_KEY,
+    denial_text,
     feedback_marker,
     file_metadata,
     response_info,
@@ -530,12 +531,14 @@ class VercelAIEventStream:
         part = self._continued_call(call_id)
         if part is None:
             return ''  # the client holds the call, but this stream was not given it: the result stays bare
+        approval = part.approval
+        if approval is not None and approval.approved is False:
+            # The client's own answer stays as it wrote it, its reason included; the denial's text goes beside.
+            fields = denial_text(fields, reason, approval.reason)
         held = part.call_provider_metadata or {}
         metadata = {**held, PROVIDER_KEY: {**held.get(PROVIDER_KEY, {}), 'result': fields}}
-        approval = part.approval
         if approval is None:
             return _asked_and_denied(call_id, reason, metadata)
-        # The client's own answer stays as it wrote it (its reason included): only the metadata is new.
         return _denied(approval.id, None if approval.approved is False else reason, metadata)
 
     def _continued_call(self, tool_call_id: str) -> ToolUIPart | DynamicToolUIPart | None:
