@@ -62,7 +62,10 @@ def assert_no_nulls(event: dict[str, Any]) -> None:
         check(value, key, frozenset({'metadata'}) if key == 'metadata' else frozenset())
     records = (event.get('metadata') or {}).get('uibridge') or {}
     for name, record in records.items():
-        check({k: v for k, v in record.items() if k != 'metadata'}, f'metadata.uibridge.{name}')
+        # A message's records are objects; a tool call's `uibridge` holds its `sig` and `client` mark directly.
+        if isinstance(record, dict):
+            record = {k: v for k, v in record.items() if k != 'metadata'}
+        check(record, f'metadata.uibridge.{name}')
 
 
 def replay(cases: Sequence[dict[str, Any]], script: str = 'agui_replay.mjs') -> list[dict[str, Any]]:

@@ -22,7 +22,6 @@ from uibridge import (
     ToolReturnPart,
     UserPromptPart,
 )
-from uibridge.core.approvals import ApprovalSigner
 from uibridge.core.events import (
     AgentEvent,
     CustomData,
@@ -39,9 +38,11 @@ from uibridge.core.events import (
     ToolResult,
     events_from_message,
 )
+from uibridge.core.provenance import Keyring
 
 T0 = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
-SIGNER = ApprovalSigner(b'test-secret')
+KEYRING = Keyring(b'agui-scenario-secret')
+"""The key a scenario that says so streams with (the others use the process default, the tests' own)."""
 ERRORS: list[Any] = [{'type': 'missing', 'loc': ('answer',), 'msg': 'Field required', 'input': {}}]
 
 
@@ -183,7 +184,7 @@ def scenarios() -> list[Scenario]:
                 PartEnd(1),
                 ToolCallReady('call_c2', 'client'),
             ],
-            kwargs={'approval_id': SIGNER.approval_id},
+            kwargs={'keyring': KEYRING},
             outcome='interrupt',
         ),
         Scenario(

@@ -21,7 +21,7 @@ from agui_helpers import (
     sse_events,
     validator_findings,
 )
-from agui_scenarios import SIGNER, Scenario, random_scenario, scenarios
+from agui_scenarios import KEYRING, Scenario, random_scenario, scenarios
 
 from uibridge import ModelMessage, ModelResponse, ToolCallPart
 from uibridge.adapters.ag_ui import AGUIEventStream, dump_messages, load_messages
@@ -73,7 +73,7 @@ def test_real_client_builds_what_dump_gives(runs: dict[str, Any], name: str) -> 
         assert result['runError'] is None
     with warnings.catch_warnings():
         warnings.simplefilter('ignore')  # FileParts are left out of a dump with a warning
-        expected = client_view(dump_messages(stream.new_messages))
+        expected = client_view(dump_messages(stream.new_messages, keyring=scenario.kwargs.get('keyring')))
     assert client_view(result['newMessages']) == expected
     # The whole conversation the client now holds loads back as the history plus the run's messages.
     loaded = load_messages(result['messages'])
@@ -102,7 +102,7 @@ def test_outcome(runs: dict[str, Any], name: str) -> None:
             for p in m.parts
             if isinstance(p, ToolCallPart) and p.tool_call_id == 'call_w'
         )
-        assert SIGNER.verify(interrupt['id'], call)
+        assert KEYRING.verify_approval(interrupt['id'], 'thread', call)
 
 
 @pytest.mark.parametrize('name', [s.name for s in ALL])

@@ -38,6 +38,7 @@ from uibridge import (
 )
 from uibridge.adapters.ag_ui import dump_messages, load_messages
 from uibridge.core.errors import InputError
+from uibridge.core.provenance import default_keyring
 
 T0 = datetime(2026, 1, 2, 3, 4, 5, 678000, tzinfo=UTC)
 
@@ -174,7 +175,8 @@ def test_retry_feedback_dumps_as_marked_system_message() -> None:
     assert isinstance(message, SystemMessage)
     assert message.content == render_retry_feedback(part)
     assert message.encrypted_value is not None
-    assert json.loads(message.encrypted_value) == {'uibridge': {'retry_feedback': retry_feedback_payload(part)}}
+    signed = {**retry_feedback_payload(part), 'sig': default_keyring().sign_part(part)}
+    assert json.loads(message.encrypted_value) == {'uibridge': {'retry_feedback': signed}}
     [request] = load_messages([message])
     assert isinstance(request, ModelRequest)
     [loaded] = request.parts

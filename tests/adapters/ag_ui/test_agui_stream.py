@@ -27,6 +27,7 @@ from uibridge.core.events import (
     ToolCallReady,
     events_from_message,
 )
+from uibridge.core.provenance import Keyring
 from uibridge.core.stream import EventStreamEncoder
 
 
@@ -109,27 +110,26 @@ def test_pending_client_calls_exclude_answered_ones() -> None:
     assert finished['outcome'] == {'type': 'success', 'pendingToolCallIds': ['c2']}
 
 
-def test_interrupt_uses_the_final_call_and_the_given_approval_id() -> None:
-    seen: list[ToolCallPart] = []
-
-    def approval_id(call: ToolCallPart) -> str:
-        seen.append(call)
-        return 'apr_' + call.tool_call_id
-
+def test_interrupt_ids_are_minted_by_the_keyring_for_the_final_call_in_this_thread() -> None:
+    keyring = Keyring('interrupt-test')
     events = [
         PartStart(0, ToolCallPart(tool_name='rm', tool_call_id='c')),
         PartDelta(0, '{"path":"notes/x"}'),
         PartEnd(0),
         ToolCallReady('c', 'approval'),
     ]
-    finished = sse_events(encode_events(events, approval_id=approval_id))[-1]
+    finished = sse_events(encode_events(events, thread_id='thread-7', keyring=keyring))[-1]
+    [interrupt] = finished['outcome']['interrupts']
     assert finished['outcome'] == {
         'type': 'interrupt',
         'interrupts': [
-            {'id': 'apr_c', 'reason': 'tool_approval', 'message': 'Approve the call to rm?', 'toolCallId': 'c'}
+            {'id': interrupt['id'], 'reason': 'tool_approval', 'message': 'Approve the call to rm?', 'toolCallId': 'c'}
         ],
     }
-    assert seen[0].args == {'path': 'notes/x'}
+    final = ToolCallPart(tool_name='rm', args={'path': 'notes/x'}, tool_call_id='c')
+    assert interrupt['id'] == keyring.approval_id('thread-7', final)
+    assert not keyring.verify_approval(interrupt['id'], 'thread-8', final)
+    assert not Keyring('other').verify_approval(interrupt['id'], 'thread-7', final)
 
 
 def test_fresh_message_ids_per_response_and_tool_calls_name_an_announced_parent() -> None:

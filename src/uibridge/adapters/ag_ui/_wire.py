@@ -11,10 +11,13 @@ echoes both back unchanged: a message's `metadata` object and its `encryptedValu
     that directly follows another request (the same start marker).
   - `part`: what the AG-UI message cannot say about the part it carries: `timestamp`, a system prompt's
     `dynamic_ref`, a text part's `id`, a tool result's `kind` (`retry-prompt`), `outcome` (when not
-    success), `json` (the content was JSON, dumped compact) and `metadata`.
+    success), `json` (the content was JSON, dumped compact) and `metadata`; and `sig` (`SIG_KEY`), the
+    signature of a server-authored part (text, thinking, tool result or tool retry).
+- A tool call's own `metadata["uibridge"]` holds its `sig`, and `"client": true` when it was signed as a
+  call to a client tool.
 - `encryptedValue` holds a JSON string namespaced the same way, `{"uibridge": {<kind>: <payload>}}`:
-  `retry_feedback` (seed 003; the payload is `retry_feedback_payload(part)`) and `thinking` (a thinking
-  part's `signature`, `provider_name` and `id`).
+  `retry_feedback` (seed 003; the payload is `retry_feedback_payload(part)` plus its `sig`) and `thinking` (a
+  thinking part's `signature`, `provider_name` and `id`).
 
 On the neutral side, `ModelRequest.metadata` / `ModelResponse.metadata` keep under `METADATA_KEY`
 (`uibridge_ag_ui`) one entry per AG-UI message the `ModelMessage` was loaded from or streamed as
@@ -37,6 +40,7 @@ from ...core.json_text import iso_utc as iso
 
 __all__ = [
     'METADATA_KEY',
+    'SIG_KEY',
     'WIRE_KEY',
     'iso',
     'marker',
@@ -49,6 +53,8 @@ __all__ = [
 
 METADATA_KEY = 'uibridge_ag_ui'
 WIRE_KEY = 'uibridge'
+SIG_KEY = 'sig'
+"""A server-authored part's signature (`Keyring.sign_part`), in its record or marker."""
 
 message_adapter: pydantic.TypeAdapter[Message] = pydantic.TypeAdapter(Message)
 

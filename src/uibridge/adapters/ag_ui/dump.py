@@ -15,6 +15,15 @@ How each part maps (`_wire` says what rides in `metadata` / `encryptedValue`):
   `ReasoningMessage`. The stream encoder groups parts by the same rule, so a client's reducer builds the
   same messages from the live stream. `FilePart`s have no AG-UI form and are left out (with a warning).
 
+Signatures (`uibridge.core.provenance`): every part the server authors carries `keyring.sign_part(part)` where
+the client keeps it and echoes it back, for `load_messages(claims=)` to read: `sig` in the message's part
+record (`metadata.uibridge.part.sig`) for a text part, a thinking part and a tool result or tool retry; `sig` in
+a tool call's own `metadata.uibridge`, beside `"client": true` when the response's
+`metadata["uibridge_answered_by"]` says a client tool answers the call (the mark is part of what is signed);
+`sig` inside the retry-feedback marker. System and user prompts are the client's to author and carry none
+(nor does a legacy tool-less retry prompt: it is the user text it loads back as). The `client` marks ride on
+the calls only, so they are left out of the response record's `metadata`; an `approval` mark stays there.
+
 Ids: the ids a `ModelMessage` was loaded with (or streamed with, see `AGUIEventStream.new_messages`) are
 reused when they still describe the same number of AG-UI messages. Otherwise an id is a hash of the AG-UI
 message and its position in the history, so dumping the same history twice gives the same ids, never
@@ -41,6 +50,7 @@ from ag_ui.core import (
     UserMessage,
 )
 
+from ...core.events import ANSWERED_BY_METADATA_KEY
 from ...core.feedback import render_retry_feedback, retry_feedback_payload
 from ...core.json_text import compact_json
 from ...core.messages import (
@@ -63,8 +73,9 @@ from ...core.messages import (
     UserPromptPart,
     VideoUrl,
 )
+from ...core.provenance import Keyring
 from ...core.trusted import construct
-from ._wire import METADATA_KEY, WIRE_KEY, iso, marker, warn
+from ._wire import METADATA_KEY, SIG_KEY, WIRE_KEY, iso, marker, warn
 
 __all__ = [
     'dump_messages',
@@ -74,6 +85,7 @@ __all__ = [
     'response_record',
     'retry_prompt_part_dict',
     'thinking_marker',
+    'tool_call_wire',
     'tool_message',
 ]
 
@@ -84,16 +96,19 @@ Draft = dict[str, Any]
 """An AG-UI message in wire (camelCase) form, before ids are assigned; `_uib` holds its uibridge records."""
 
 
-def dump_messages(messages: Sequence[ModelMessage]) -> list[Message]:
+def dump_messages(messages: Sequence[ModelMessage], *, keyring: Keyring | None = None) -> list[Message]:
+    """`messages` as AG-UI messages, every server-authored part signed with `keyring` (`None`: the process's
+    `default_keyring()`)."""
+    signer = Keyring.of(keyring)
     result: list[Message] = []
     used: set[str] = set()
     previous_was_request = False
     for index, message in enumerate(messages):
         if isinstance(message, ModelRequest):
-            drafts = _request_drafts(message, follows_request=previous_was_request)
+            drafts = _request_drafts(message, signer, follows_request=previous_was_request)
             previous_was_request = True
         else:
-            drafts = _response_drafts(message)
+            drafts = _response_drafts(message, signer)
             previous_was_request = False
         entries = _stored_entries(message, len(drafts)) if message.metadata else None
         for position, draft in enumerate(drafts):
@@ -205,13 +220,22 @@ def request_record(message: ModelRequest, *, follows_request: bool) -> dict[str,
 
 
 def _own_metadata(metadata: dict[str, Any] | None) -> dict[str, Any] | None:
-    """The message's own metadata: without what this adapter keeps there (ids, names, client metadata)."""
+    """The message's own metadata: without what this adapter keeps there (ids, names, client metadata), nor
+    the `client` marks of its calls, which ride (signed) on the calls themselves."""
     if not metadata:
         return None
-    return {k: v for k, v in metadata.items() if k != METADATA_KEY}
+    own = {k: v for k, v in metadata.items() if k != METADATA_KEY}
+    answered = own.get(ANSWERED_BY_METADATA_KEY)
+    if isinstance(answered, dict):
+        others = {k: v for k, v in cast('dict[str, Any]', answered).items() if v != 'client'}
+        if others:
+            own[ANSWERED_BY_METADATA_KEY] = others
+        else:
+            del own[ANSWERED_BY_METADATA_KEY]
+    return own
 
 
-def _request_drafts(message: ModelRequest, *, follows_request: bool) -> list[Draft]:
+def _request_drafts(message: ModelRequest, keyring: Keyring, *, follows_request: bool) -> list[Draft]:
     drafts: list[Draft] = []
     for part in message.parts:
         if isinstance(part, SystemPromptPart):
@@ -223,11 +247,11 @@ def _request_drafts(message: ModelRequest, *, follows_request: bool) -> list[Dra
             content = part.content if isinstance(part.content, str) else [_content_part(c) for c in part.content]
             drafts.append({'role': 'user', 'content': content, '_uib': {'part': {'timestamp': iso(part.timestamp)}}})
         elif isinstance(part, RetryFeedbackPart):
-            drafts.append(feedback_message(part))
+            drafts.append(feedback_message(part, keyring))
         elif isinstance(part, RetryPromptPart) and part.tool_name is None:
             drafts.append(legacy_retry_message(part))
         else:
-            drafts.append(tool_message(part))
+            drafts.append(tool_message(part, keyring))
     if drafts:
         record = request_record(message, follows_request=follows_request)
         if record is not None:
@@ -241,11 +265,14 @@ def legacy_retry_message(part: RetryPromptPart) -> Draft:
     return {'role': 'user', 'content': part.model_response(), '_uib': {'part': {'timestamp': iso(part.timestamp)}}}
 
 
-def feedback_message(part: RetryFeedbackPart) -> Draft:
+def feedback_message(part: RetryFeedbackPart, keyring: Keyring) -> Draft:
+    """The marked `SystemMessage`; the marker holds the part's signature as `sig`."""
+    payload = retry_feedback_payload(part)
+    payload[SIG_KEY] = keyring.sign_part(part)
     return {
         'role': 'system',
         'content': render_retry_feedback(part),
-        'encryptedValue': marker('retry_feedback', retry_feedback_payload(part)),
+        'encryptedValue': marker('retry_feedback', payload),
         '_uib': {},
     }
 
@@ -260,8 +287,8 @@ def retry_prompt_part_dict(part: RetryPromptPart) -> dict[str, Any]:
     return data
 
 
-def tool_message(part: ToolReturnPart | RetryPromptPart) -> Draft:
-    """The `ToolMessage` for a tool result (wire form, no id): what `TOOL_CALL_RESULT` also builds."""
+def tool_message(part: ToolReturnPart | RetryPromptPart, keyring: Keyring) -> Draft:
+    """The `ToolMessage` for a tool result (wire form, no id, signed): what `TOOL_CALL_RESULT` also builds."""
     part_record: dict[str, Any] = {'timestamp': iso(part.timestamp)}
     draft: Draft = {'role': 'tool', 'toolCallId': part.tool_call_id}
     content = part.content
@@ -287,6 +314,7 @@ def tool_message(part: ToolReturnPart | RetryPromptPart) -> Draft:
                 draft['error'] = part.model_response_str()
         if part.metadata is not None:
             part_record['metadata'] = part.metadata
+    part_record[SIG_KEY] = keyring.sign_part(part)
     draft['_uib'] = {'part': part_record}
     return draft
 
@@ -343,20 +371,41 @@ def thinking_marker(part: ThinkingPart) -> str | None:
     return marker('thinking', payload) if payload else None
 
 
-def tool_call_wire(part: ToolCallPart) -> dict[str, Any]:
+def call_record(part: ToolCallPart, keyring: Keyring, *, client: bool) -> dict[str, Any]:
+    """What a tool call's own `metadata.uibridge` holds: its signature, and the `client` mark it was signed with."""
+    record: dict[str, Any] = {SIG_KEY: keyring.sign_part(part, client=client)}
+    if client:
+        record['client'] = True
+    return record
+
+
+def tool_call_wire(part: ToolCallPart, record: dict[str, Any]) -> dict[str, Any]:
     args = part.args
     # A dict is what `args_as_json_str` writes with `compact_json` too; this adapter's is the faster one.
     arguments = compact_json(args) if isinstance(args, dict) else part.args_as_json_str()
-    return {'id': part.tool_call_id, 'type': 'function', 'function': {'name': part.tool_name, 'arguments': arguments}}
+    return {
+        'id': part.tool_call_id,
+        'type': 'function',
+        'function': {'name': part.tool_name, 'arguments': arguments},
+        'metadata': {WIRE_KEY: record},
+    }
 
 
-def _response_drafts(message: ModelResponse) -> list[Draft]:
+def _client_calls(message: ModelResponse) -> dict[str, Any] | None:
+    """The response's `uibridge_answered_by` marks, `None` when it has none."""
+    answered = message.metadata.get(ANSWERED_BY_METADATA_KEY) if message.metadata else None
+    return cast('dict[str, Any]', answered) if isinstance(answered, dict) and answered else None
+
+
+def _response_drafts(message: ModelResponse, keyring: Keyring) -> list[Draft]:
     drafts: list[Draft] = []
     dropped_files = False
+    answered = _client_calls(message)
     for part in message.parts:
         if isinstance(part, TextPart):
-            uib: dict[str, Any] = {'part': {'id': part.id}} if part.id is not None else {}
-            drafts.append({'role': 'assistant', 'content': part.content, '_uib': uib})
+            text_record: dict[str, Any] = {'id': part.id} if part.id is not None else {}
+            text_record[SIG_KEY] = keyring.sign_part(part)
+            drafts.append({'role': 'assistant', 'content': part.content, '_uib': {'part': text_record}})
         elif isinstance(part, ToolCallPart):
             # An assistant message with empty text and no calls stands for an empty `TextPart`; a call
             # joining it would turn it into the empty placeholder a call-only message carries.
@@ -366,9 +415,16 @@ def _response_drafts(message: ModelResponse) -> list[Draft]:
                 or not (drafts[-1]['content'] or 'toolCalls' in drafts[-1])
             ):
                 drafts.append({'role': 'assistant', 'content': '', '_uib': {}})
-            drafts[-1].setdefault('toolCalls', []).append(tool_call_wire(part))
+            client = answered is not None and answered.get(part.tool_call_id) == 'client'
+            drafts[-1].setdefault('toolCalls', []).append(
+                tool_call_wire(part, call_record(part, keyring, client=client))
+            )
         elif isinstance(part, ThinkingPart):
-            draft: Draft = {'role': 'reasoning', 'content': part.content, '_uib': {}}
+            draft: Draft = {
+                'role': 'reasoning',
+                'content': part.content,
+                '_uib': {'part': {SIG_KEY: keyring.sign_part(part)}},
+            }
             encrypted = thinking_marker(part)
             if encrypted is not None:
                 draft['encryptedValue'] = encrypted

@@ -16,6 +16,13 @@ record (see `_wire`) starts a new one, so a history that dump wrote comes back w
   says otherwise) or, from dump's record, the tool-bound `RetryPromptPart` it was.
 - `activity` messages are UI-only and are left out silently.
 
+Given `claims`, the signature the client echoed beside each server-authored part (`sig` in the message's part
+record, in a tool call's own `metadata.uibridge` with its `client` mark, or inside the retry-feedback
+marker; see `dump`) is recorded there for the part built, for `verify_history`; the messages are the same
+either way. A tool call marked `"client": true` comes back as a `client` entry of its response's
+`metadata["uibridge_answered_by"]`; a `client` entry in a response record's `metadata` does not (only a
+call's own mark, which its signature covers, says that a client tool answers it).
+
 Forward compatibility (`validation`): a message with an unknown `role`, a content part with an unknown
 `type`, or a media part with an unknown `source.type` is skipped with a `UserWarning`; so is a `file`
 source, a provider's file handle the neutral model has no form for. The rest of the request still loads.
@@ -41,6 +48,7 @@ from ag_ui.core import (
 )
 
 from ...core.errors import InputError
+from ...core.events import ANSWERED_BY_METADATA_KEY
 from ...core.feedback import retry_feedback_from_marker
 from ...core.json_text import parse_json
 from ...core.messages import (
@@ -54,6 +62,7 @@ from ...core.messages import (
     ModelRequest,
     ModelRequestPart,
     ModelResponse,
+    RetryFeedbackPart,
     RetryPromptPart,
     SystemPromptPart,
     TextPart,
@@ -66,7 +75,8 @@ from ...core.messages import (
     VideoUrl,
 )
 from ...core.trusted import construct
-from ._wire import METADATA_KEY, WIRE_KEY, message_adapter, parse_iso, read_marker, records, warn
+from ...core.verification import SignatureClaims
+from ._wire import METADATA_KEY, SIG_KEY, WIRE_KEY, message_adapter, parse_iso, read_marker, records, warn
 from .validation import original_part_path, prefilter_message, validation_error
 
 __all__ = ['load_messages']
@@ -76,9 +86,14 @@ _FINISH_REASONS: frozenset[str] = frozenset(get_args(FinishReason))
 _errors_adapter = pydantic.TypeAdapter(list[ErrorDetails])
 
 
-def load_messages(messages: Sequence[Message | Mapping[str, Any]]) -> list[ModelMessage]:
-    """Raises `InputError` (path `<index>.<field>`) for a message the neutral model cannot take."""
-    loader = _Loader()
+def load_messages(
+    messages: Sequence[Message | Mapping[str, Any]], *, claims: SignatureClaims | None = None
+) -> list[ModelMessage]:
+    """Raises `InputError` (path `<index>.<field>`) for a message the neutral model cannot take.
+
+    `claims`, when given, receives the signature the client sent beside each part (see the module docstring).
+    """
+    loader = _Loader(claims)
     add = loader.add
     for index, raw in enumerate(messages):
         message = raw if isinstance(raw, pydantic.BaseModel) else _coerce(raw, str(index))
@@ -112,13 +127,16 @@ class _Loader:
     """Consecutive AG-UI messages of one side become one `ModelMessage`: the open group is `side` (`None`
     when there is none), its `record`, its `parts` and the `entries` that remember its AG-UI messages."""
 
-    def __init__(self) -> None:
+    def __init__(self, claims: SignatureClaims | None) -> None:
+        self.claims = claims
         self.result: list[ModelMessage] = []
         self.calls: dict[str, str] = {}
         self.side: Literal['request', 'response'] | None = None
         self.record: dict[str, Any] | None = None
         self.parts: list[Any] = []
         self.entries: list[dict[str, Any]] = []
+        self.client_calls: list[str] = []
+        """The calls of the open response marked `"client": true`."""
 
     def add(self, message: Message, index: int) -> None:
         role = message.role
@@ -147,17 +165,24 @@ class _Loader:
         if not isinstance(part_record, dict):  # pyright: ignore[reportUnnecessaryIsInstance]: a client's copy
             part_record = _NO_RECORD
         parts = self.parts
+        claims = self.claims
         if isinstance(message, AssistantMessage):
             self._assistant(message, part_record, parts)
         elif isinstance(message, ToolMessage):
-            parts.append(self._tool(message, part_record, index))
+            part = self._tool(message, part_record, index)
+            if claims is not None:
+                claims.add(part, part_record.get(SIG_KEY))
+            parts.append(part)
         elif isinstance(message, ReasoningMessage):
-            parts.append(_thinking(message))
+            thinking = _thinking(message)
+            if claims is not None:
+                claims.add(thinking, part_record.get(SIG_KEY))
+            parts.append(thinking)
         elif isinstance(message, UserMessage):
             parts.append(_user(message, part_record, index))
         else:
             assert isinstance(message, (SystemMessage, DeveloperMessage))
-            parts.append(_system(message, part_record))
+            parts.append(_system(message, part_record, claims))
 
     def finish(self) -> list[ModelMessage]:
         self._flush()
@@ -172,11 +197,15 @@ class _Loader:
         rec = self.record or _NO_RECORD
         parts = self.parts
         entries = self.entries
+        client_calls = self.client_calls
         self.side = self.record = None
         self.parts = []
         self.entries = []
         own_metadata = rec.get('metadata')
         metadata: dict[str, Any] = dict(cast('dict[str, Any]', own_metadata)) if isinstance(own_metadata, dict) else {}
+        if side == 'response' and (client_calls or ANSWERED_BY_METADATA_KEY in metadata):
+            _answered_by(metadata, client_calls)
+            self.client_calls = []
         metadata[METADATA_KEY] = {'messages': entries}
         if side == 'request':
             instructions = rec.get('instructions')
@@ -204,18 +233,28 @@ class _Loader:
     def _assistant(self, message: AssistantMessage, part_record: dict[str, Any], parts: list[Any]) -> None:
         calls = message.tool_calls or ()
         content = message.content
+        claims = self.claims
         if content or (content is not None and not calls):
             text_id = part_record.get('id')
-            parts.append(construct(TextPart, {'content': content, 'id': text_id if isinstance(text_id, str) else None}))
+            text = construct(TextPart, {'content': content, 'id': text_id if isinstance(text_id, str) else None})
+            if claims is not None:
+                claims.add(text, part_record.get(SIG_KEY))
+            parts.append(text)
         for call in calls:
             function = call.function
             self.calls[call.id] = function.name
-            parts.append(
-                construct(
-                    ToolCallPart,
-                    {'tool_name': function.name, 'args': _args(function.arguments), 'tool_call_id': call.id},
-                )
+            part = construct(
+                ToolCallPart,
+                {'tool_name': function.name, 'args': _args(function.arguments), 'tool_call_id': call.id},
             )
+            if call.metadata:
+                record = records(call.metadata)
+                client = record.get('client') is True
+                if client:
+                    self.client_calls.append(call.id)
+                if claims is not None:
+                    claims.add(part, record.get(SIG_KEY), client=client)
+            parts.append(part)
 
     def _tool(self, message: ToolMessage, part_record: dict[str, Any], index: int) -> ModelRequestPart:
         tool_name = self.calls.get(message.tool_call_id)
@@ -256,6 +295,21 @@ class _Loader:
         return construct(ToolReturnPart, fields)
 
 
+def _answered_by(metadata: dict[str, Any], client_calls: list[str]) -> None:
+    """`metadata`'s answered-by marks: the record's own without its `client` entries (a record is not signed),
+    and one `client` entry per call marked `"client": true` (a mark its signature covers)."""
+    recorded = metadata.get(ANSWERED_BY_METADATA_KEY)
+    marks: dict[str, Any] = {}
+    if isinstance(recorded, dict):
+        marks = {k: v for k, v in cast('dict[str, Any]', recorded).items() if v != 'client'}
+    for call_id in client_calls:
+        marks[call_id] = 'client'
+    if marks:
+        metadata[ANSWERED_BY_METADATA_KEY] = marks
+    else:
+        metadata.pop(ANSWERED_BY_METADATA_KEY, None)
+
+
 def _timestamp(part_record: dict[str, Any]) -> datetime | None:
     return parse_iso(part_record.get('timestamp'))
 
@@ -281,10 +335,15 @@ def _thinking(message: ReasoningMessage) -> ThinkingPart:
     return construct(ThinkingPart, fields)
 
 
-def _system(message: SystemMessage | DeveloperMessage, part_record: dict[str, Any]) -> ModelRequestPart:
+def _system(
+    message: SystemMessage | DeveloperMessage, part_record: dict[str, Any], claims: SignatureClaims | None
+) -> ModelRequestPart:
     if isinstance(message, SystemMessage) and message.encrypted_value:
-        feedback = retry_feedback_from_marker(read_marker(message.encrypted_value, 'retry_feedback'), message.content)
+        payload = read_marker(message.encrypted_value, 'retry_feedback')
+        feedback: RetryFeedbackPart | None = retry_feedback_from_marker(payload, message.content)
         if feedback is not None:
+            if claims is not None:
+                claims.add(feedback, cast('dict[str, Any]', payload).get(SIG_KEY))
             return feedback
     fields: dict[str, Any] = {'content': message.content}
     timestamp = _timestamp(part_record)

@@ -6,7 +6,8 @@ is skipped with a warning rather than failing the request). Every failure is an 
 message and the JSON path in the body as the client sent it (indexes count skipped messages too).
 
 `AGUIRunRequest.run_input()` hands over:
-- `history`: the messages, loaded (not yet sanitized: the server does that).
+- `history`: the messages, loaded (not yet verified nor sanitized: the server does that), and `claims`, the
+  signatures the client sent beside its parts (see `load`), for the server's `verify_history`.
 - `tools`: the client's tools, as `ClientTool`s the agent may call and the client answers.
 - `approvals`: one `ToolApproval` per `resume` entry. `approval_id` is the interrupt id the server minted;
   `approved` is true only for a `resolved` entry whose payload says `"approved": true` (a cancelled entry,
@@ -29,6 +30,7 @@ from ag_ui.core import RunAgentInput
 
 from ...core.errors import InputError
 from ...core.run import ClientTool, RunInput, ToolApproval
+from ...core.verification import SignatureClaims
 from .load import load_messages
 from .validation import original_part_path, prefilter_message, validation_error
 
@@ -48,12 +50,14 @@ class AGUIRunRequest:
         return self.input.protocol_version
 
     def run_input(self) -> RunInput:
+        claims = SignatureClaims()
         try:
-            history = load_messages(self.input.messages)
+            history = load_messages(self.input.messages, claims=claims)
         except InputError as e:
             raise self._relocated(e) from None
         return RunInput(
             history=history,
+            claims=claims,
             thread_id=self.input.thread_id,
             run_id=self.input.run_id,
             tools=[_client_tool(tool.name, tool.description, tool.parameters) for tool in self.input.tools or []],

@@ -19,9 +19,24 @@ The stream is built so that the messages `@ag-ui/client`'s reducer assembles fro
   carrying the seed-003 marker, so the reducer builds the very `SystemMessage` dump gives.
 - `CustomData` is a `CUSTOM` event (shown live, kept only in the response's metadata); a `FileOutput` has
   no AG-UI form and is only collected.
+- Signatures (see `dump`): each part's END event carries its message's whole `uibridge` record again with
+  the part's `sig` added (`TEXT_MESSAGE_END`, `REASONING_MESSAGE_END`; the reducer merges an event's
+  `metadata` into the message one top-level key at a time, so a record sent in part would replace the
+  whole); `TOOL_CALL_END` carries the call's `metadata.uibridge` (`sig`), which the reducer merges into the
+  tool call; `TOOL_CALL_RESULT` the tool message's record with its `sig`; the retry-feedback marker its
+  `sig`. Each is computed once, from the part as the collector finished it, so it signs exactly what the
+  client built from the deltas.
+- Who answers a call (`ToolCallReady`) is said after its `PartEnd`, and a call to a client tool is signed
+  with the client mark. So a finished call's `TOOL_CALL_END` is held (its arguments are all sent) until the
+  encoder knows: its `ToolCallReady`, its `ToolResult`, the next `ResponseStart` or the end of the run,
+  whichever comes first. A server tool's END thus arrives with its result (the reducer builds the call
+  from START and ARGS; END only adds the signature). Should a `ToolCallReady(..., 'client')` come after the
+  END was sent all the same, the call is opened again: `TOOL_CALL_START` (same id, name and parent; the
+  1.0 reducer updates the call it holds and `verifyEvents` allows it once the call ended) with the
+  client-marked `metadata`, then `TOOL_CALL_END`.
 - The run ends with `RUN_FINISHED`: outcome `interrupt` when calls await approval (one interrupt per call,
-  `id` from `approval_id(call)`, `reason: "tool_approval"`; without `approval_id` the id is the call's own,
-  fit only for tests: the server passes `ApprovalSigner.approval_id`), else `success` with
+  `id` from `keyring.approval_id(thread_id, call)`: only this server can mint it, for this call in this
+  thread; `reason: "tool_approval"`), else `success` with
   `pendingToolCallIds` for calls the client's own tools must answer. Approval wins when both are pending:
   an interrupt outcome has no pending list. A `RunCancelled` becomes outcome `cancelled` only for a client
   that declared protocol 1.0 or later; an older client (or one that declared nothing) gets a plain
@@ -39,7 +54,7 @@ Framing and the delta hot path are in `frames`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -83,8 +98,9 @@ from ...core.events import (
 )
 from ...core.json_text import compact_json
 from ...core.messages import ModelMessage, ModelResponse, RetryPromptPart, TextPart, ThinkingPart, ToolCallPart
-from ._wire import METADATA_KEY, WIRE_KEY
-from .dump import feedback_message, legacy_retry_message, response_record, thinking_marker, tool_message
+from ...core.provenance import Keyring
+from ._wire import METADATA_KEY, SIG_KEY, WIRE_KEY
+from .dump import call_record, feedback_message, legacy_retry_message, response_record, thinking_marker, tool_message
 from .frames import CONTENT_TYPE, declares_1_0, delta_frame, event_frame, now_ms, sdk_frame
 
 __all__ = ['AGUIEventStream', 'encode_events']
@@ -102,12 +118,6 @@ _tool_call_end = event_frame(ToolCallEndEvent)
 _tool_call_result = event_frame(ToolCallResultEvent)
 
 
-def _call_id(call: ToolCallPart) -> str:
-    # Only for tests and demos: a server should pass `ApprovalSigner(...).approval_id`, or a client can
-    # approve a call it wrote itself by echoing its id.
-    return call.tool_call_id
-
-
 @dataclass
 class _Open:
     kind: Literal['text', 'thinking', 'call']
@@ -116,6 +126,14 @@ class _Open:
     span_id: str = ''
     held_args: str | None = None
     """A tool call's dict arguments, held back until we know no streamed argument text replaces them."""
+    record: dict[str, Any] | None = None
+    """A text or thinking message's `uibridge` record as its START sent it: its END sends it whole again,
+    with the part's signature."""
+    response: ModelResponse | None = None
+    slot: int = 0
+    """Where the collector keeps the part (`response.parts[slot]`), finished once the part ends."""
+    parent_id: str = ''
+    """A tool call's assistant message."""
 
 
 class AGUIEventStream:
@@ -127,12 +145,13 @@ class AGUIEventStream:
         thread_id: str,
         run_id: str,
         client_protocol_version: str | None = None,
-        approval_id: Callable[[ToolCallPart], str] | None = None,
+        keyring: Keyring | None = None,
     ) -> None:
+        """`keyring` signs what the stream sends and mints approval ids (`None`: `default_keyring()`)."""
         self.thread_id = thread_id
         self.run_id = run_id
         self.client_protocol_version = client_protocol_version
-        self._approval_id: Callable[[ToolCallPart], str] = approval_id or _call_id
+        self._keyring = Keyring.of(keyring)
         self._collector = MessageCollector()
         self._started = False
         self._ended = False
@@ -148,6 +167,12 @@ class AGUIEventStream:
         self._last_side: Literal['request', 'response'] | None = None
         self._approvals: list[str] = []
         self._client_calls: list[str] = []
+        self._marks: dict[str, bool] = {}
+        """Who answers a call, once known: id -> addressed to a client tool (`ToolCallReady`)."""
+        self._held: dict[str, _Open] = {}
+        """Finished calls whose `TOOL_CALL_END` waits for their mark (see the module docstring), in order."""
+        self._ended_calls: dict[str, str] = {}
+        """The calls whose `TOOL_CALL_END` was sent: id -> parent message id (to mark a client call late)."""
         self._answered: set[str] = set()
 
     # ------------------------------------------------------------------------------ the protocol
@@ -178,17 +203,21 @@ class AGUIEventStream:
             case PartStart():
                 self._part_start(event, out)
             case PartEnd():
-                self._part_end(self._open.pop(event.index), event.signature, out)
+                self._part_end(self._open.pop(event.index), out)
             case ResponseStart():
                 self._close_parts(out)
+                self._release_calls(out)
                 self._start_response()
             case ToolResult() if isinstance(event.part, RetryPromptPart) and event.part.tool_name is None:
                 self._close_parts(out)
                 self._legacy_retry(event.part, out)
             case ToolResult():
                 self._close_parts(out)
+                held = self._held.pop(event.part.tool_call_id, None)
+                if held is not None:
+                    self._call_end(held, out)
                 self._answered.add(event.part.tool_call_id)
-                draft = tool_message(event.part)
+                draft = tool_message(event.part, self._keyring)
                 out.append(
                     _tool_call_result(
                         now_ms(),
@@ -202,8 +231,11 @@ class AGUIEventStream:
                 self._close_parts(out)
                 self._feedback(event, out)
             case ToolCallReady():
-                target = self._approvals if event.answered_by == 'approval' else self._client_calls
-                target.append(event.tool_call_id)
+                if event.answered_by == 'approval':
+                    self._approvals.append(event.tool_call_id)
+                else:
+                    self._client_calls.append(event.tool_call_id)
+                self._mark(event.tool_call_id, event.answered_by == 'client', out)
             case CustomData():
                 if not event.transient and not self._in_response:
                     self._start_response()
@@ -215,10 +247,12 @@ class AGUIEventStream:
                 self._finish(out)
             case RunError():
                 self._close_parts(out)
+                self._release_calls(out)
                 self._ended = True
                 out.append(sdk_frame(RunErrorEvent(message=event.message, code=event.code, timestamp=now_ms())))
             case RunCancelled():
                 self._close_parts(out)
+                self._release_calls(out)
                 self._ended = True
                 outcome = RunFinishedCancelledOutcome() if declares_1_0(self.client_protocol_version) else None
                 out.append(self._run_finished(outcome))
@@ -274,44 +308,66 @@ class AGUIEventStream:
         self._ids[-1].append(message_id)
         return message_id
 
-    def _metadata(self, part: dict[str, Any] | None) -> dict[str, Any] | None:
+    def _record(self, part: dict[str, Any] | None) -> dict[str, Any]:
+        """The `uibridge` record of a response's next message: the response record on its first message."""
         ours: dict[str, Any] = {}
         if self._pending_record is not None:
             ours['response'] = self._pending_record
             self._pending_record = None
         if part:
             ours['part'] = part
-        return {WIRE_KEY: ours} if ours else None
+        return ours
+
+    def _signed(self, opened: _Open) -> dict[str, Any]:
+        """The END `metadata` of a text or thinking message: its START record again, with the part's `sig`."""
+        assert opened.response is not None and opened.record is not None
+        part = opened.response.parts[opened.slot]
+        assert isinstance(part, TextPart | ThinkingPart)
+        record = opened.record
+        record['part'] = {**record.get('part', {}), SIG_KEY: self._keyring.sign_part(part)}
+        return {WIRE_KEY: record}
 
     def _part_start(self, event: PartStart, out: list[bytes]) -> None:
         if not self._in_response:
             self._start_response()
         part = event.part
+        # The collector (fed first) has just appended the part to the response it is building.
+        response = self._collector.last_message
+        assert isinstance(response, ModelResponse)
+        slot = len(response.parts) - 1
         if isinstance(part, TextPart):
             message_id = self._response_message_id()
-            metadata = self._metadata({'id': part.id} if part.id is not None else None)
+            record = self._record({'id': part.id} if part.id is not None else None)
+            metadata = {WIRE_KEY: record} if record else None
             out.append(_text_start(now_ms(), message_id=message_id, role='assistant', metadata=metadata))
             if part.content:
                 out.append(delta_frame('TEXT_MESSAGE_CONTENT', 'messageId', message_id, part.content))
             self._last_kind = 'assistant'
             self._last_assistant_id = message_id
             self._joinable = bool(part.content)
-            self._open[event.index] = _Open('text', message_id, part)
+            self._open[event.index] = _Open('text', message_id, part, record=record, response=response, slot=slot)
         elif isinstance(part, ThinkingPart):
             message_id = self._response_message_id()
             span_id = f'{message_id}.reasoning'
             now = now_ms()
+            record = self._record(None)
             out.append(_reasoning_start(now, message_id=span_id))
-            out.append(_reasoning_message_start(now, message_id=message_id, metadata=self._metadata(None)))
+            out.append(
+                _reasoning_message_start(now, message_id=message_id, metadata={WIRE_KEY: record} if record else None)
+            )
             if part.content:
                 out.append(delta_frame('REASONING_MESSAGE_CONTENT', 'messageId', message_id, part.content))
             self._last_kind = 'reasoning'
-            self._open[event.index] = _Open('thinking', message_id, part, span_id=span_id)
+            self._open[event.index] = _Open(
+                'thinking', message_id, part, span_id=span_id, record=record, response=response, slot=slot
+            )
         else:
             if self._last_kind != 'assistant' or not self._joinable:
                 message_id = self._response_message_id()
                 now = now_ms()
-                out.append(_text_start(now, message_id=message_id, role='assistant', metadata=self._metadata(None)))
+                record = self._record(None)
+                metadata = {WIRE_KEY: record} if record else None
+                out.append(_text_start(now, message_id=message_id, role='assistant', metadata=metadata))
                 out.append(_text_end(now, message_id=message_id))
                 self._last_kind = 'assistant'
                 self._last_assistant_id = message_id
@@ -324,7 +380,7 @@ class AGUIEventStream:
                     parent_message_id=self._last_assistant_id,
                 )
             )
-            opened = _Open('call', part.tool_call_id, part)
+            opened = _Open('call', part.tool_call_id, part, parent_id=self._last_assistant_id)
             if isinstance(part.args, dict):
                 opened.held_args = compact_json(part.args)
             elif part.args:
@@ -345,16 +401,16 @@ class AGUIEventStream:
             opened.held_args = None
             out.append(delta_frame('TOOL_CALL_ARGS', 'toolCallId', opened.id, event.delta))
 
-    def _part_end(self, opened: _Open, signature: str | None, out: list[bytes]) -> None:
+    def _part_end(self, opened: _Open, out: list[bytes]) -> None:
+        """The END events of a part the collector has finished (so the signature covers what was streamed)."""
         now = now_ms()
         if opened.kind == 'text':
-            out.append(_text_end(now, message_id=opened.id))
+            out.append(_text_end(now, message_id=opened.id, metadata=self._signed(opened)))
         elif opened.kind == 'thinking':
-            out.append(_reasoning_message_end(now, message_id=opened.id))
-            part = opened.part
+            out.append(_reasoning_message_end(now, message_id=opened.id, metadata=self._signed(opened)))
+            assert opened.response is not None
+            part = opened.response.parts[opened.slot]
             assert isinstance(part, ThinkingPart)
-            if signature is not None:
-                part = part.model_copy(update={'signature': signature})
             encrypted = thinking_marker(part)
             if encrypted is not None:
                 out.append(
@@ -364,11 +420,53 @@ class AGUIEventStream:
         else:
             if opened.held_args is not None:
                 out.append(delta_frame('TOOL_CALL_ARGS', 'toolCallId', opened.id, opened.held_args))
-            out.append(_tool_call_end(now, tool_call_id=opened.id))
+            if opened.id in self._marks:
+                self._call_end(opened, out)
+            else:
+                self._held[opened.id] = opened
+
+    def _call_end(self, opened: _Open, out: list[bytes]) -> None:
+        """`TOOL_CALL_END` with the call's signed `metadata` (client-marked when a client tool answers it)."""
+        record = call_record(self._find_call(opened.id), self._keyring, client=self._marks.get(opened.id, False))
+        out.append(_tool_call_end(now_ms(), tool_call_id=opened.id, metadata={WIRE_KEY: record}))
+        self._ended_calls[opened.id] = opened.parent_id
+
+    def _release_calls(self, out: list[bytes]) -> None:
+        """The held ENDs, signed without the client mark: nothing said a client tool answers these calls."""
+        if self._held:
+            for opened in self._held.values():
+                self._call_end(opened, out)
+            self._held.clear()
 
     def _close_parts(self, out: list[bytes]) -> None:
+        if not self._open:
+            return
+        self._collector.close()  # finishes the parts the collector still streams (a run ending mid-part)
         for index in sorted(self._open):
-            self._part_end(self._open.pop(index), None, out)
+            self._part_end(self._open.pop(index), out)
+
+    def _mark(self, call_id: str, client: bool, out: list[bytes]) -> None:
+        """Who answers `call_id`: its held END goes out now, signed accordingly. A client mark for a call whose
+        END was already sent opens the call again with the marked `metadata` (see the module docstring)."""
+        if call_id in self._marks:
+            return
+        self._marks[call_id] = client
+        held = self._held.pop(call_id, None)
+        if held is not None:
+            self._call_end(held, out)
+            return
+        parent_id = self._ended_calls.get(call_id)
+        call = self._collector.tool_call(call_id)
+        if not client or parent_id is None or call is None:
+            return  # still streaming (its END will be signed so), signed as it should be, or no call of this run
+        now = now_ms()
+        metadata = {WIRE_KEY: call_record(call, self._keyring, client=True)}
+        out.append(
+            _tool_call_start(
+                now, tool_call_id=call_id, tool_call_name=call.tool_name, parent_message_id=parent_id, metadata=metadata
+            )
+        )
+        out.append(_tool_call_end(now, tool_call_id=call_id))
 
     def _legacy_retry(self, part: RetryPromptPart, out: list[bytes]) -> None:
         draft = legacy_retry_message(part)
@@ -380,7 +478,7 @@ class AGUIEventStream:
         out.append(_text_end(now, message_id=message_id))
 
     def _feedback(self, event: RetryFeedback, out: list[bytes]) -> None:
-        draft = feedback_message(event.part)
+        draft = feedback_message(event.part, self._keyring)
         message_id = self._request_message_id()
         now = now_ms()
         out.append(_text_start(now, message_id=message_id, role='system'))
@@ -395,6 +493,7 @@ class AGUIEventStream:
 
     def _finish(self, out: list[bytes]) -> None:
         self._close_parts(out)
+        self._release_calls(out)
         self._ended = True
         if self._approvals:
             interrupts = [self._interrupt(call_id) for call_id in self._approvals]
@@ -407,7 +506,7 @@ class AGUIEventStream:
     def _interrupt(self, tool_call_id: str) -> Interrupt:
         call = self._find_call(tool_call_id)
         return Interrupt(
-            id=self._approval_id(call),
+            id=self._keyring.approval_id(self.thread_id, call),
             reason='tool_approval',
             tool_call_id=tool_call_id,
             message=f'Approve the call to {call.tool_name}?' if call.tool_name else None,
