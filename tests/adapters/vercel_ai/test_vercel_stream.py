@@ -21,7 +21,7 @@ from uibridge import (
     ToolReturnPart,
     retry_feedback_payload,
 )
-from uibridge.adapters.vercel_ai import UIMessageChunkAdapter, VercelAIEventStream, encode_events
+from uibridge.adapters.vercel_ai import UIMessageChunkAdapter, VercelAIEventStream, dump_messages, encode_events
 from uibridge.core.events import (
     AgentEvent,
     CustomData,
@@ -401,3 +401,39 @@ def test_a_denial_in_the_continued_message_is_sent_with_the_call_metadata_the_cl
 def test_without_the_continued_message_a_denial_is_only_marked_denied() -> None:
     kinds = [c['type'] for c in _refusal(continued=False)]
     assert 'tool-approval-response' not in kinds and 'tool-output-denied' in kinds
+
+
+def test_an_approval_asked_while_the_call_streams_is_asked_when_it_ends() -> None:
+    call = ToolCallPart(tool_name='delete', args='', tool_call_id='c')
+    events: list[AgentEvent] = [
+        PartStart(0, call),
+        ToolCallReady('c', 'approval'),
+        PartDelta(0, '{"all": true}'),
+        PartEnd(0),
+        RunFinished(),
+    ]
+    stream = VercelAIEventStream(thread_id='chat-1')
+    chunks = chunks_of(stream.start() + b''.join(stream.encode(e) for e in events) + stream.close())
+    kinds = [c['type'] for c in chunks]
+    assert kinds.index('tool-input-available') + 1 == kinds.index('tool-approval-request')
+    (available,) = _available(chunks)
+    assert available['providerMetadata']['uibridge']['approval'] is True
+    (request,) = [c for c in chunks if c['type'] == 'tool-approval-request']
+    finished = ToolCallPart(tool_name='delete', args={'all': True}, tool_call_id='c')
+    assert default_keyring().verify_approval(request['approvalId'], 'chat-1', finished)
+
+
+def test_a_call_asked_about_then_denied_in_the_same_run_is_answered_as_the_dump_writes_it() -> None:
+    call = ToolCallPart(tool_name='delete', args={'all': True}, tool_call_id='c')
+    denial = ToolReturnPart(tool_name='delete', content='Timed out.', tool_call_id='c', outcome='denied', timestamp=T1)
+    events: list[AgentEvent] = [PartStart(0, call), PartEnd(0), ToolCallReady('c', 'approval'), ToolResult(denial)]
+    stream = VercelAIEventStream(thread_id='chat-1')
+    chunks = chunks_of(stream.start() + b''.join(stream.encode(e) for e in events) + stream.close())
+    (request,) = [c for c in chunks if c['type'] == 'tool-approval-request']
+    (answer,) = [c for c in chunks if c['type'] == 'tool-approval-response']
+    assert answer['approvalId'] == request['approvalId'] and answer['reason'] == 'Timed out.'
+    assert default_keyring().verify_part(denial, answer['providerMetadata']['uibridge']['result']['sig'])
+    (message,) = dump_messages(stream.new_messages)
+    tool = message.model_dump(mode='json')['parts'][1]
+    assert tool['approval'] == {'id': request['approvalId'], 'approved': False, 'reason': 'Timed out.'}
+    assert tool['callProviderMetadata'] == answer['providerMetadata']

@@ -413,7 +413,8 @@ class VercelAIEventStream:
             self._started_calls[open_part.id] = {}
             self._held[open_part.id] = _HeldCall(call, response)
             return ''
-        return self._call_available(call, response, mark, error)
+        out = self._call_available(call, response, mark, error)
+        return out + self._ask_approval(call) if mark == 'approval' and error is None else out
 
     def _call_available(
         self, call: ToolCallPart, response: dict[str, Any] | None, mark: str | None, error: str | None = None
@@ -466,7 +467,8 @@ class VercelAIEventStream:
         if call_id in self._held:
             out = self._release(call_id, event.answered_by)
         elif any(p.kind == 'tool' and p.id == call_id for p in self._open.values()):
-            self._marks[call_id] = event.answered_by  # still streaming: sent with the mark when it ends
+            self._marks[call_id] = event.answered_by  # still streaming: sent, approval asked, when it ends
+            return ''
         elif event.answered_by == 'client' and call_id in self._started_calls:
             warnings.warn(
                 f'ToolCallReady for {call_id!r} came after its step ended: the client already holds the call '
@@ -474,15 +476,19 @@ class VercelAIEventStream:
                 UserWarning,
                 stacklevel=4,
             )
+            return ''
         if event.answered_by != 'approval':
             return out
         call = self._find_call(call_id)
         if call is None:
             warnings.warn(f'no tool call {call_id!r} to ask an approval for', UserWarning, stacklevel=4)
             return out
+        return out + self._ask_approval(call)
+
+    def _ask_approval(self, call: ToolCallPart) -> str:
         approval_id = self._keyring.approval_id(self._thread_id, call)
-        self._approvals[call_id] = {'id': approval_id}
-        return out + _sse({'type': 'tool-approval-request', 'approvalId': approval_id, 'toolCallId': call_id})
+        self._approvals[call.tool_call_id] = {'id': approval_id}
+        return _sse({'type': 'tool-approval-request', 'approvalId': approval_id, 'toolCallId': call.tool_call_id})
 
     def _tool_result(self, event: ToolResult) -> str:
         out = self._close_parts()
