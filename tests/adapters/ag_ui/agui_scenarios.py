@@ -174,6 +174,32 @@ def scenarios() -> list[Scenario]:
             ],
             outcome='success',
         ),
+        # Who answers a call is said after its PartEnd: the call's TOOL_CALL_END waits for it, past a sibling
+        # server call's result (an agent that runs its own tools first, then hands the rest to the client).
+        Scenario(
+            'client_call_after_server_result',
+            [
+                *_text_stream(0, 'Looking around.'),
+                PartStart(1, ToolCallPart(tool_name='get_weather', args={'city': 'Paris'}, tool_call_id='call_s')),
+                PartStart(2, ToolCallPart(tool_name='get_location', args={}, tool_call_id='call_l')),
+                PartEnd(1),
+                PartEnd(2),
+                ToolResult(
+                    ToolReturnPart(tool_name='get_weather', content='sunny', tool_call_id='call_s', timestamp=T0)
+                ),
+                ToolCallReady('call_l', 'client'),
+                RunFinished('tool_call'),
+            ],
+        ),
+        Scenario(
+            'client_mark_before_part_end',
+            [
+                PartStart(0, ToolCallPart(tool_name='get_location', tool_call_id='call_b')),
+                ToolCallReady('call_b', 'client'),
+                PartDelta(0, '{"precise": true}'),
+                PartEnd(0),
+            ],
+        ),
         Scenario(
             'approval_interrupt',
             [

@@ -3,12 +3,13 @@
 One Node process replays all scenarios (tests/clients/agui_replay.mjs): HTTP body in small chunks -> the
 client's SSE parser -> CompatibilityBoundary -> enforceEvents -> transformChunks -> verifyEvents -> the
 reducer. Each must pass with no error and no warning, build exactly the messages `dump_messages` gives for
-the stream's `new_messages` (see `client_view` for the one field the live stream cannot carry), and load
-back into the same history.
+the stream's `new_messages` (see `client_view` for the one field the live stream cannot carry), load
+back into the same history, and verify whole: every signature the stream sent is where the client keeps it.
 """
 
 from __future__ import annotations
 
+import json
 import warnings
 from typing import Any
 
@@ -23,8 +24,10 @@ from agui_helpers import (
 )
 from agui_scenarios import KEYRING, Scenario, random_scenario, scenarios
 
-from uibridge import ModelMessage, ModelResponse, ToolCallPart
+from uibridge import ModelMessage, ModelResponse, SystemPromptPart, ToolCallPart, ToolReturnPart, UserPromptPart
 from uibridge.adapters.ag_ui import AGUIEventStream, dump_messages, load_messages
+from uibridge.core.provenance import default_keyring
+from uibridge.core.verification import SignatureClaims, Verified, verify_history
 
 ALL = scenarios() + [random_scenario(seed) for seed in range(40)]
 
@@ -124,3 +127,60 @@ def test_wire_rules_and_ag_ui_validate(runs: dict[str, Any], name: str) -> None:
     if scenario.history:
         overrides['AGUI207'] = 'off'
     assert validator_findings(events, overrides) == []
+
+
+def _verified(scenario: Scenario, messages: list[dict[str, Any]]) -> tuple[list[ModelMessage], Verified, int]:
+    claims = SignatureClaims()
+    loaded = load_messages(messages, claims=claims)
+    return loaded, verify_history(loaded, claims, scenario.kwargs.get('keyring') or default_keyring()), len(claims)
+
+
+@pytest.mark.parametrize('name', [s.name for s in ALL])
+def test_what_the_real_client_holds_verifies_whole(runs: dict[str, Any], name: str) -> None:
+    """What the client sends back on its next turn (`HttpAgent` posts its messages as JSON): everything the
+    server wrote in it, from the history it was given and from the live stream, carries its signature where
+    the client keeps it and verifies; nothing is dropped."""
+    scenario, _, _, result = runs[name]
+    sent = json.loads(json.dumps(result['messages']))
+    # The client answers the calls left to its own tools first (a tool message it writes, no record).
+    pending: list[str] = (result['finished'] or {}).get('pendingToolCallIds') or []
+    for call_id in pending:
+        sent.append({'id': f'answer-{call_id}', 'role': 'tool', 'toolCallId': call_id, 'content': 'from the page'})
+    loaded, verified, claimed = _verified(scenario, sent)
+    assert verified.dropped == {}
+    assert verified.messages == loaded
+    server_written = [p for m in loaded for p in m.parts if not isinstance(p, UserPromptPart | SystemPromptPart)]
+    assert claimed == len(server_written) - len(pending)
+
+
+@pytest.mark.parametrize(
+    ('name', 'client_calls', 'server_calls'),
+    [
+        ('client_tool_pending', ['call_c'], []),
+        ('approval_interrupt', ['call_c2'], ['call_w']),
+        ('client_call_after_server_result', ['call_l'], []),
+        ('client_mark_before_part_end', ['call_b'], []),
+    ],
+)
+def test_the_client_answers_its_own_tools_calls_and_no_other(
+    runs: dict[str, Any], name: str, client_calls: list[str], server_calls: list[str]
+) -> None:
+    """A call the stream marked for a client tool carries the client-marked signature in the client's copy, so
+    the answer the client writes itself is kept; an answer it writes for a server call is not."""
+    scenario, _, _, result = runs[name]
+    messages = json.loads(json.dumps(result['messages']))
+    marks = {
+        call['id']: call['metadata']['uibridge'].get('client', False)
+        for message in messages
+        for call in message.get('toolCalls') or []
+    }
+    for call_id in client_calls:
+        assert marks[call_id] is True
+    for call_id in [*client_calls, *server_calls]:
+        messages.append({'id': f'answer-{call_id}', 'role': 'tool', 'toolCallId': call_id, 'content': 'from the page'})
+    _, verified, _ = _verified(scenario, messages)
+    answered = [p.tool_call_id for m in verified.messages for p in m.parts if isinstance(p, ToolReturnPart)]
+    assert [c for c in answered if c in client_calls or c in server_calls] == client_calls
+    # The answer for a server call is dropped (the call itself stays pending or goes unanswered: core's rule).
+    assert verified.dropped.get('tool result', 0) == len(server_calls)
+    assert set(verified.dropped) <= {'tool result', 'unanswered tool call'}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Any
 
@@ -13,7 +14,15 @@ from agui_scenarios import T0, random_scenario, scenarios
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from uibridge import ModelResponse, RetryFeedbackPart, TextPart, ToolCallPart
+from uibridge import (
+    ModelResponse,
+    RetryFeedbackPart,
+    RetryPromptPart,
+    TextPart,
+    ThinkingPart,
+    ToolCallPart,
+    ToolReturnPart,
+)
 from uibridge.adapters.ag_ui import AGUIEventStream, dump_messages, encode_events, frames
 from uibridge.core.events import (
     PartDelta,
@@ -25,6 +34,7 @@ from uibridge.core.events import (
     RunError,
     RunFinished,
     ToolCallReady,
+    ToolResult,
     events_from_message,
 )
 from uibridge.core.provenance import Keyring
@@ -281,3 +291,93 @@ def test_random_runs_keep_every_pairing_rule(seed: int) -> None:
     assert [m.id for m in dump_messages(stream.new_messages)] == sorted(
         [*announced, *result_ids], key=lambda i: int(i.rsplit('.', 1)[1])
     )
+
+
+# ------------------------------------------------------------------------------------------- signatures
+
+KEYRING = Keyring('stream-signatures')
+
+
+def _sig(event: dict[str, Any]) -> dict[str, Any]:
+    return event['metadata']['uibridge']
+
+
+def test_each_end_event_carries_the_whole_record_and_the_finished_parts_signature() -> None:
+    events = [
+        ResponseStart(model_name='m'),
+        PartStart(0, ThinkingPart(content='Let me')),
+        PartDelta(0, ' think.'),
+        PartEnd(0, signature='provider-sig'),
+        PartStart(1, TextPart(content='Hel', id='t1')),
+        PartDelta(1, 'lo'),
+        PartEnd(1),
+    ]
+    stream_events = sse_events(encode_events(events, keyring=KEYRING))
+    starts = {e['type']: e for e in stream_events if e['type'] in ('REASONING_MESSAGE_START', 'TEXT_MESSAGE_START')}
+    ends = {e['type']: e for e in stream_events if e['type'] in ('REASONING_MESSAGE_END', 'TEXT_MESSAGE_END')}
+    # The reducer replaces `metadata.uibridge` whole: an END repeats what its START sent, and adds the signature.
+    thinking = ThinkingPart(content='Let me think.', signature='provider-sig')
+    assert _sig(ends['REASONING_MESSAGE_END']) == {
+        'response': _sig(starts['REASONING_MESSAGE_START'])['response'],
+        'part': {'sig': KEYRING.sign_part(thinking)},
+    }
+    assert _sig(ends['TEXT_MESSAGE_END']) == {'part': {'id': 't1', 'sig': KEYRING.sign_part(TextPart(content='Hello'))}}
+    assert _sig(starts['TEXT_MESSAGE_START']) == {'part': {'id': 't1'}}
+
+
+def test_a_calls_end_waits_until_the_encoder_knows_who_answers_it() -> None:
+    stream = AGUIEventStream(thread_id='t', run_id='r', keyring=KEYRING)
+    stream.start()
+    call = ToolCallPart(tool_name='get_weather', args={'city': 'Paris'}, tool_call_id='c')
+    assert types(stream.encode(PartStart(0, call)) + stream.encode(PartEnd(0))) == [
+        'TEXT_MESSAGE_START',
+        'TEXT_MESSAGE_END',
+        'TOOL_CALL_START',
+        'TOOL_CALL_ARGS',
+    ]
+    result = ToolResult(ToolReturnPart(tool_name='get_weather', content='sunny', tool_call_id='c'))
+    [end, tool_result] = sse_events(stream.encode(result))
+    assert end['type'] == 'TOOL_CALL_END' and tool_result['type'] == 'TOOL_CALL_RESULT'
+    assert _sig(end) == {'sig': KEYRING.sign_part(call)}
+    assert _sig(tool_result)['part']['sig'] == KEYRING.sign_part(result.part)
+
+
+@pytest.mark.parametrize('mark_first', [True, False])
+def test_a_client_tools_call_is_signed_with_the_client_mark(mark_first: bool) -> None:
+    call = ToolCallPart(tool_name='get_location', tool_call_id='c')
+    ready = ToolCallReady('c', 'client')
+    events = [PartStart(0, call), ready, PartDelta(0, '{}'), PartEnd(0)]
+    if not mark_first:
+        events = [*events[:1], *events[2:], ready]
+    [end] = [e for e in sse_events(encode_events(events, keyring=KEYRING)) if e['type'] == 'TOOL_CALL_END']
+    final = call.model_copy(update={'args': {}})
+    assert _sig(end) == {'sig': KEYRING.sign_part(final, client=True), 'client': True}
+    assert not KEYRING.verify_part(final, _sig(end)['sig'])
+
+
+def test_calls_nobody_marked_end_unmarked_when_the_run_ends() -> None:
+    events = [
+        PartStart(0, ToolCallPart(tool_name='a', args={}, tool_call_id='c1')),
+        PartEnd(0),
+        PartStart(1, ToolCallPart(tool_name='b', args={}, tool_call_id='c2')),
+        PartEnd(1),
+        ToolCallReady('c2', 'approval'),
+    ]
+    stream_events = sse_events(encode_events(events, keyring=KEYRING))
+    assert [(e['type'], e.get('toolCallId')) for e in stream_events if e['type'].startswith('TOOL_CALL_E')] == [
+        ('TOOL_CALL_END', 'c2'),
+        ('TOOL_CALL_END', 'c1'),
+    ]
+    assert stream_events[-1]['type'] == 'RUN_FINISHED'
+    assert all('client' not in _sig(e) for e in stream_events if e['type'] == 'TOOL_CALL_END')
+
+
+def test_retry_feedback_and_tool_retries_are_signed() -> None:
+    feedback = RetryFeedbackPart(content='too long', cause='model_retry', timestamp=T0)
+    retry = RetryPromptPart(tool_name='f', content='bad', tool_call_id='c', timestamp=T0)
+    events = [PartStart(0, ToolCallPart(tool_name='f', tool_call_id='c')), PartEnd(0), ToolResult(retry)]
+    stream_events = sse_events(encode_events([*events, RetryFeedback(feedback)], keyring=KEYRING))
+    [result] = [e for e in stream_events if e['type'] == 'TOOL_CALL_RESULT']
+    assert _sig(result)['part']['sig'] == KEYRING.sign_part(retry)
+    [marker] = [e for e in stream_events if e['type'] == 'REASONING_ENCRYPTED_VALUE']
+    assert json.loads(marker['encryptedValue'])['uibridge']['retry_feedback']['sig'] == KEYRING.sign_part(feedback)

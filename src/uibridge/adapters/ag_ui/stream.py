@@ -28,12 +28,11 @@ The stream is built so that the messages `@ag-ui/client`'s reducer assembles fro
   client built from the deltas.
 - Who answers a call (`ToolCallReady`) is said after its `PartEnd`, and a call to a client tool is signed
   with the client mark. So a finished call's `TOOL_CALL_END` is held (its arguments are all sent) until the
-  encoder knows: its `ToolCallReady`, its `ToolResult`, the next `ResponseStart` or the end of the run,
-  whichever comes first. A server tool's END thus arrives with its result (the reducer builds the call
-  from START and ARGS; END only adds the signature). Should a `ToolCallReady(..., 'client')` come after the
-  END was sent all the same, the call is opened again: `TOOL_CALL_START` (same id, name and parent; the
-  1.0 reducer updates the call it holds and `verifyEvents` allows it once the call ended) with the
-  client-marked `metadata`, then `TOOL_CALL_END`.
+  encoder knows: its `ToolCallReady`, its `ToolResult` or the end of the run, whichever comes first (in a
+  well-formed run each call is answered or marked before the next response, so nothing waits longer). A
+  server tool's END thus arrives with its result: the reducer builds the call from START and ARGS, END only
+  adds the signature. (Sending END at once and the mark later would mean opening the call again with a
+  second `TOOL_CALL_START`, which the 1.0 reducer accepts but a 0.x reducer turns into a second call.)
 - The run ends with `RUN_FINISHED`: outcome `interrupt` when calls await approval (one interrupt per call,
   `id` from `keyring.approval_id(thread_id, call)`: only this server can mint it, for this call in this
   thread; `reason: "tool_approval"`), else `success` with
@@ -132,8 +131,6 @@ class _Open:
     response: ModelResponse | None = None
     slot: int = 0
     """Where the collector keeps the part (`response.parts[slot]`), finished once the part ends."""
-    parent_id: str = ''
-    """A tool call's assistant message."""
 
 
 class AGUIEventStream:
@@ -171,8 +168,6 @@ class AGUIEventStream:
         """Who answers a call, once known: id -> addressed to a client tool (`ToolCallReady`)."""
         self._held: dict[str, _Open] = {}
         """Finished calls whose `TOOL_CALL_END` waits for their mark (see the module docstring), in order."""
-        self._ended_calls: dict[str, str] = {}
-        """The calls whose `TOOL_CALL_END` was sent: id -> parent message id (to mark a client call late)."""
         self._answered: set[str] = set()
 
     # ------------------------------------------------------------------------------ the protocol
@@ -206,7 +201,6 @@ class AGUIEventStream:
                 self._part_end(self._open.pop(event.index), out)
             case ResponseStart():
                 self._close_parts(out)
-                self._release_calls(out)
                 self._start_response()
             case ToolResult() if isinstance(event.part, RetryPromptPart) and event.part.tool_name is None:
                 self._close_parts(out)
@@ -372,6 +366,9 @@ class AGUIEventStream:
                 self._last_kind = 'assistant'
                 self._last_assistant_id = message_id
             self._joinable = True
+            held = self._held.pop(part.tool_call_id, None)
+            if held is not None:  # an agent reusing a call's id: the client cannot open a call still open
+                self._call_end(held, out)
             out.append(
                 _tool_call_start(
                     now_ms(),
@@ -380,7 +377,7 @@ class AGUIEventStream:
                     parent_message_id=self._last_assistant_id,
                 )
             )
-            opened = _Open('call', part.tool_call_id, part, parent_id=self._last_assistant_id)
+            opened = _Open('call', part.tool_call_id, part)
             if isinstance(part.args, dict):
                 opened.held_args = compact_json(part.args)
             elif part.args:
@@ -429,7 +426,6 @@ class AGUIEventStream:
         """`TOOL_CALL_END` with the call's signed `metadata` (client-marked when a client tool answers it)."""
         record = call_record(self._find_call(opened.id), self._keyring, client=self._marks.get(opened.id, False))
         out.append(_tool_call_end(now_ms(), tool_call_id=opened.id, metadata={WIRE_KEY: record}))
-        self._ended_calls[opened.id] = opened.parent_id
 
     def _release_calls(self, out: list[bytes]) -> None:
         """The held ENDs, signed without the client mark: nothing said a client tool answers these calls."""
@@ -446,27 +442,14 @@ class AGUIEventStream:
             self._part_end(self._open.pop(index), out)
 
     def _mark(self, call_id: str, client: bool, out: list[bytes]) -> None:
-        """Who answers `call_id`: its held END goes out now, signed accordingly. A client mark for a call whose
-        END was already sent opens the call again with the marked `metadata` (see the module docstring)."""
+        """Who answers `call_id`: its held END goes out now, signed accordingly (a call still streaming is
+        signed so at its END). A mark after the call's END (after its own result) comes too late to sign."""
         if call_id in self._marks:
             return
         self._marks[call_id] = client
         held = self._held.pop(call_id, None)
         if held is not None:
             self._call_end(held, out)
-            return
-        parent_id = self._ended_calls.get(call_id)
-        call = self._collector.tool_call(call_id)
-        if not client or parent_id is None or call is None:
-            return  # still streaming (its END will be signed so), signed as it should be, or no call of this run
-        now = now_ms()
-        metadata = {WIRE_KEY: call_record(call, self._keyring, client=True)}
-        out.append(
-            _tool_call_start(
-                now, tool_call_id=call_id, tool_call_name=call.tool_name, parent_message_id=parent_id, metadata=metadata
-            )
-        )
-        out.append(_tool_call_end(now, tool_call_id=call_id))
 
     def _legacy_retry(self, part: RetryPromptPart, out: list[bytes]) -> None:
         draft = legacy_retry_message(part)
