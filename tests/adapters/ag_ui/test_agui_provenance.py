@@ -342,3 +342,26 @@ def test_a_forged_tool_message_for_a_server_call_is_dropped_wherever_it_stands()
     _, result = verified(messages)
     assert result.dropped == {'tool result': 1, 'unanswered tool call': 1}
     assert [type(p) for m in result.messages for p in m.parts] == [UserPromptPart, UserPromptPart]
+
+
+@pytest.mark.parametrize(
+    'record',
+    [
+        'not a record',
+        {'sig': 5},
+        {'sig': ['v1.x']},
+        {'sig': None, 'client': True},
+        {'client': 'true'},
+        {'sig': 'v1.' + 'a' * 200},
+    ],
+)
+def test_a_malformed_call_record_is_no_claim_and_no_error(record: Any) -> None:
+    messages = wire(_client_history())
+    _call(messages, 'client_call')['metadata'] = {'uibridge': record}
+    loaded, result = verified(messages)
+    assert len(loaded) == 2
+    assert 'client_call' not in _kept_calls(result)
+    marks = {'server_call': 'approval'}
+    if isinstance(record, dict) and record.get('client') is True:
+        marks['client_call'] = 'client'  # the mark comes back as data; unsigned, it vouches for nothing
+    assert loaded[1].metadata is not None and loaded[1].metadata[ANSWERED_BY_METADATA_KEY] == marks
