@@ -32,7 +32,8 @@ The stream is built so that the messages `@ag-ui/client`'s reducer assembles fro
   well-formed run each call is answered or marked before the next response, so nothing waits longer). A
   server tool's END thus arrives with its result: the reducer builds the call from START and ARGS, END only
   adds the signature. (Sending END at once and the mark later would mean opening the call again with a
-  second `TOOL_CALL_START`, which the 1.0 reducer accepts but a 0.x reducer turns into a second call.)
+  second `TOOL_CALL_START`: the 1.0 reducer updates the call it holds, but ag-ui-validate reports a
+  duplicate call id, and an older reducer may add a second call.)
 - The run ends with `RUN_FINISHED`: outcome `interrupt` when calls await approval (one interrupt per call,
   `id` from `keyring.approval_id(thread_id, call)`: only this server can mint it, for this call in this
   thread; `reason: "tool_approval"`), else `success` with
