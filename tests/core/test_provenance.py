@@ -28,8 +28,12 @@ KEYRING = Keyring('secret')
 
 
 def through_javascript(value: Any) -> Any:
-    """What `JSON.parse(JSON.stringify(value))` gives back in a browser, read again by Python's `json`: keys
-    reordered (JavaScript keeps insertion order, but a client may rebuild objects), one number type."""
+    """What a browser's JSON round trip gives back, read again by Python's `json`: integer-like keys moved first
+    (JavaScript orders array-index keys before the others) and the rest reversed (a client that rebuilds its
+    objects), one number type."""
+
+    def is_index(key: str) -> bool:
+        return key.isascii() and key.isdigit() and str(int(key)) == key and int(key) < 2**32 - 1
 
     def js_number(x: Any) -> Any:
         if isinstance(x, bool) or x is None or isinstance(x, str):
@@ -40,7 +44,10 @@ def through_javascript(value: Any) -> Any:
                 return None
             return int(f) if f.is_integer() and abs(f) < 1e21 else f
         if isinstance(x, dict):
-            return {k: js_number(v) for k, v in reversed(list(x.items()))}  # pyright: ignore[reportUnknownVariableType]
+            items = [(str(k), js_number(v)) for k, v in x.items()]  # pyright: ignore[reportUnknownVariableType]
+            index = [(int(k), k, v) for k, v in items if is_index(k)]
+            rest = [(k, v) for k, v in items if not is_index(k)]
+            return {**{k: v for _, k, v in sorted(index)}, **dict(reversed(rest))}
         return [js_number(v) for v in x]  # pyright: ignore[reportUnknownVariableType]
 
     return json.loads(json.dumps(js_number(value), ensure_ascii=True))
@@ -52,7 +59,8 @@ json_values = st.recursive(
     | st.integers(min_value=-(2**70), max_value=2**70)
     | st.floats(allow_nan=False, allow_infinity=False)
     | st.text(max_size=6),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+    lambda inner: st.lists(inner, max_size=3)
+    | st.dictionaries(st.text(max_size=4) | st.integers(0, 2**33).map(str), inner, max_size=3),
     max_leaves=10,
 )
 
@@ -162,7 +170,7 @@ def test_an_approval_id_names_one_call_in_one_thread() -> None:
     approval_id = KEYRING.approval_id('thread-1', call)
     assert approval_id.startswith('apr_')
     assert KEYRING.verify_approval(approval_id, 'thread-1', call)
-    assert KEYRING.verify_approval(approval_id, 'thread-1', call.model_copy(update={'args': {'n': 1, 'path': 'a.txt'}}))
+    assert KEYRING.verify_approval(approval_id, 'thread-1', call.model_copy(update={'args': {'path': 'a.txt', 'n': 1}}))
     assert not KEYRING.verify_approval(approval_id, 'thread-2', call)
     for edit in ({'args': {'path': '/etc/passwd', 'n': 1}}, {'tool_name': 'x'}, {'tool_call_id': 'c2'}):
         assert not KEYRING.verify_approval(approval_id, 'thread-1', call.model_copy(update=edit))
@@ -172,7 +180,7 @@ def test_an_approval_id_names_one_call_in_one_thread() -> None:
 
 def test_args_as_a_json_string_or_a_dict_sign_the_same() -> None:
     as_dict = ToolCallPart(tool_name='t', args={'b': 2, 'a': [1, {'c': None}]}, tool_call_id='c')
-    as_text = as_dict.model_copy(update={'args': '{"a": [1, {"c": null}], "b": 2}'})
+    as_text = as_dict.model_copy(update={'args': '{"b": 2, "a": [1, {"c": null}]}'})
     assert KEYRING.sign_part(as_dict) == KEYRING.sign_part(as_text)
     assert KEYRING.approval_id('t', as_dict) == KEYRING.approval_id('t', as_text)
 

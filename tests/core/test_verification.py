@@ -24,7 +24,7 @@ from uibridge import (
 )
 from uibridge.core.errors import InputError
 from uibridge.core.provenance import Keyring
-from uibridge.core.verification import SignatureClaims, verify_history
+from uibridge.core.verification import SignatureClaims, pending_tool_calls, verify_history
 
 KEYRING = Keyring('secret')
 
@@ -127,8 +127,32 @@ def test_client_results_only_for_calls_signed_for_a_client_tool() -> None:
             ModelResponse(parts=[call('c', 'get_local_time')]),
             ModelRequest(parts=[answer]),
         ]
-        verified = verify_history(history, signed(history, skip=(answer,), client=client), KEYRING)
-        assert len(tool_ids(verified.messages)) == (2 if client else 0)
+        claims = signed(history, skip=(answer,), client=client)
+        verified = verify_history(history, claims, KEYRING)
+        if client:
+            assert tool_ids(verified.messages) == [('ToolCallPart', 'c'), ('ToolReturnPart', 'c')]
+        else:
+            # The server's call stays, still waiting (the client's word does not answer it) ...
+            assert tool_ids(verified.messages) == [('ToolCallPart', 'c')]
+            assert [c.tool_call_id for c in pending_tool_calls(verified.messages)] == ['c']
+            # ... and sanitizing drops it, since the server resolved nothing.
+            with pytest.warns(UserWarning):
+                assert tool_ids(sanitize_messages(history, keyring=KEYRING, claims=claims)) == []
+
+
+def test_a_call_stays_pending_beside_a_sibling_the_server_answered() -> None:
+    history: list[ModelMessage] = [
+        user(),
+        ModelResponse(parts=[call('a'), call('b', 'delete_file')]),
+        ModelRequest(parts=[result('a')]),
+    ]
+    verified = verify_history(history, signed(history), KEYRING)
+    assert verified.messages == history and verified.dropped == {}
+    assert [c.tool_call_id for c in pending_tool_calls(verified.messages)] == ['b']
+    # Once the conversation moves on, it no longer waits: the unanswered call goes.
+    history.append(user('never mind'))
+    verified = verify_history(history, signed(history), KEYRING)
+    assert tool_ids(verified.messages) == [('ToolCallPart', 'a'), ('ToolReturnPart', 'a')]
 
 
 def test_a_client_cannot_author_retry_prompts_or_feedback() -> None:
@@ -160,10 +184,10 @@ def test_verification_is_one_signature_check_per_claimed_part(monkeypatch: pytes
     macs = 0
     original = Keyring._mac  # pyright: ignore[reportPrivateUsage]
 
-    def counting(self: Keyring, key: bytes, domain: str, payload: bytes) -> str:
+    def counting(base: Any, domain: str, payload: bytes) -> str:
         nonlocal macs
         macs += 1
-        return original(self, key, domain, payload)
+        return original(base, domain, payload)
 
     for size in (10, 100, 1000):
         history: list[ModelMessage] = [user()]
@@ -171,9 +195,9 @@ def test_verification_is_one_signature_check_per_claimed_part(monkeypatch: pytes
             history += [ModelResponse(parts=[call(f'c{i}')]), ModelRequest(parts=[result(f'c{i}')])]
         claims = signed(history)
         macs = 0
-        monkeypatch.setattr(Keyring, '_mac', counting)
+        monkeypatch.setattr(Keyring, '_mac', staticmethod(counting))
         verify_history(history, claims, KEYRING)
-        monkeypatch.setattr(Keyring, '_mac', original)
+        monkeypatch.setattr(Keyring, '_mac', staticmethod(original))
         assert macs == 2 * size
 
 
@@ -211,14 +235,15 @@ def test_whatever_is_dropped_the_result_is_well_formed(script: list[str]) -> Non
                 calls.append((index, part.tool_call_id))
             elif isinstance(part, ToolReturnPart):
                 answered[part.tool_call_id] = answered.get(part.tool_call_id, 0) + 1
-                assert isinstance(verified[index - 1], ModelResponse)
+                # it answers a call of the nearest response before it, with only results in between
+                before = index - 1
+                while isinstance(verified[before], ModelRequest):
+                    assert all(isinstance(p, ToolReturnPart) for p in verified[before].parts)
+                    before -= 1
                 assert any(
-                    isinstance(p, ToolCallPart) and p.tool_call_id == part.tool_call_id
-                    for p in verified[index - 1].parts
+                    isinstance(p, ToolCallPart) and p.tool_call_id == part.tool_call_id for p in verified[before].parts
                 )
-    trailing = len(verified)
-    while trailing and isinstance(verified[trailing - 1], ModelResponse):
-        trailing -= 1
-    for index, call_id in calls:
-        assert answered.get(call_id, 0) == (0 if index >= trailing else 1)
+    pending = {c.tool_call_id for c in pending_tool_calls(verified)}
+    for _, call_id in calls:
+        assert answered.get(call_id, 0) == (0 if call_id in pending else 1)
     assert all(count == 1 for count in answered.values())

@@ -29,6 +29,7 @@ __all__ = [
     'sse_data',
     'utf8_json',
     'wire_json',
+    'wire_ready',
 ]
 
 json_values: TypeAdapter[Any] = TypeAdapter(Any)
@@ -141,10 +142,10 @@ _encode_plain = json.JSONEncoder(separators=(',', ':'), ensure_ascii=False, allo
 
 def _encode_wire(value: Any) -> str:
     # The slow path, for a value holding a lone surrogate somewhere: the json module keeps it as it is.
-    return _encode_plain(_wire_ready(value))
+    return _encode_plain(wire_ready(value))
 
 
-def _wire_ready(value: Any) -> Any:
+def wire_ready(value: Any) -> Any:
     """`value` as JSON-compatible Python the way pydantic-core reads it (NaN and infinities as `None`), walked
     here rather than by pydantic-core, which refuses a lone surrogate in a string or a key."""
     if value is None or isinstance(value, (str, bool, int)):
@@ -152,11 +153,11 @@ def _wire_ready(value: Any) -> Any:
     if isinstance(value, float):
         return value if math.isfinite(value) else None
     if isinstance(value, dict):
-        return {_wire_key(key): _wire_ready(item) for key, item in cast('dict[Any, Any]', value).items()}
+        return {_wire_key(key): wire_ready(item) for key, item in cast('dict[Any, Any]', value).items()}
     if isinstance(value, (list, tuple)):
-        return [_wire_ready(item) for item in cast('list[Any]', value)]
+        return [wire_ready(item) for item in cast('list[Any]', value)]
     try:
-        return _wire_ready(to_jsonable_python(value, fallback=str, inf_nan_mode='null'))
+        return wire_ready(to_jsonable_python(value, fallback=str, inf_nan_mode='null'))
     except (PydanticSerializationError, UnicodeError):
         return str(value)
 

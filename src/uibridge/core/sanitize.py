@@ -23,6 +23,7 @@ from .messages import (
     DocumentUrl,
     ImageUrl,
     ModelMessage,
+    ModelRequest,
     ModelRequestPart,
     ModelResponse,
     RetryFeedbackPart,
@@ -34,7 +35,7 @@ from .messages import (
     VideoUrl,
 )
 from .provenance import Keyring
-from .verification import SignatureClaims, Verified, verify_history
+from .verification import SignatureClaims, Verified, pending_tool_calls, verify_history
 
 __all__ = ['sanitize_messages', 'sanitize_verified']
 
@@ -67,8 +68,8 @@ def sanitize_messages(
       `ModelRequest.instructions` is reset.
     - Media URLs whose scheme is not in `allowed_file_url_schemes` are dropped from user prompts and from
       tool results.
-    - Tool calls in the responses that end the history are dropped unless their id is in
-      `resolved_tool_call_ids` (calls the server itself approved or is waiting on).
+    - Pending tool calls (`pending_tool_calls`: unanswered calls of the last response) are dropped unless
+      their id is in `resolved_tool_call_ids` (calls the server itself approved or is waiting on).
     - A message left with no parts is dropped.
     """
     if keyring is not None:
@@ -183,19 +184,24 @@ def _allowed_tool_content(content: object, allowed_schemes: frozenset[str]) -> o
 
 
 def _strip_dangling_tool_calls(result: list[ModelMessage], resolved: frozenset[str], removed: set[str]) -> None:
-    index = len(result) - 1
-    while index >= 0:
-        message = result[index]
-        if not isinstance(message, ModelResponse):
-            break
-        kept = [p for p in message.parts if not isinstance(p, ToolCallPart) or p.tool_call_id in resolved]
-        if len(kept) != len(message.parts):
-            removed.add('tool_calls')
-            if kept:
-                result[index] = message.model_copy(update={'parts': kept})
-            else:
-                del result[index]
+    """Drop the pending calls (`pending_tool_calls`) the server did not resolve, and responses left empty."""
+    dangling = {call.tool_call_id for call in pending_tool_calls(result)} - resolved
+    if not dangling:
+        return
+    removed.add('tool_calls')
+    index = len(result)
+    while index and isinstance(result[index - 1], ModelRequest):
         index -= 1
+    while index and isinstance(result[index - 1], ModelResponse):
+        index -= 1
+        message = result[index]
+        kept = [p for p in message.parts if not (isinstance(p, ToolCallPart) and p.tool_call_id in dangling)]
+        if len(kept) == len(message.parts):
+            continue
+        if kept:
+            result[index] = message.model_copy(update={'parts': kept})
+        else:
+            del result[index]
 
 
 _WARNINGS = {

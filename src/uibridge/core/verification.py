@@ -12,8 +12,9 @@ and records it in `SignatureClaims`. `verify_history` then keeps:
 - user prompts and system prompts (whether a client may send a system prompt is `sanitize_messages`'s call);
 
 and drops the rest, then makes the history well formed for a provider: a call that no kept result answers
-and that does not end the history is dropped with its response's other unverifiable parts, so every call
-has exactly one result, no result is an orphan, and the calls that end the history are the pending ones.
+is dropped unless it is still pending (`pending_tool_calls`: a call of the last response, with nothing but
+answers to that response's other calls after it), so every call has exactly one result, no result is an
+orphan, and the calls left unanswered are the pending ones.
 A tool call id used twice anywhere in the history is an `InputError` (a 422): it is never legitimate, and
 it is how a forged call would hide behind an approved one. Linear: one signature check per claimed part.
 """
@@ -26,6 +27,7 @@ from dataclasses import dataclass, field
 from .errors import InputError
 from .messages import (
     ModelMessage,
+    ModelRequest,
     ModelRequestPart,
     ModelResponse,
     ModelResponsePart,
@@ -36,7 +38,7 @@ from .messages import (
 )
 from .provenance import Keyring, SignedPart
 
-__all__ = ['Claim', 'SignatureClaims', 'Verified', 'verify_history']
+__all__ = ['Claim', 'SignatureClaims', 'Verified', 'pending_tool_calls', 'verify_history']
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +122,7 @@ def verify_history(messages: Sequence[ModelMessage], claims: SignatureClaims, ke
             kept.append((message, response_parts))
             continue
         request_parts: list[ModelRequestPart] = []
+        answers_only = True
         for part in message.parts:
             if isinstance(part, ToolReturnPart | RetryPromptPart) and (
                 part.tool_name is not None or isinstance(part, ToolReturnPart)
@@ -133,6 +136,7 @@ def verify_history(messages: Sequence[ModelMessage], claims: SignatureClaims, ke
                 else:
                     result.drop('tool result')
             elif isinstance(part, RetryFeedbackPart | RetryPromptPart):
+                answers_only = False
                 if verifies(part):
                     request_parts.append(part)
                     if isinstance(part, RetryFeedbackPart):
@@ -140,12 +144,14 @@ def verify_history(messages: Sequence[ModelMessage], claims: SignatureClaims, ke
                 else:
                     result.drop(part.part_kind)
             else:
+                answers_only = False
                 request_parts.append(part)
-        if open_response is not None and open_calls:
-            # A request after a response: what it left unanswered stays unanswered.
-            _drop_unanswered(open_response, open_calls, result)
-        open_response = None
-        open_calls = {}
+        if not answers_only:
+            # The conversation moved on (a prompt, feedback): what the response left unanswered stays so.
+            if open_response is not None:
+                _drop_unanswered(open_response, open_calls, result)
+            open_response = None
+            open_calls = {}
         kept.append((message, request_parts))
 
     for message, parts in kept:
@@ -156,6 +162,28 @@ def verify_history(messages: Sequence[ModelMessage], claims: SignatureClaims, ke
         else:
             result.messages.append(message.model_copy(update={'parts': parts}))
     return result
+
+
+def pending_tool_calls(history: Sequence[ModelMessage]) -> list[ToolCallPart]:
+    """The tool calls the conversation still waits on: the unanswered calls of the responses that end the
+    history, where nothing but results for those responses' calls may follow. A response may call a server
+    tool and a client (or approval-gated) tool side by side; the first is answered at once, the other stays
+    pending. (In a verified history only the last response can hold unanswered calls.)"""
+    answered: set[str] = set()
+    calls: list[ToolCallPart] = []
+    index = len(history)
+    while index and isinstance(history[index - 1], ModelRequest):
+        index -= 1
+        for part in history[index].parts:
+            if not isinstance(part, ToolReturnPart | RetryPromptPart) or part.tool_name is None:
+                return []
+            answered.add(part.tool_call_id)
+    while index and isinstance(history[index - 1], ModelResponse):
+        index -= 1
+        calls[:0] = [p for p in history[index].parts if isinstance(p, ToolCallPart)]
+    if not answered <= {call.tool_call_id for call in calls}:
+        return []  # a result for some other call: these responses are not what the history waits on
+    return [call for call in calls if call.tool_call_id not in answered]
 
 
 def _drop_unanswered(parts: list[ModelResponsePart], open_calls: dict[str, bool], result: Verified) -> None:

@@ -23,23 +23,14 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import replace
 
-from ..core.messages import ModelMessage, ModelResponse, ToolCallPart
+from ..core.messages import ModelMessage
 from ..core.provenance import Keyring, approval_matches
 from ..core.run import ToolApproval
+from ..core.verification import pending_tool_calls
 
-__all__ = ['ApprovalLedger', 'trailing_tool_calls', 'verify_approvals']
+__all__ = ['ApprovalLedger', 'verify_approvals']
 
 logger = logging.getLogger('uibridge.server')
-
-
-def trailing_tool_calls(history: Sequence[ModelMessage]) -> list[ToolCallPart]:
-    """The tool calls in the responses that end `history`: those no result has answered yet."""
-    calls: list[ToolCallPart] = []
-    for message in reversed(history):
-        if not isinstance(message, ModelResponse):
-            break
-        calls[:0] = [part for part in message.parts if isinstance(part, ToolCallPart)]
-    return calls
 
 
 class ApprovalLedger:
@@ -78,7 +69,7 @@ def verify_approvals(
     """
     if not approvals:
         return []
-    calls = trailing_tool_calls(history)
+    calls = pending_tool_calls(history)
     expected = {call.tool_call_id: keyring.approval_ids(thread_id, call) for call in calls}
     by_approval_id = {ids[0]: call_id for call_id, ids in expected.items()}
     by_old_key = {approval_id: call_id for call_id, ids in expected.items() for approval_id in ids[1:]}

@@ -17,7 +17,7 @@ from typing import Any, Literal, TypeAlias
 from ..core.events import AgentEvent
 from ..core.messages import ModelMessage, ModelRequest, ToolCallPart, ToolReturnPart
 from ..core.run import ClientTool, RunInput, ToolApproval
-from .approvals import trailing_tool_calls
+from ..core.verification import pending_tool_calls
 
 __all__ = ['Agent', 'AgentRun', 'OnComplete', 'RunStatus']
 
@@ -71,10 +71,10 @@ class AgentRun:
         return None
 
     def pending_tool_calls(self) -> list[ToolCallPart]:
-        """The tool calls that end the history without a result: after sanitizing, only calls whose
-        approval the server verified remain here, so these are the calls the agent should now run (or,
-        when denied, answer as denied)."""
-        return trailing_tool_calls(self.messages)
+        """The tool calls the history waits on (`uibridge.core.verification.pending_tool_calls`: the last
+        response's unanswered calls): after sanitizing, only calls whose approval the server verified remain
+        here, so these are the calls the agent should now run (or, when denied, answer as denied)."""
+        return pending_tool_calls(self.messages)
 
     def tool_results(self) -> list[ToolReturnPart]:
         """The tool returns in the request that ends the history (a client tool's answer, say)."""
