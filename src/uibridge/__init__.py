@@ -36,7 +36,9 @@ from .core.messages import (
     UserPromptPart,
     VideoUrl,
 )
+from .core.provenance import Keyring
 from .core.sanitize import sanitize_messages
+from .core.verification import SignatureClaims, verify_history
 
 __all__ = [
     'AudioUrl',
@@ -46,6 +48,7 @@ __all__ = [
     'ErrorDetails',
     'FilePart',
     'ImageUrl',
+    'Keyring',
     'ModelMessage',
     'ModelMessagesTypeAdapter',
     'ModelRequest',
@@ -53,6 +56,7 @@ __all__ = [
     'RegisteredTag',
     'RetryFeedbackPart',
     'RetryPromptPart',
+    'SignatureClaims',
     'SystemPromptPart',
     'TextPart',
     'ThinkingPart',
@@ -69,5 +73,6 @@ __all__ = [
     'retry_feedback_from_payload',
     'retry_feedback_payload',
     'sanitize_messages',
+    'verify_history',
     'wrap',
 ]

@@ -12,6 +12,8 @@
 //   {"op": "set-messages", "messages"}       replace the history (a reload from stored history, or a forged one)
 //   {"op": "edit-tool-args", "arguments"}    rewrite the arguments of the tool calls that have no result
 //   {"op": "run", "resume"?}                  run again with no new message (and this resume list, if given)
+//   {"op": "mutate", "js"}                   replace the history with what the function body `js` returns, given a
+//                                            copy as `messages` (a tampered page); no run
 // Output: {"<name>": {"steps": [{"op", "error", "messages", "pendingInterrupts", "wireEvents", "runError"}],
 //                     "requests": [...]}}
 import { HttpAgent } from '@ag-ui/client';
@@ -84,6 +86,9 @@ async function runScenario(scenario) {
       if (step.resume) params.resume = step.resume;
     } else if (step.op === 'set-messages') {
       agent.setMessages(step.messages);
+      run = false;
+    } else if (step.op === 'mutate') {
+      agent.setMessages(new Function('messages', step.js)(structuredClone(agent.messages)));
       run = false;
     } else if (step.op === 'edit-tool-args') {
       const messages = structuredClone(agent.messages);

@@ -14,6 +14,8 @@
 //   {"op": "edit-tool-input", "input"}                                  rewrite the input of the call awaiting approval
 //   {"op": "continue"}                                                  sendMessage() with no new message (continues the
 //                                                                       last assistant message, as after an approval)
+//   {"op": "mutate", "js"}                                              replace the history with what the function body `js`
+//                                                                       returns, given a copy as `messages` (a tampered page)
 // Output: {"<name>": {"steps": [{"op", "status", "error", "messages"}], "requests": [<POST bodies>]}}
 import { AbstractChat, DefaultChatTransport, safeValidateUIMessages } from 'ai';
 import { readFileSync } from 'node:fs';
@@ -79,6 +81,8 @@ async function runScenario(scenario) {
       await chat.sendMessage();
     } else if (step.op === 'set-messages') {
       chat.messages = step.messages;
+    } else if (step.op === 'mutate') {
+      chat.messages = new Function('messages', step.js)(structuredClone(chat.messages));
     } else if (step.op === 'edit-tool-input') {
       const messages = structuredClone(chat.messages);
       for (const m of messages) for (const p of m.parts) if (p.state === 'approval-requested') p.input = step.input;

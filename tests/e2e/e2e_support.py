@@ -237,8 +237,9 @@ def check_feedback_comes_back_from_its_marker(recorder: Recorder, thread_id: str
     assert received[0].content == [{k: v for k, v in e.items() if k != 'input'} for e in produced[0].content]
     assert received[1].content == produced[1].content
     assert received[2].content == produced[2].content
-    # The server owns the system voice: feedback a client sends back never reaches the model.
-    assert not [p for p in all_parts(second.messages) if isinstance(p, RetryFeedbackPart)]
+    # Signed by the server, it verifies, so the agent gets it back as the application's own feedback
+    # (a forged or edited marker never does: tests/e2e/test_forgery.py).
+    assert [p for p in all_parts(second.messages) if isinstance(p, RetryFeedbackPart)] == received
 
 
 def one_turn_spec(protocol: str, base_url: str) -> dict[str, Any]:

@@ -85,7 +85,7 @@ def test_tool_calls_come_back_with_their_results_and_retries(driven: dict[str, A
     check_tool_calls_come_back_answered(live_server.recorder, chat('tools'))
 
 
-def test_retry_feedback_is_rebuilt_from_the_marker_and_then_stripped(
+def test_retry_feedback_is_rebuilt_from_the_marker_and_verified(
     driven: dict[str, Any], live_server: LiveServer
 ) -> None:
     check_feedback_comes_back_from_its_marker(live_server.recorder, chat('feedback'))
