@@ -4,7 +4,7 @@ Each benchmark runs in its own process and prints its markdown table; this scrip
 machine, the versions and the command, plus the profiles of the hot paths. Everything in `RESULTS.md`
 after the `ANALYSIS` marker line is written by hand and kept as it is when the file is regenerated.
 
-`run_all.py NAME ...` runs only the named benchmarks (`framing`, `messages`, `streams`, `e2e`) and prints
+`run_all.py NAME ...` runs only the named benchmarks (`framing`, `messages`, `streams`, `e2e`, `provenance`) and prints
 their tables without writing `RESULTS.md`. The exit status is 1 when a benchmark crashed or missed a bar.
 """
 
@@ -26,6 +26,7 @@ BENCHMARKS = {
     'messages': 'bench_messages.py',
     'streams': 'bench_streams.py',
     'e2e': 'bench_e2e.py',
+    'provenance': 'bench_provenance.py',
 }
 PACKAGES = ['pydantic-ai-slim', 'pydantic', 'pydantic-core', 'ag-ui-protocol', 'starlette', 'uvicorn', 'pyinstrument']
 

@@ -95,9 +95,12 @@ def verify_history(messages: Sequence[ModelMessage], claims: SignatureClaims, ke
     """The kept calls of the last response that no result has answered yet: id -> addressed to a client tool."""
     open_response: list[ModelResponsePart] | None = None
 
-    def verifies(part: SignedPart, *, client: bool = False) -> bool:
-        claim = claims.get(part)
-        return claim is not None and keyring.verify_part(part, claim.signature, client=client)
+    verify_part = keyring.verify_part
+    claimed = claims.get
+
+    def verifies(part: SignedPart) -> bool:
+        claim = claimed(part)
+        return claim is not None and verify_part(part, claim.signature)
 
     for message in messages:
         if isinstance(message, ModelResponse):
@@ -107,9 +110,9 @@ def verify_history(messages: Sequence[ModelMessage], claims: SignatureClaims, ke
             open_calls = {}
             for part in message.parts:
                 if isinstance(part, ToolCallPart):
-                    claim = claims.get(part)
+                    claim = claimed(part)
                     client = claim is not None and claim.client
-                    if claim is not None and keyring.verify_part(part, claim.signature, client=client):
+                    if claim is not None and verify_part(part, claim.signature, client=client):
                         response_parts.append(part)
                         open_calls[part.tool_call_id] = client
                     else:
