@@ -8,12 +8,13 @@ import subprocess
 import sys
 import textwrap
 import threading
-import time
 import unicodedata
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import get_args
+from re import _constants as sre_constants  # pyright: ignore[reportPrivateImportUsage]
+from re import _parser as sre_parse  # pyright: ignore[reportPrivateImportUsage]
+from typing import Any, get_args
 
 import pytest
 from hypothesis import given, settings
@@ -747,80 +748,76 @@ def test_property_neutralize_is_idempotent_and_changes_only_lt(text: str) -> Non
     assert framing_tags(once, set(BUILTIN)) == []
 
 
-# ------------------------------------------------------------------------------------------------ speed
+# ------------------------------------------------------------------------------------------------ cost
+# Linear matching is pinned by the patterns' shape (no repetition the engine can backtrack into) and by counting
+# the Python pass's work elsewhere in this file; how long it takes is measured in bench/bench_framing.py.
 
 
-def _best_time(fn: Callable[[], object], repeat: int = 3) -> float:
-    best = float('inf')
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
+def _backtracking_repeats(pattern: str) -> list[str]:
+    """The unbounded repetitions in `pattern` that are neither possessive nor atomic: the only way a regex can
+    make a match attempt cost more than the text it reads, and so the only way to quadratic matching."""
+    found: list[str] = []
+
+    def walk(items: Any) -> None:
+        for op, av in items:
+            if op in (sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT):
+                low, high, sub = av
+                if high == sre_constants.MAXREPEAT:
+                    found.append(f'{op} {low}.. over {list(sub)[:2]}')
+                walk(sub)
+            elif op == sre_constants.POSSESSIVE_REPEAT:
+                walk(av[2])
+            elif op == sre_constants.SUBPATTERN:
+                walk(av[-1])
+            elif op == sre_constants.BRANCH:
+                for branch in av[1]:
+                    walk(branch)
+            elif op in (sre_constants.ASSERT, sre_constants.ASSERT_NOT):
+                walk(av[1])
+            elif op == sre_constants.ATOMIC_GROUP:
+                walk(av)
+
+    walk(sre_parse.parse(pattern))
+    return found
 
 
-@pytest.mark.parametrize(
-    'make',
-    [
-        lambda n: '<' + ' ' * (n - 1),
-        lambda n: '< ' * (n // 2),
-        lambda n: ('<syste ' * (n // 7 + 1))[:n],
-        lambda n: '<' * n,
-        lambda n: '<' + '\xa0' * (n - 1),
-        lambda n: ('é<ſyste ' * (n // 16 + 1))[: n // 2],  # Python callback per `<`: half the size
-        lambda n: 'é<' + '\u200b' * (n - 2),
-    ],
-    ids=['lt-spaces', 'lt-space-pairs', 'near-misses', 'lts', 'lt-nbsp', 'wide-near-misses', 'lt-zero-width'],
-)
-def test_matching_is_linear(make: Callable[[int], str]) -> None:
-    small, large = make(200_000), make(2_000_000)
-    neutralize_tags(small)
-    # Ten times the text should take about ten times as long; a machine busy with other work can make one
-    # measurement noisy, so the best of three attempts counts (a quadratic matcher fails all three by far).
-    ratios: list[float] = []
-    for _ in range(3):
-        small_time = max(_best_time(lambda: neutralize_tags(small), repeat=5), 1e-4)
-        ratios.append(_best_time(lambda: neutralize_tags(large), repeat=2) / small_time)
-        if ratios[-1] < 20:
-            break
-    assert min(ratios) < 20, ratios
+def test_no_matching_pattern_can_backtrack() -> None:
+    patterns = [
+        framing._matcher.ascii_pattern.pattern,  # pyright: ignore[reportPrivateUsage]
+        framing._ascii_pattern(frozenset({'system', 'tool_result', 'judge_feedback', 'a', 'ab'})),  # pyright: ignore[reportPrivateUsage]
+        framing._WIDE_CANDIDATE.pattern,  # pyright: ignore[reportPrivateUsage]
+        framing._FOLDED_TAG.pattern,  # pyright: ignore[reportPrivateUsage]
+    ]
+    for pattern in patterns:
+        assert _backtracking_repeats(pattern) == [], pattern[:200]
+    # and the check does catch the shape that made matching quadratic
+    assert _backtracking_repeats(r'<(?=\s*/?\s*system)') != []
 
 
-def test_cost_per_lt_does_not_grow_with_registered_tags() -> None:
+def test_registering_many_tags_compiles_the_pattern_once() -> None:
     # In a subprocess, so this process's registry stays as it is.
     script = textwrap.dedent(
         """
-        import time, warnings
+        import re, warnings
         from uibridge import neutralize_tags, register_tag
+        from uibridge.core import framing
 
-        text = ('</tool_resul> <syste x <tag_05 <div> a < b </system> ' * 6000)
-
-        def best():
-            result = float('inf')
-            for _ in range(5):
-                start = time.perf_counter()
-                neutralize_tags(text)
-                result = min(result, time.perf_counter() - start)
-            return result
-
-        neutralize_tags(text)
-        before = best()
+        compiled = []
+        original = re.compile
+        framing.re.compile = lambda *a, **k: compiled.append(a[0]) or original(*a, **k)
         warnings.simplefilter('ignore')
-        start = time.perf_counter()
         for i in range(1000):
             register_tag(f'tag_{i:04d}_{chr(97 + i % 26)}')
-        registering = time.perf_counter() - start
-        neutralize_tags(text)
-        after = best()
-        print(before, after, registering)
+        text = '</tool_resul> <tag_0999_l> <div> a < b </system> <TAG_0005_f/>'
+        print(len(compiled), neutralize_tags(text), neutralize_tags(text) == neutralize_tags(text), len(compiled))
         """
     )
     out = subprocess.run([sys.executable, '-c', script], capture_output=True, text=True, check=True, timeout=120)
-    before, after, registering = map(float, out.stdout.split())
-    # With a name alternation that grew with the registry, 1,000 more names would cost ~10x per `<`.
-    assert after / before < 3, (before, after)
-    # Compiled once on first use, not once per registration (which took ~10 s for 1,000 names).
-    assert registering < 2, registering
+    before, *escaped, same, after = out.stdout.split()
+    # Compiled on first use after the registrations, once, not once per registration.
+    assert (int(before), int(after)) == (0, 1)
+    assert ' '.join(escaped) == '</tool_resul> &lt;tag_0999_l> <div> a < b &lt;/system> &lt;TAG_0005_f/>'
+    assert same == 'True'
 
 
 @settings(max_examples=300, deadline=None)

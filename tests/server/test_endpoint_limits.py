@@ -223,13 +223,13 @@ async def test_agent_slips_are_logged_once_per_run(caplog: pytest.LogCaptureFixt
 
 
 async def test_log_lines_quoting_client_input_are_clipped(caplog: pytest.LogCaptureFixture) -> None:
-    import warnings
-
     from fake_protocol import FakeBinding
+
+    from uibridge.core.diagnostics import warn
 
     class WarningBinding(FakeBinding):
         def parse(self, body: Any) -> Any:
-            warnings.warn('skipped a ' + 'x' * 100_000 + ' part', UserWarning, stacklevel=1)
+            warn('skipped a ' + 'x' * 100_000 + ' part')
             return super().parse(body)
 
     endpoint = ChatEndpoint(misbehaving(), WarningBinding())

@@ -13,11 +13,11 @@ one it is the stateless last line it always was.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Collection, Iterable, Sequence
 from typing import cast
 from urllib.parse import urlsplit
 
+from .diagnostics import warn
 from .messages import (
     AudioUrl,
     DocumentUrl,
@@ -218,4 +218,4 @@ _WARNINGS = {
 def _warn(removed: set[str]) -> None:
     for category in ('unverified', 'system', 'urls', 'tool_calls'):
         if category in removed:
-            warnings.warn(_WARNINGS[category], UserWarning, stacklevel=4)
+            warn(_WARNINGS[category], stacklevel=4)

@@ -23,13 +23,13 @@ from __future__ import annotations
 
 import json
 import logging
-import warnings
 from collections.abc import Awaitable, Callable, Generator, Iterable, Mapping, MutableMapping, Sequence
 from contextlib import contextmanager
 from typing import Any, Generic, Protocol, TypeAlias, TypeVar
 
 import anyio
 
+from ..core.diagnostics import collect_warnings
 from ..core.errors import InputError
 from ..core.provenance import Keyring, Secret
 from ..core.run import RunInput
@@ -264,15 +264,15 @@ class ChatEndpoint(Generic[RequestT]):
 @contextmanager
 def _warnings_logged(context: str) -> Generator[None]:
     """Route the warnings parsing and sanitizing raise (a skipped unknown part, a stripped system prompt)
-    to the server's log, where every request's warnings show, instead of Python's once-per-place display."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter('always')
+    to the server's log, where every request's warnings show, instead of Python's once-per-place display.
+    Collected per context (`core.diagnostics`), so requests parsed in worker threads keep theirs apart."""
+    with collect_warnings() as caught:
         try:
             yield
         finally:
-            for warning in caught[:_MAX_LOGGED_WARNINGS]:
+            for message in caught[:_MAX_LOGGED_WARNINGS]:
                 # Warnings may quote client input (an unknown part type): a log line stays short.
-                logger.warning('%s: %s', context, _clipped(str(warning.message)))
+                logger.warning('%s: %s', context, _clipped(message))
 
 
 def _clipped(text: str) -> str:

@@ -29,12 +29,12 @@ ignored, never an error, because it is the client's copy of our own annotation.
 
 from __future__ import annotations
 
-import warnings
 from typing import Any, cast
 
 import pydantic
 from ag_ui.core import Message
 
+from ...core import diagnostics
 from ...core.json_text import compact_json, parse_iso, parse_json
 from ...core.json_text import iso_utc as iso
 
@@ -90,4 +90,4 @@ def records(metadata: Any) -> dict[str, Any]:
 
 
 def warn(message: str) -> None:
-    warnings.warn(message, UserWarning, stacklevel=4)
+    diagnostics.warn(message, stacklevel=3)

@@ -22,10 +22,10 @@ a tool call) is recorded there for the part built, for `verify_history`; the mes
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
+from ...core.diagnostics import warn
 from ...core.errors import InputError
 from ...core.events import ANSWERED_BY_METADATA_KEY, CUSTOM_DATA_METADATA_KEY
 from ...core.feedback import retry_feedback_from_payload
@@ -84,7 +84,7 @@ def load_messages(
 
 
 def _warn_unknown(part: UnknownUIPart, path: str) -> None:
-    warnings.warn(f'{path}: skipped a {part.type!r} part, a type this version does not know', UserWarning, stacklevel=4)
+    warn(f'{path}: skipped a {part.type[:40]!r} part, a type this version does not know', stacklevel=3)
 
 
 class _Discarded(SignatureClaims):
