@@ -75,6 +75,8 @@ def verify_approvals(
     by_old_key = {approval_id: call_id for call_id, ids in expected.items() for approval_id in ids[1:]}
     verified: list[ToolApproval] = []
     answered: set[str] = set()
+    unverified: list[ToolApproval] = []
+    replayed: list[ToolApproval] = []
     for approval in approvals:
         if approval.tool_call_id is not None:
             call_id = approval.tool_call_id
@@ -84,21 +86,28 @@ def verify_approvals(
             call_id = found or ''
             ok = found is not None
         if not ok:
-            logger.warning(
-                'Ignored an approval the server cannot verify (approval id %.64r, tool call id %.64r): '
-                'it names no pending tool call this server asked about in this thread.',
-                approval.approval_id,
-                approval.tool_call_id,
-            )
+            unverified.append(approval)
             continue
         if call_id in answered:
             continue
         answered.add(call_id)
         if ledger is not None and not ledger.claim(approval.approval_id):
-            logger.warning(
-                'Ignored an approval already acted on (approval id %.64r): a replayed request runs nothing.',
-                approval.approval_id,
-            )
+            replayed.append(approval)
             continue
         verified.append(replace(approval, tool_call_id=call_id))
+    # One log line per kind per request, however many answers a client sent.
+    if unverified:
+        logger.warning(
+            'Ignored %d approval(s) the server cannot verify (the first: approval id %.64r, tool call id %.64r): '
+            'they name no pending tool call this server asked about in this thread.',
+            len(unverified),
+            unverified[0].approval_id,
+            unverified[0].tool_call_id,
+        )
+    if replayed:
+        logger.warning(
+            'Ignored %d approval(s) already acted on (the first: approval id %.64r): a replayed request runs nothing.',
+            len(replayed),
+            replayed[0].approval_id,
+        )
     return verified

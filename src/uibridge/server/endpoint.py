@@ -28,6 +28,7 @@ from contextlib import contextmanager
 from typing import Any, Generic, Protocol, TypeAlias, TypeVar
 
 import anyio
+import anyio.to_thread
 
 from ..core.diagnostics import collect_warnings
 from ..core.errors import InputError
@@ -54,6 +55,8 @@ Send: TypeAlias = Callable[[Message], Awaitable[None]]
 
 DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024
 DEFAULT_BODY_TIMEOUT = 30.0
+INLINE_BODY_BYTES = 64 * 1024
+"""Bodies smaller than this are parsed on the event loop (a few milliseconds at most); larger ones in a thread."""
 _MAX_ERROR_CHARS = 300
 _MAX_LOGGED_CHARS = 300
 _ON_COMPLETE_TIMEOUT = 30.0
@@ -135,6 +138,7 @@ class ChatEndpoint(Generic[RequestT]):
         if not (isinstance(body_timeout, int | float) and body_timeout > 0):  # pyright: ignore[reportUnnecessaryIsInstance]
             raise ValueError(f'body_timeout must be a positive number of seconds, not {body_timeout!r}')
         self.body_timeout = float(body_timeout)
+        self._parse_limiter: anyio.CapacityLimiter | None = None
         self.limits = RequestLimits(
             max_messages=max_messages,
             max_parts_per_message=max_parts_per_message,
@@ -158,25 +162,19 @@ class ChatEndpoint(Generic[RequestT]):
                 raise Rejected(405, 'method not allowed', headers={'allow': 'POST'})
             check_content_type(headers.get('content-type'), self.allowed_content_types)
             body = await self._read_body(receive, headers.get('content-length'))
-            parsed = parse_json_object(body)
-            check_limits(parsed, self.limits)
-            request, run_input = self._parse(parsed)
+            if len(body) < INLINE_BODY_BYTES:
+                run, encoder = self._run_for(body)
+            else:
+                # Parsing, loading, verifying and sanitizing a large body is CPU work in proportion to it: in a
+                # worker thread, so the event loop goes on serving every other stream meanwhile (the GIL is
+                # handed back and forth every few milliseconds). Two at a time: more would only share the GIL.
+                if self._parse_limiter is None:
+                    self._parse_limiter = anyio.CapacityLimiter(2)
+                run, encoder = await anyio.to_thread.run_sync(self._run_for, body, limiter=self._parse_limiter)
         except Rejected as rejected:
             await _send_error(send, rejected.status, rejected.error, rejected.path, rejected.headers)
             return
         except Disconnected:
-            return
-
-        try:
-            run = self.prepare(request, run_input)
-            encoder = self.binding.encoder(request, run_input, self.keyring)
-        except InputError as error:
-            await _send_error(send, 422, error.message, error.path, {})
-            return
-        except Exception:
-            # Like a parser bug: the client's input triggered it, so it gets a 4xx, and the log the traceback.
-            logger.exception('Preparing a %s run failed on client input', self.binding.name)
-            await _send_error(send, 422, 'the request could not be prepared', '', {})
             return
         try:
             await stream_run(
@@ -190,6 +188,22 @@ class ChatEndpoint(Generic[RequestT]):
             )
         finally:
             await self._complete(encoder, run)
+
+    def _run_for(self, body: bytes) -> tuple[AgentRun, EventStreamEncoder]:
+        """The body as a prepared run and its encoder, or `Rejected`: everything between the bytes and the
+        first byte of the answer, in one call so it can run in a worker thread."""
+        parsed = parse_json_object(body)
+        check_limits(parsed, self.limits)
+        request, run_input = self._parse(parsed)
+        try:
+            run = self.prepare(request, run_input)
+            return run, self.binding.encoder(request, run_input, self.keyring)
+        except InputError as error:
+            raise Rejected(422, error.message, error.path) from None
+        except Exception:
+            # Like a parser bug: the client's input triggered it, so it gets a 4xx, and the log the traceback.
+            logger.exception('Preparing a %s run failed on client input', self.binding.name)
+            raise Rejected(422, 'the request could not be prepared') from None
 
     async def _read_body(self, receive: Receive, content_length: str | None) -> bytes:
         try:
