@@ -6,10 +6,12 @@ wire form. (Imported by path: `sys.path.insert(0, <tests/adapters>)`, as the tes
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+import copy
+from collections.abc import Callable, Collection, Sequence
 from datetime import UTC, datetime
 from typing import Any, cast
 
+from hypothesis import assume
 from hypothesis import strategies as st
 
 from uibridge import (
@@ -28,12 +30,14 @@ from uibridge import (
     UserPromptPart,
 )
 from uibridge.core.events import ANSWERED_BY_METADATA_KEY
-from uibridge.core.provenance import Keyring
+from uibridge.core.provenance import Keyring, default_keyring
 from uibridge.core.verification import Verified
 
 __all__ = [
     'SIGNED',
+    'assert_any_edit_drops',
     'assert_edited_items_drop',
+    'client_calls',
     'edited',
     'error_lists',
     'exchanges',
@@ -80,11 +84,19 @@ _ANSWERS = ['success', 'failed', 'denied', 'interrupted', 'retry', 'client', 'ap
 
 
 @st.composite
-def exchanges(draw: st.DrawFn, *, files: bool = False) -> list[ModelMessage]:
+def exchanges(
+    draw: st.DrawFn,
+    *,
+    files: bool = False,
+    tool_names: Sequence[str] = ('get_weather', 'delete_file', 'ask_user'),
+    thinking_providers: Sequence[str | None] = ('anthropic',),
+) -> list[ModelMessage]:
     """Well-formed histories as a server writes them: each response's calls answered in the request after it
     (a client-tool call by the client), except a last response's, which may all still wait. Responses hold
     text, thinking and calls, and with `files` files the model produced; calls carry the client and approval
-    marks (`uibridge_answered_by`), results every outcome, retries and retry feedback both content shapes."""
+    marks (`uibridge_answered_by`), results every outcome, retries and retry feedback both content shapes.
+    Calls are to `tool_names` (a protocol that writes the name into a part type wants one with a hyphen);
+    thinking comes from one of `thinking_providers` (`None`: no provider name to carry)."""
     messages: list[ModelMessage] = []
     count = 0
     turns = draw(st.integers(1, 4))
@@ -102,13 +114,14 @@ def exchanges(draw: st.DrawFn, *, files: bool = False) -> list[ModelMessage]:
                 parts.append(TextPart(content=draw(nonempty_text)))
             elif kind == 'thinking':
                 signature = draw(st.none() | nonempty_text)
-                parts.append(ThinkingPart(content=draw(short_text), signature=signature, provider_name='anthropic'))
+                provider = draw(st.sampled_from(thinking_providers))
+                parts.append(ThinkingPart(content=draw(short_text), signature=signature, provider_name=provider))
             elif kind == 'file':
                 data = draw(st.binary(min_size=1, max_size=8))
                 parts.append(FilePart(content=BinaryContent(data=data, media_type='image/png')))
             else:
                 count += 1
-                name = draw(st.sampled_from(['get_weather', 'delete_file', 'ask_user']))
+                name = draw(st.sampled_from(tool_names))
                 args = draw(st.dictionaries(short_text, json_values, max_size=3))
                 parts.append(ToolCallPart(tool_name=name, args=args, tool_call_id=f'call_{count}'))
         response = ModelResponse(parts=parts, timestamp=T1)
@@ -163,7 +176,7 @@ def javascript(value: Any, *, reverse: bool) -> Any:
     if isinstance(value, float):
         return int(value) if value.is_integer() and abs(value) <= 2**53 else value
     if isinstance(value, int):
-        return value if abs(value) <= 2**53 else float(value)
+        return value if abs(value) <= 2**53 else javascript(float(value), reverse=reverse)
     if isinstance(value, dict):
         items = list(cast('dict[str, Any]', value).items())
         return {k: javascript(v, reverse=reverse) for k, v in (items[::-1] if reverse else items)}
@@ -204,3 +217,42 @@ def assert_edited_items_drop(
     assert not [
         p for p in changed if id(p) in kept and not (isinstance(p, ToolReturnPart) and p.tool_call_id in client_calls)
     ], site
+
+
+def client_calls(history: Sequence[ModelMessage]) -> set[str]:
+    """The ids of the calls `history` addresses to a client tool."""
+    return {
+        call
+        for m in history
+        if isinstance(m, ModelResponse)
+        for call, who in ((m.metadata or {}).get(ANSWERED_BY_METADATA_KEY) or {}).items()
+        if who == 'client'
+    }
+
+
+Wire = list[dict[str, Any]]
+Site = tuple[str, int, int]
+
+
+def assert_any_edit_drops(
+    history: Sequence[ModelMessage],
+    wire: Wire,
+    data: st.DataObject,
+    *,
+    edit_sites: Callable[[Wire], list[Site]],
+    apply: Callable[[Wire, Site], None],
+    load: Callable[[Wire], list[ModelMessage]],
+    verified: Callable[[Wire], tuple[list[ModelMessage], Verified]],
+) -> None:
+    """Edits one signed item of `wire` (`history` as a protocol's client holds it): draws one of its
+    `edit_sites`, `apply`s that edit to a copy, decodes both (`load`, and `verified` for the edited one) and
+    checks `assert_edited_items_drop` with the default keyring. The answer to a call `history` addresses to a
+    client tool is the client's to write: edited, it is still its answer."""
+    sites = edit_sites(wire)
+    assume(sites)
+    site = data.draw(st.sampled_from(sites))
+    edited_wire = copy.deepcopy(wire)
+    apply(edited_wire, site)
+    original = [p for m in load(wire) for p in m.parts]
+    loaded, result = verified(edited_wire)
+    assert_edited_items_drop(original, loaded, result, default_keyring(), client_calls=client_calls(history), site=site)

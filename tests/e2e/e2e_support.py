@@ -10,12 +10,14 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
+import pytest
 import uvicorn
 
 from uibridge import (
@@ -33,6 +35,12 @@ from uibridge.server.demo import DemoAgent
 
 CLIENTS = Path(__file__).resolve().parent.parent / 'clients'
 NODE_TIMEOUT = 120
+DRIVERS = {
+    'vercel': ('e2e_vercel.mjs', 'api', '/api/chat', 'chatId'),
+    'agui': ('e2e_agui.mjs', 'url', '/ag-ui', 'threadId'),
+}
+"""Per protocol, its Node driver in tests/clients, the spec key of the endpoint's URL, the endpoint's path and
+the scenario key of the thread id."""
 
 
 @dataclass
@@ -242,9 +250,42 @@ def check_feedback_comes_back_from_its_marker(recorder: Recorder, thread_id: str
     assert [p for p in all_parts(second.messages) if isinstance(p, RetryFeedbackPart)] == received
 
 
+def scenarios_spec(
+    protocol: str, base_url: str, scenarios: Mapping[str, list[dict[str, Any]]], thread: Callable[[str], str]
+) -> dict[str, Any]:
+    """The spec for the Node driver of `protocol`: each scenario (name -> steps) in the thread `thread(name)`."""
+    _, url_key, path, id_key = DRIVERS[protocol]
+    return {
+        url_key: f'{base_url}{path}',
+        'scenarios': [{'name': name, id_key: thread(name), 'steps': steps} for name, steps in scenarios.items()],
+    }
+
+
+def drive_scenarios(
+    server: LiveServer, protocol: str, scenarios: Mapping[str, list[dict[str, Any]]], thread: Callable[[str], str]
+) -> dict[str, Any]:
+    """Play the scenarios through the real client of `protocol` against `server` (`scenarios_spec`, then
+    `LiveServer.drive`): the driver's result, one entry per scenario."""
+    return server.drive(DRIVERS[protocol][0], scenarios_spec(protocol, server.base_url, scenarios, thread))
+
+
+def scenarios_fixture(
+    scenarios: Mapping[str, Callable[[], Mapping[str, list[dict[str, Any]]]]], thread: Callable[[str, str], str]
+) -> Any:
+    """A module-scoped fixture with one param per protocol of `scenarios` (protocol -> its scenarios): every
+    scenario played once through that protocol's real client on the session's `live_server`, in the thread
+    `thread(protocol, name)`; its value is `(protocol, the driver's result, the live server)`. Assign it to the
+    fixture's name in the test module."""
+
+    @pytest.fixture(scope='module', params=list(scenarios))
+    def driven(request: pytest.FixtureRequest, live_server: LiveServer) -> tuple[str, dict[str, Any], LiveServer]:
+        protocol: str = request.param
+        results = drive_scenarios(live_server, protocol, scenarios[protocol](), partial(thread, protocol))
+        return protocol, results, live_server
+
+    return driven
+
+
 def one_turn_spec(protocol: str, base_url: str) -> dict[str, Any]:
     """One 'weather' turn for the Node driver of `protocol`."""
-    steps = [{'op': 'send', 'text': 'weather'}]
-    if protocol == 'vercel':
-        return {'api': f'{base_url}/api/chat', 'scenarios': [{'name': 'slow', 'chatId': 'slow', 'steps': steps}]}
-    return {'url': f'{base_url}/ag-ui', 'scenarios': [{'name': 'slow', 'threadId': 'slow', 'steps': steps}]}
+    return scenarios_spec(protocol, base_url, {'slow': [{'op': 'send', 'text': 'weather'}]}, lambda name: name)

@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 import pytest
-from e2e_support import LiveServer, completed_by_run
+from e2e_support import LiveServer, completed_by_run, scenarios_fixture
 
 from uibridge import (
     ImageUrl,
@@ -330,27 +330,13 @@ def agui_scenarios() -> dict[str, list[dict[str, Any]]]:
 
 # ----------------------------------------------------------------------------------------------- the runs
 
-PROTOCOLS = {
-    'vercel': ('e2e_vercel.mjs', 'api', '/api/chat', 'chatId', vercel_scenarios),
-    'agui': ('e2e_agui.mjs', 'url', '/ag-ui', 'threadId', agui_scenarios),
-}
-
 
 def thread(protocol: str, name: str) -> str:
     return f'forgery-{protocol}-{name}'
 
 
-@pytest.fixture(scope='module', params=list(PROTOCOLS))
-def forged(request: pytest.FixtureRequest, live_server: LiveServer) -> tuple[str, dict[str, Any], LiveServer]:
-    protocol: str = request.param
-    script, url_key, path, id_key, scenarios = PROTOCOLS[protocol]
-    spec = {
-        url_key: f'{live_server.base_url}{path}',
-        'scenarios': [
-            {'name': name, id_key: thread(protocol, name), 'steps': steps} for name, steps in scenarios().items()
-        ],
-    }
-    return protocol, live_server.drive(script, spec), live_server
+forged = scenarios_fixture({'vercel': vercel_scenarios, 'agui': agui_scenarios}, thread)
+"""Every scenario above, played through both real clients: `(protocol, the driver's result, the live server)`."""
 
 
 def last_run(forged: tuple[str, dict[str, Any], LiveServer], name: str) -> Any:

@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx
 import pytest
-from e2e_support import LiveServer, completed_by_run, model_view
+from e2e_support import DRIVERS, LiveServer, completed_by_run, drive_scenarios, model_view, scenarios_fixture
 
 from uibridge import (
     ImageUrl,
@@ -182,27 +182,12 @@ def agui_scenarios() -> dict[str, list[dict[str, Any]]]:
     }
 
 
-PROTOCOLS = {
-    'vercel': ('e2e_vercel.mjs', 'api', '/api/chat', 'chatId', vercel_scenarios),
-    'agui': ('e2e_agui.mjs', 'url', '/ag-ui', 'threadId', agui_scenarios),
-}
-
-
 def thread(protocol: str, name: str) -> str:
     return f'provenance-{protocol}-{name}'
 
 
-@pytest.fixture(scope='module', params=list(PROTOCOLS))
-def attacked(request: pytest.FixtureRequest, live_server: LiveServer) -> tuple[str, dict[str, Any], LiveServer]:
-    protocol: str = request.param
-    script, url_key, path, id_key, scenarios = PROTOCOLS[protocol]
-    spec = {
-        url_key: f'{live_server.base_url}{path}',
-        'scenarios': [
-            {'name': name, id_key: thread(protocol, name), 'steps': steps} for name, steps in scenarios().items()
-        ],
-    }
-    return protocol, live_server.drive(script, spec), live_server
+attacked = scenarios_fixture({'vercel': vercel_scenarios, 'agui': agui_scenarios}, thread)
+"""Every scenario above, played through both real clients: `(protocol, the driver's result, the live server)`."""
 
 
 def parts_of(messages: list[ModelMessage]) -> list[Any]:
@@ -328,13 +313,11 @@ LEGIT_AGUI = [
 ]
 
 
-@pytest.mark.parametrize('protocol', list(PROTOCOLS))
+@pytest.mark.parametrize('protocol', list(DRIVERS))
 def test_a_legitimate_conversation_keeps_everything_the_server_wrote(live_server: LiveServer, protocol: str) -> None:
-    script, url_key, path, id_key, _ = PROTOCOLS[protocol]
     name = thread(protocol, 'legit')
     steps = LEGIT_VERCEL if protocol == 'vercel' else LEGIT_AGUI
-    spec = {url_key: f'{live_server.base_url}{path}', 'scenarios': [{'name': 'legit', id_key: name, 'steps': steps}]}
-    result = live_server.drive(script, spec)
+    result = drive_scenarios(live_server, protocol, {'legit': steps}, lambda _: name)
     assert all(step['error'] is None for step in result['legit']['steps']), result['legit']['steps']
 
     # A reload: the page gets the stored history back from `dump_messages`, then goes on.
@@ -345,14 +328,8 @@ def test_a_legitimate_conversation_keeps_everything_the_server_wrote(live_server
         reloaded: list[Any] = [m.model_dump(mode='json', exclude_none=True) for m in vercel_ai.dump_messages(stored)]
     else:
         reloaded = [m.model_dump(mode='json', by_alias=True, exclude_none=True) for m in ag_ui.dump_messages(stored)]
-    spec['scenarios'] = [
-        {
-            'name': 'reload',
-            id_key: name,
-            'steps': [{'op': 'set-messages', 'messages': reloaded}, {'op': 'send', 'text': 'hi'}],
-        }
-    ]
-    result = live_server.drive(script, spec)
+    reload = [{'op': 'set-messages', 'messages': reloaded}, {'op': 'send', 'text': 'hi'}]
+    result = drive_scenarios(live_server, protocol, {'reload': reload}, lambda _: name)
     assert all(step['error'] is None for step in result['reload']['steps'])
 
     thread_runs = recorder.runs_for(name)

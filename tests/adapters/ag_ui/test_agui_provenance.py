@@ -14,7 +14,6 @@ What the real `@ag-ui/client` builds from a live stream verifying whole is in `t
 
 from __future__ import annotations
 
-import copy
 import json
 import sys
 import warnings
@@ -24,7 +23,7 @@ from typing import Any, cast
 import pytest
 from agui_helpers import ROOT, sse_events
 from agui_scenarios import T0, Scenario, random_scenario, scenarios
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_agui_messages import sample_history
 
@@ -49,7 +48,7 @@ from uibridge.core.verification import SignatureClaims, Verified, verify_history
 sys.path.insert(0, str(ROOT / 'tests' / 'adapters'))
 from signing_properties import (
     SIGNED,
-    assert_edited_items_drop,
+    assert_any_edit_drops,
     edited,
     exchanges,
     javascript,
@@ -227,23 +226,9 @@ def _apply(messages: list[dict[str, Any]], site: tuple[str, int, int]) -> None:
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(exchanges(), st.data())
 def test_any_edit_to_a_signed_item_makes_it_drop(history: list[ModelMessage], data: st.DataObject) -> None:
-    messages = wire(history)
-    sites = _edit_sites(messages)
-    assume(sites)
-    site = data.draw(st.sampled_from(sites))
-    edited_messages = copy.deepcopy(messages)
-    _apply(edited_messages, site)
-    original = [p for m in load_messages(messages) for p in m.parts]
-    loaded, result = verified(edited_messages)
-    # The answer to a call addressed to a client tool is the client's to write: edited, it is still its answer.
-    client_calls = {
-        call
-        for m in history
-        if isinstance(m, ModelResponse) and m.metadata
-        for call, who in m.metadata[ANSWERED_BY_METADATA_KEY].items()
-        if who == 'client'
-    }
-    assert_edited_items_drop(original, loaded, result, default_keyring(), client_calls=client_calls, site=site)
+    assert_any_edit_drops(
+        history, wire(history), data, edit_sites=_edit_sites, apply=_apply, load=load_messages, verified=verified
+    )
 
 
 # ------------------------------------------------------------------------------------------ client mark

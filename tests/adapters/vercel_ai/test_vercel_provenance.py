@@ -16,24 +16,20 @@ from __future__ import annotations
 import base64
 import copy
 import json
-from typing import Any, cast
+import sys
+from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from vercel_ai_cases import HISTORIES, RANDOM_SCENARIOS, T0, T1, answer_client_tools, pydantic_ai_history
+from vercel_ai_cases import HISTORIES, RANDOM_SCENARIOS, ROOT, T0, T1, answer_client_tools, pydantic_ai_history
 
 from uibridge import (
-    BinaryContent,
-    FilePart,
     ModelMessage,
     ModelRequest,
     ModelResponse,
-    RetryFeedbackPart,
     RetryPromptPart,
     SystemPromptPart,
-    TextPart,
-    ThinkingPart,
     ToolCallPart,
     ToolReturnPart,
     UserPromptPart,
@@ -45,8 +41,16 @@ from uibridge.core.feedback import retry_feedback_from_payload
 from uibridge.core.provenance import Keyring, default_keyring
 from uibridge.core.verification import SignatureClaims, Verified, pending_tool_calls, verify_history
 
+sys.path.insert(0, str(ROOT / 'tests' / 'adapters'))
+from signing_properties import (
+    SIGNED,
+    assert_any_edit_drops,
+    edited,
+    exchanges,
+    javascript,
+)
+
 ALL = {**HISTORIES, 'pydantic_ai_fixture': pydantic_ai_history()}
-SIGNED = (TextPart, ThinkingPart, ToolCallPart, FilePart, ToolReturnPart, RetryPromptPart, RetryFeedbackPart)
 
 
 def ui_json(history: list[ModelMessage], keyring: Keyring | None = None) -> list[dict[str, Any]]:
@@ -64,10 +68,6 @@ def assert_whole(ui: list[dict[str, Any]]) -> list[ModelMessage]:
     assert result.dropped == {}
     assert result.messages == [m for m in loaded if m.parts]  # what holds no part at all is not kept
     return loaded
-
-
-def answered_by(message: ModelResponse) -> dict[str, str]:
-    return dict((message.metadata or {}).get(ANSWERED_BY_METADATA_KEY) or {})
 
 
 def signed_parts(messages: list[ModelMessage]) -> list[Any]:
@@ -125,126 +125,21 @@ def test_another_key_verifies_nothing_the_server_wrote_but_keeps_what_a_client_m
 
 # ------------------------------------------------------------------------------------------ histories
 
-_text = st.text(max_size=12)
-_nonempty = st.text(min_size=1, max_size=8)
-_json: st.SearchStrategy[Any] = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers(-(2**60), 2**60)
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.sampled_from([1.0, -0.0, 2.5e-8, 1e21])
-    | _text,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_text, inner, max_size=3),
-    max_leaves=6,
+histories = exchanges(
+    files=True, tool_names=('get_weather', 'search-web', 'ask_user'), thinking_providers=(None, 'anthropic')
 )
-_errors = st.lists(
-    st.fixed_dictionaries(
-        {'type': _nonempty, 'loc': st.lists(_text | st.integers(0, 5), max_size=2).map(tuple), 'msg': _text},
-        optional={'input': _json},
-    ),
-    min_size=1,
-    max_size=2,
-)
-_outcomes = ['success', 'failed', 'denied', 'interrupted', 'retry', 'client']
-
-
-@st.composite
-def histories(draw: st.DrawFn) -> list[ModelMessage]:
-    """Well-formed histories as a server produces them: every call answered by the request after its response
-    (a client-tool call by the client), except the calls of a last response, which may all still wait."""
-    messages: list[ModelMessage] = [ModelRequest(parts=[UserPromptPart(content=draw(_text), timestamp=T0)])]
-    calls = 0
-    turns = draw(st.integers(1, 4))
-    for turn in range(turns):
-        parts: list[Any] = []
-        for _ in range(draw(st.integers(1, 4))):
-            kind = draw(st.sampled_from(['text', 'thinking', 'call', 'file']))
-            if kind == 'text':
-                parts.append(TextPart(content=draw(_nonempty)))
-            elif kind == 'thinking':
-                parts.append(
-                    ThinkingPart(
-                        content=draw(_text),
-                        signature=draw(st.none() | _nonempty),
-                        provider_name=draw(st.none() | st.just('anthropic')),
-                    )
-                )
-            elif kind == 'file':
-                data = draw(st.binary(min_size=1, max_size=8))
-                parts.append(FilePart(content=BinaryContent(data=data, media_type='image/png')))
-            else:
-                calls += 1
-                name = draw(st.sampled_from(['get_weather', 'search-web', 'ask_user']))
-                args = draw(st.dictionaries(_text, _json, max_size=3))
-                parts.append(ToolCallPart(tool_name=name, args=args, tool_call_id=f'call_{calls}'))
-        response = ModelResponse(parts=parts, timestamp=T1)
-        messages.append(response)
-        pending = turn == turns - 1 and draw(st.booleans())
-        marks: dict[str, str] = {}
-        results: list[Any] = []
-        for call in (p for p in parts if isinstance(p, ToolCallPart)):
-            outcome = draw(st.sampled_from(_outcomes))
-            if pending:
-                if outcome == 'client':
-                    marks[call.tool_call_id] = 'client'
-                continue
-            if outcome == 'retry':
-                content = draw(_text | _errors)
-                results.append(
-                    RetryPromptPart(
-                        content=content, tool_name=call.tool_name, tool_call_id=call.tool_call_id, timestamp=T1
-                    )
-                )
-                continue
-            if outcome == 'client':
-                marks[call.tool_call_id] = 'client'
-            results.append(
-                ToolReturnPart(
-                    tool_name=call.tool_name,
-                    content=draw(_json),
-                    tool_call_id=call.tool_call_id,
-                    outcome='success' if outcome == 'client' else outcome,
-                    timestamp=T1,
-                )
-            )
-        if marks:
-            response.metadata = {ANSWERED_BY_METADATA_KEY: marks}
-        if pending:
-            break
-        if draw(st.booleans()):
-            cause = draw(st.sampled_from(['validation_error', 'no_output', 'model_retry']))
-            results.append(RetryFeedbackPart(content=draw(_text | _errors), cause=cause, timestamp=T1))
-        if results:
-            messages.append(ModelRequest(parts=results))
-        if turn < turns - 1:
-            messages.append(ModelRequest(parts=[UserPromptPart(content=draw(_text), timestamp=T1)]))
-    return messages
-
-
-def as_javascript(value: Any, *, reverse: bool) -> Any:
-    """`value` as JSON.parse gives it back: one number type (`1.0` is `1`, integers past 2**53 lose digits);
-    with `reverse`, objects with their keys in another order."""
-    if isinstance(value, bool) or value is None or isinstance(value, str):
-        return value
-    if isinstance(value, float):
-        return int(value) if value.is_integer() and abs(value) <= 2**53 else value
-    if isinstance(value, int):
-        return value if abs(value) <= 2**53 else as_javascript(float(value), reverse=reverse)
-    if isinstance(value, dict):
-        items = list(cast('dict[str, Any]', value).items())
-        return {k: as_javascript(v, reverse=reverse) for k, v in (reversed(items) if reverse else items)}
-    return [as_javascript(item, reverse=reverse) for item in cast('list[Any]', value)]
+"""Histories with files, a tool name with a hyphen (it rides in the part type) and thinking with no provider."""
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(histories(), st.booleans(), st.booleans())
+@given(histories, st.booleans(), st.booleans())
 def test_signed_histories_verify_whole_after_javascript_re_serialization(
     history: list[ModelMessage], reverse: bool, ascii_only: bool
 ) -> None:
     ui = ui_json(history)
     assert_whole(ui)
     # What a browser sends back: JSON.parse then JSON.stringify, as useChat does with its messages.
-    echoed = json.loads(json.dumps(as_javascript(ui, reverse=reverse), ensure_ascii=ascii_only))
+    echoed = json.loads(json.dumps(javascript(ui, reverse=reverse), ensure_ascii=ascii_only))
     loaded = assert_whole(echoed)
     assert len(signed_parts(loaded)) == len(signed_parts(load_messages(ui)))
 
@@ -278,23 +173,14 @@ def _edit_sites(ui: list[dict[str, Any]]) -> list[tuple[str, int, int]]:
     return sites
 
 
-def _edited(value: Any) -> Any:
-    """A JSON value that is surely another one."""
-    if isinstance(value, str):
-        return value + '!'
-    if isinstance(value, list) and value and isinstance(value[0], dict) and 'msg' in value[0]:
-        return [{**value[0], 'msg': value[0]['msg'] + '!'}, *value[1:]]
-    return {'edited': value}
-
-
 def _apply(ui: list[dict[str, Any]], site: tuple[str, int, int]) -> None:
     what, i, j = site
     part = ui[i]['parts'][j]
     if what == 'text':
-        part['text'] = _edited(part['text'])
+        part['text'] = edited(part['text'])
     elif what == 'signature':
         ours = part['providerMetadata']['uibridge']
-        ours['signature'] = _edited(ours['signature'])
+        ours['signature'] = edited(ours['signature'])
     elif what == 'file':
         data = base64.b64decode(part['url'].split(',', 1)[1])
         part['url'] = 'data:image/png;base64,' + base64.b64encode(data + b'\x00').decode()
@@ -307,56 +193,34 @@ def _apply(ui: list[dict[str, Any]], site: tuple[str, int, int]) -> None:
         ours['outcome'] = 'interrupted' if ours.get('outcome', 'failed') == 'failed' else 'failed'
     elif what == 'feedback':
         marker = part['providerMetadata']['uibridge']['retry_feedback']
-        marker['content'] = _edited(marker['content'])
+        marker['content'] = edited(marker['content'])
         feedback = retry_feedback_from_payload(marker)
         assert feedback is not None
         part['text'] = render_retry_feedback(feedback)  # still a valid marker: only its signature can tell
     elif part['state'] == 'output-available':
-        part['output'] = _edited(part['output'])
+        part['output'] = edited(part['output'])
     elif part['state'] == 'output-error':
         ours = part['resultProviderMetadata']['uibridge']
         if 'retry' in ours:
-            ours['retry']['content'] = _edited(ours['retry']['content'])
+            ours['retry']['content'] = edited(ours['retry']['content'])
         elif 'content' in ours:
-            ours['content'] = _edited(ours['content'])
+            ours['content'] = edited(ours['content'])
         else:
-            part['errorText'] = _edited(part['errorText'])
+            part['errorText'] = edited(part['errorText'])
     else:  # a denial: its content rides in the result fields, or is the approval's reason
         result = part['callProviderMetadata']['uibridge']['result']
         if 'content' in result:
-            result['content'] = _edited(result['content'])
+            result['content'] = edited(result['content'])
         else:
-            part['approval']['reason'] = _edited(part['approval']['reason'])
+            part['approval']['reason'] = edited(part['approval']['reason'])
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(histories(), st.data())
+@given(histories, st.data())
 def test_any_edit_to_a_signed_item_makes_it_drop(history: list[ModelMessage], data: st.DataObject) -> None:
-    ui = ui_json(history)
-    sites = _edit_sites(ui)
-    assume(sites)
-    site = data.draw(st.sampled_from(sites))
-    edited = copy.deepcopy(ui)
-    _apply(edited, site)
-    keyring = default_keyring()
-    original = [p for m in load_messages(ui) for p in m.parts]
-    loaded, result = verified(edited)
-    parts = [p for m in loaded for p in m.parts]
-    assert [type(p) for p in parts] == [type(p) for p in original]  # the edit changed content, not layout
-    changed = [
-        new
-        for old, new in zip(original, parts, strict=True)
-        if isinstance(new, SIGNED) and keyring.sign_part(old) != keyring.sign_part(new)
-    ]
-    assert changed, site
-    # The answer to a call addressed to a client tool is the client's to write: edited, it is still its answer.
-    client_calls = {
-        c for m in history if isinstance(m, ModelResponse) for c, who in answered_by(m).items() if who == 'client'
-    }
-    kept = {id(p) for m in result.messages for p in m.parts}
-    assert not [
-        p for p in changed if id(p) in kept and not (isinstance(p, ToolReturnPart) and p.tool_call_id in client_calls)
-    ]
+    assert_any_edit_drops(
+        history, ui_json(history), data, edit_sites=_edit_sites, apply=_apply, load=load_messages, verified=verified
+    )
 
 
 # ------------------------------------------------------------------------------------------ client mark
