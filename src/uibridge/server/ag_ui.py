@@ -5,11 +5,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from typing_extensions import Unpack
+
 from ..adapters.ag_ui import AGUIEventStream, AGUIRunRequest, parse_request
 from ..core.provenance import Keyring
 from ..core.run import RunInput
 from ..core.stream import EventStreamEncoder
 from .endpoint import ChatEndpoint
+from .options import EndpointOptions
 from .run import Agent
 
 __all__ = ['AGUIBinding', 'AGUIEndpoint']
@@ -37,5 +40,5 @@ class AGUIEndpoint(ChatEndpoint[AGUIRunRequest]):
     """`POST` endpoint for an AG-UI `RunAgentInput`; see `ChatEndpoint` for the options. `run.request` is the
     `AGUIRunRequest` (`.input` is the SDK's `RunAgentInput`: `context`, `forwardedProps`, ...)."""
 
-    def __init__(self, agent: Agent, **options: Any) -> None:
+    def __init__(self, agent: Agent, **options: Unpack[EndpointOptions]) -> None:
         super().__init__(agent, AGUIBinding(), **options)

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
+from typing_extensions import Unpack
 
 from ..core.provenance import Keyring
 from .ag_ui import AGUIEndpoint
 from .approvals import ApprovalLedger
+from .options import EndpointOptions
 from .run import Agent
 from .vercel_ai import VercelAIEndpoint
 
@@ -21,7 +22,7 @@ __all__ = ['PAGE_PATH', 'create_app']
 PAGE_PATH = Path(__file__).parent / 'demo' / 'page.html'
 
 
-def create_app(agent: Agent | None = None, **options: Any) -> Starlette:
+def create_app(agent: Agent | None = None, **options: Unpack[EndpointOptions]) -> Starlette:
     """`POST /api/chat` (Vercel AI), `POST /ag-ui` (AG-UI) and the demo page at `GET /`.
 
     `agent` defaults to the built-in demo agent. `options` go to both endpoints (see `ChatEndpoint`); both

@@ -41,6 +41,7 @@ from . import limits
 from .approvals import ApprovalLedger, verify_approvals
 from .body import Disconnected, Rejected, check_content_type, parse_json_object, read_body
 from .limits import RequestLimits, check_limits
+from .options import check_agent, check_bool, check_positive, check_strings
 from .run import Agent, AgentRun, OnComplete
 from .streaming import stream_run
 
@@ -124,20 +125,23 @@ class ChatEndpoint(Generic[RequestT]):
         max_string_length: int = limits.DEFAULT_MAX_STRING_LENGTH,
         max_json_values: int = limits.DEFAULT_MAX_JSON_VALUES,
     ) -> None:
+        check_agent(agent)
         self.agent = agent
         self.binding = binding
-        self.strip_system_prompts = strip_system_prompts
-        self.allowed_file_url_schemes = tuple(allowed_file_url_schemes)
-        self.max_body_bytes = max_body_bytes
-        self.allowed_content_types = frozenset(t.lower() for t in allowed_content_types)
-        self.expose_errors = expose_errors
+        self.strip_system_prompts = check_bool('strip_system_prompts', strip_system_prompts)
+        self.allowed_file_url_schemes = check_strings('allowed_file_url_schemes', allowed_file_url_schemes)
+        self.max_body_bytes: int = check_positive('max_body_bytes', max_body_bytes, integer=True)
+        self.allowed_content_types = frozenset(
+            t.lower() for t in check_strings('allowed_content_types', allowed_content_types)
+        )
+        self.expose_errors = check_bool('expose_errors', expose_errors)
+        if on_complete is not None and not callable(on_complete):
+            raise TypeError(f'on_complete must be an async function (new_messages, run), not {on_complete!r}')
         self.on_complete = on_complete
-        self.keep_alive = keep_alive
+        self.keep_alive: float | None = check_positive('keep_alive', keep_alive, optional=True)
         self.keyring = Keyring.of(secret if secret is not None else approval_secret)
         self.approval_ledger = approval_ledger if approval_ledger is not None else ApprovalLedger()
-        if not (isinstance(body_timeout, int | float) and body_timeout > 0):  # pyright: ignore[reportUnnecessaryIsInstance]
-            raise ValueError(f'body_timeout must be a positive number of seconds, not {body_timeout!r}')
-        self.body_timeout = float(body_timeout)
+        self.body_timeout = float(check_positive('body_timeout', body_timeout))
         self._parse_limiter: anyio.CapacityLimiter | None = None
         self.limits = RequestLimits(
             max_messages=max_messages,

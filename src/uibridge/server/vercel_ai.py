@@ -5,11 +5,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from typing_extensions import Unpack
+
 from ..adapters.vercel_ai import VercelAIEventStream, VercelChatRequest, parse_request
 from ..core.provenance import Keyring
 from ..core.run import RunInput
 from ..core.stream import EventStreamEncoder
 from .endpoint import ChatEndpoint
+from .options import EndpointOptions
 from .run import Agent
 
 __all__ = ['VercelAIBinding', 'VercelAIEndpoint']
@@ -38,5 +41,5 @@ class VercelAIEndpoint(ChatEndpoint[VercelChatRequest]):
     """`POST` endpoint for `useChat`; see `ChatEndpoint` for the options. `run.request` is the
     `VercelChatRequest` (chat id, trigger, extra body keys)."""
 
-    def __init__(self, agent: Agent, **options: Any) -> None:
+    def __init__(self, agent: Agent, **options: Unpack[EndpointOptions]) -> None:
         super().__init__(agent, VercelAIBinding(), **options)

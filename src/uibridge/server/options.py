@@ -1,0 +1,83 @@
+"""The options every endpoint takes, typed once, and checked when the endpoint is built.
+
+`EndpointOptions` is what `VercelAIEndpoint`, `AGUIEndpoint` and `create_app` accept as keyword arguments
+(`**options: Unpack[EndpointOptions]`), so a misspelt option (`on_complet=`) or a value of the wrong type is
+caught by the type checker; `check_*` catch at construction what a type checker cannot (`keep_alive=-1`, a
+scheme list given as one string, an agent that is a plain generator function), with an error that says what
+to pass instead, rather than a failure on the first request.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Iterable, Sequence
+from typing import Any, TypedDict
+
+from ..core.provenance import Keyring, Secret
+from .approvals import ApprovalLedger
+from .run import OnComplete
+
+__all__ = ['EndpointOptions', 'check_agent', 'check_bool', 'check_positive', 'check_strings']
+
+
+class EndpointOptions(TypedDict, total=False):
+    """The keyword options of a chat endpoint (see `ChatEndpoint` for what each does)."""
+
+    strip_system_prompts: bool
+    allowed_file_url_schemes: Iterable[str]
+    max_body_bytes: int
+    allowed_content_types: Iterable[str]
+    expose_errors: bool
+    on_complete: OnComplete | None
+    keep_alive: float | None
+    secret: Keyring | Secret | Sequence[Secret] | None
+    approval_secret: Secret | None
+    approval_ledger: ApprovalLedger | None
+    body_timeout: float
+    max_messages: int
+    max_parts_per_message: int
+    max_id_length: int
+    max_string_length: int
+    max_json_values: int
+
+
+def check_agent(agent: object) -> None:
+    """An agent is an async generator function, or any callable returning an async iterator. A plain
+    generator function or a coroutine function is a mistake no run could recover from: refused here."""
+    if not callable(agent):
+        raise TypeError(f'agent must be callable (an async generator function), not {type(agent).__name__}')
+    target: Any = agent if inspect.isfunction(agent) or inspect.ismethod(agent) else type(agent).__call__
+    if inspect.isgeneratorfunction(target):
+        raise TypeError('agent must be an async generator function (`async def ... yield`), not a generator function')
+    if inspect.iscoroutinefunction(target):
+        raise TypeError(
+            'agent must be an async generator function (`async def ... yield event`), not a coroutine function: '
+            'it yields events rather than returning a result'
+        )
+
+
+def check_bool(name: str, value: object) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError(f'{name} must be True or False, not {value!r}')
+    return value
+
+
+def check_positive(name: str, value: object, *, optional: bool = False, integer: bool = False) -> Any:
+    """`value` if it is a positive number (an `int` where `integer`), or `None` where `optional`."""
+    if value is None and optional:
+        return None
+    kinds: tuple[type, ...] = (int,) if integer else (int, float)
+    if isinstance(value, bool) or not isinstance(value, kinds) or not value > 0:  # pyright: ignore[reportOperatorIssue]
+        kind = 'a positive integer' if integer else 'a positive number'
+        raise ValueError(f'{name} must be {kind}{" or None" if optional else ""}, not {value!r}')
+    return value
+
+
+def check_strings(name: str, value: object) -> tuple[str, ...]:
+    """An iterable of strings as a tuple; one string alone is refused (`'https'` would be five schemes)."""
+    if isinstance(value, str | bytes) or not isinstance(value, Iterable):
+        raise TypeError(f'{name} must be a list of strings, such as {name}=[...], not {value!r}')
+    items = tuple(value)  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
+    if not all(isinstance(item, str) for item in items):  # pyright: ignore[reportUnknownVariableType]
+        raise TypeError(f'{name} must hold strings only, not {items!r}')
+    return items  # pyright: ignore[reportUnknownVariableType]

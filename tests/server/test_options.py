@@ -1,0 +1,103 @@
+"""Endpoint options: typed once (a misspelt option is a type error), and checked when the endpoint is built."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import textwrap
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from uibridge.core.events import AgentEvent
+from uibridge.server import AgentRun, AGUIEndpoint, VercelAIEndpoint, create_app
+
+
+async def agent(run: AgentRun) -> AsyncIterator[AgentEvent]:
+    return
+    yield
+
+
+ENDPOINTS: list[Any] = [VercelAIEndpoint, AGUIEndpoint, lambda a, **o: create_app(a, **o)]
+
+
+@pytest.mark.parametrize('make', ENDPOINTS)
+@pytest.mark.parametrize(
+    ('options', 'error'),
+    [
+        ({'on_complet': print}, 'on_complet'),
+        ({'keep_alive': 'x'}, 'keep_alive'),
+        ({'keep_alive': -1}, 'keep_alive'),
+        ({'max_body_bytes': 0}, 'max_body_bytes'),
+        ({'max_body_bytes': 1.5}, 'max_body_bytes'),
+        ({'body_timeout': 0}, 'body_timeout'),
+        ({'allowed_file_url_schemes': 'https'}, 'allowed_file_url_schemes'),
+        ({'allowed_content_types': [1]}, 'allowed_content_types'),
+        ({'expose_errors': 'yes'}, 'expose_errors'),
+        ({'strip_system_prompts': None}, 'strip_system_prompts'),
+        ({'on_complete': 'save'}, 'on_complete'),
+        ({'max_messages': 0}, 'max_messages'),
+    ],
+)
+def test_a_bad_option_is_refused_when_the_endpoint_is_built(make: Any, options: dict[str, Any], error: str) -> None:
+    with pytest.raises((TypeError, ValueError), match=error):
+        make(agent, **options)
+
+
+def sync_generator(run: AgentRun) -> Iterator[AgentEvent]:
+    yield from ()
+
+
+async def coroutine(run: AgentRun) -> list[AgentEvent]:
+    return []
+
+
+class CoroutineAgent:
+    async def __call__(self, run: AgentRun) -> None:
+        return None
+
+
+@pytest.mark.parametrize('make', ENDPOINTS)
+@pytest.mark.parametrize('bad', [sync_generator, coroutine, CoroutineAgent(), 'agent'])
+def test_an_agent_that_cannot_stream_is_refused(make: Any, bad: Any) -> None:
+    with pytest.raises(TypeError, match='agent'):
+        make(bad)
+
+
+@pytest.mark.parametrize('make', ENDPOINTS)
+def test_good_options_and_agents_are_taken(make: Any) -> None:
+    def returns_an_iterator(run: AgentRun) -> AsyncIterator[AgentEvent]:
+        return agent(run)
+
+    for good in (agent, returns_an_iterator):
+        make(good, keep_alive=None, allowed_file_url_schemes=['https'], max_body_bytes=1024, body_timeout=0.5)
+
+
+def test_a_misspelt_option_is_a_type_error(tmp_path: Path) -> None:
+    pyright = shutil.which('pyright', path=str(Path(__file__).resolve().parents[2] / '.venv' / 'bin')) or shutil.which(
+        'pyright'
+    )
+    if pyright is None:
+        pytest.fail('pyright is a dev dependency: `make test` installs it')
+    source = tmp_path / 'typo.py'
+    source.write_text(
+        textwrap.dedent(
+            """
+            from uibridge.server import AGUIEndpoint, VercelAIEndpoint, create_app
+
+            async def agent(run):
+                yield None
+
+            VercelAIEndpoint(agent, on_complet=None)
+            AGUIEndpoint(agent, keep_alive='x')
+            create_app(agent, max_messages='many')
+            """
+        )
+    )
+    done = subprocess.run([pyright, str(source)], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 1, done.stdout
+    assert 'on_complet' in done.stdout
+    assert 'keep_alive' in done.stdout
+    assert 'max_messages' in done.stdout
