@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -94,3 +96,10 @@ async def test_unloadable_content_is_a_422_naming_the_message_and_part(
     response = await post(app, path, body)
     assert response.status_code == 422
     assert response.json() == {'error': error, 'path': where}
+
+
+def test_mounting_an_endpoint_imports_no_starlette() -> None:
+    # The endpoints are plain ASGI apps: another framework mounts them without Starlette being imported.
+    script = 'import sys, uibridge.server; print(any(m.startswith("starlette") for m in sys.modules))'
+    out = subprocess.run([sys.executable, '-c', script], capture_output=True, text=True, check=True, timeout=60)
+    assert out.stdout.strip() == 'False'

@@ -12,11 +12,26 @@ app = Starlette(routes=[Route('/api/chat', VercelAIEndpoint(my_agent)), Route('/
 built-in demo agent.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from .ag_ui import AGUIBinding, AGUIEndpoint
-from .app import create_app
 from .endpoint import DEFAULT_MAX_BODY_BYTES, ChatEndpoint, ProtocolBinding
+from .options import EndpointOptions
 from .run import Agent, AgentRun, OnComplete, RunStatus
 from .vercel_ai import VercelAIBinding, VercelAIEndpoint
+
+if TYPE_CHECKING:
+    from .app import create_app
+
+
+def __getattr__(name: str) -> Any:
+    # The endpoints are plain ASGI apps; only `create_app` builds a Starlette app, so Starlette is imported
+    # when it is asked for, not by everyone who mounts an endpoint in another framework.
+    if name == 'create_app':
+        from .app import create_app
+
+        return create_app
+    raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
 
 __all__ = [
     'DEFAULT_MAX_BODY_BYTES',
@@ -25,6 +40,7 @@ __all__ = [
     'Agent',
     'AgentRun',
     'ChatEndpoint',
+    'EndpointOptions',
     'OnComplete',
     'ProtocolBinding',
     'RunStatus',
