@@ -1,9 +1,26 @@
 """uibridge: carry an agent's conversation across the Vercel AI SDK and AG-UI chat protocols.
 
-The public face: the neutral message model, the framing core, retry feedback and `sanitize_messages`.
-Protocol adapters live in `uibridge.adapters.vercel_ai` and `uibridge.adapters.ag_ui`.
+The public face: the neutral message model, the events an agent streams with, the framing core, retry
+feedback, signed history (`Keyring`, `verify_history`) and `sanitize_messages`. Protocol adapters live in
+`uibridge.adapters.vercel_ai` and `uibridge.adapters.ag_ui`; the endpoints in `uibridge.server`.
 """
 
+from .core.events import (
+    AgentEvent,
+    CustomData,
+    FileOutput,
+    PartDelta,
+    PartEnd,
+    PartStart,
+    ResponseStart,
+    RetryFeedback,
+    RunCancelled,
+    RunError,
+    RunFinished,
+    ToolCallReady,
+    ToolResult,
+    events_from_message,
+)
 from .core.feedback import render_retry_feedback, retry_feedback_from_payload, retry_feedback_payload
 from .core.framing import (
     DataTag,
@@ -41,11 +58,14 @@ from .core.sanitize import sanitize_messages
 from .core.verification import SignatureClaims, verify_history
 
 __all__ = [
+    'AgentEvent',
     'AudioUrl',
     'BinaryContent',
+    'CustomData',
     'DataTag',
     'DocumentUrl',
     'ErrorDetails',
+    'FileOutput',
     'FilePart',
     'ImageUrl',
     'Keyring',
@@ -53,19 +73,30 @@ __all__ = [
     'ModelMessagesTypeAdapter',
     'ModelRequest',
     'ModelResponse',
+    'PartDelta',
+    'PartEnd',
+    'PartStart',
     'RegisteredTag',
+    'ResponseStart',
+    'RetryFeedback',
     'RetryFeedbackPart',
     'RetryPromptPart',
+    'RunCancelled',
+    'RunError',
+    'RunFinished',
     'SignatureClaims',
     'SystemPromptPart',
     'TextPart',
     'ThinkingPart',
     'ToolCallPart',
+    'ToolCallReady',
+    'ToolResult',
     'ToolReturnPart',
     'UserError',
     'UserPromptPart',
     'VideoUrl',
     'close_tag',
+    'events_from_message',
     'neutralize_tags',
     'open_tag',
     'register_tag',
