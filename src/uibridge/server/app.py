@@ -20,6 +20,7 @@ from .vercel_ai import VercelAIEndpoint
 __all__ = ['PAGE_PATH', 'create_app']
 
 PAGE_PATH = Path(__file__).parent / 'demo' / 'page.html'
+FAVICON_PATH = Path(__file__).parent / 'demo' / 'favicon.svg'
 
 
 def create_app(agent: Agent | None = None, **options: Unpack[EndpointOptions]) -> Starlette:
@@ -38,9 +39,14 @@ def create_app(agent: Agent | None = None, **options: Unpack[EndpointOptions]) -
     vercel = VercelAIEndpoint(agent, **options)
     ag_ui = AGUIEndpoint(agent, **options)
     page = PAGE_PATH.read_text(encoding='utf-8')
+    favicon = FAVICON_PATH.read_bytes()
 
     async def index(request: Request) -> Response:
         return HTMLResponse(page, headers={'cache-control': 'no-cache'})
+
+    async def icon(request: Request) -> Response:
+        # The page links it; without it, a browser asks for /favicon.ico and logs the 404 as a console error.
+        return Response(favicon, media_type='image/svg+xml', headers={'cache-control': 'max-age=86400'})
 
     async def nothing_to_resume(request: Request) -> Response:
         # `useChat({resume: true})` asks here for a stream to resume; runs do not outlive their request.
@@ -49,6 +55,7 @@ def create_app(agent: Agent | None = None, **options: Unpack[EndpointOptions]) -
     app = Starlette(
         routes=[
             Route('/', index, methods=['GET']),
+            Route('/favicon.svg', icon, methods=['GET']),
             Route('/api/chat', vercel),
             Route('/api/chat/{chat_id}/stream', nothing_to_resume, methods=['GET']),
             Route('/ag-ui', ag_ui),
