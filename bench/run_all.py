@@ -27,6 +27,7 @@ BENCHMARKS = {
     'streams': 'bench_streams.py',
     'e2e': 'bench_e2e.py',
     'provenance': 'bench_provenance.py',
+    'hostile': 'bench_hostile.py',
 }
 PACKAGES = ['pydantic-ai-slim', 'pydantic', 'pydantic-core', 'ag-ui-protocol', 'starlette', 'uvicorn', 'pyinstrument']
 
