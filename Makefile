@@ -1,5 +1,6 @@
 # The two commands the README promises: `make test` and (with the server) `make serve`.
 # Both create .venv on first use; nothing needs installing by hand beyond Python 3.11 and Node 20.
+# `make test-deep` is `make test` with many more Hypothesis examples: a nightly job's run.
 
 PYTHON ?= python3
 VENV := .venv
@@ -8,7 +9,7 @@ INSTALLED := $(VENV)/.installed
 CLIENTS := tests/clients
 NODE_INSTALLED := $(CLIENTS)/node_modules/.installed
 
-.PHONY: test lint typecheck pytest install clean serve bench
+.PHONY: test test-deep lint typecheck pytest install clean serve bench
 
 install: $(INSTALLED) $(NODE_INSTALLED)
 
@@ -29,10 +30,15 @@ typecheck: $(INSTALLED)
 	$(BIN)/pyright src
 
 # pytest exits 5 when it collected no tests; make fails on any non-zero exit, so that cannot pass silently.
+# Property tests run the Hypothesis profile tests/conftest.py loads: `quick` unless HYPOTHESIS_PROFILE says otherwise.
 pytest: install
 	$(BIN)/pytest
 
 test: lint typecheck pytest
+
+# The `thorough` profile: 1,000 examples a property test instead of 30 (several minutes on 2 cores).
+test-deep: lint typecheck install
+	$(BIN)/pytest --hypothesis-profile thorough
 
 # The demo: the deterministic demo agent and the chat page on http://127.0.0.1:8000/ (no API key).
 # `make serve SERVE_ARGS="--host 0.0.0.0 --port 9000"` to change where it listens.

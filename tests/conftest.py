@@ -1,6 +1,27 @@
-"""Every test signs and verifies with one known key, so golden files hold the same signatures on every run
-(without it, `uibridge.core.provenance.default_keyring` picks a random key per process)."""
+"""Settings every test shares: one signing key, and the Hypothesis profiles.
+
+Every test signs and verifies with one known key, so golden files hold the same signatures on every run
+(without it, `uibridge.core.provenance.default_keyring` picks a random key per process).
+
+Property tests take their example count from the active Hypothesis profile, not from their own decorators:
+- `quick` (the default: `make test`): 30 examples a test, enough to reach every strategy's branches on each
+  run while the whole suite stays under a minute on a 2-core machine.
+- `thorough` (`make test-deep`, or a nightly CI job): 1,000 a test, for the rare shapes a quick run reaches
+  only over many runs; a failure prints the blob that replays it (`@reproduce_failure`).
+Choose one with `HYPOTHESIS_PROFILE=thorough` or pytest's own `--hypothesis-profile thorough` (the option wins).
+Failing examples are kept in `.hypothesis/` and replayed first by either profile.
+"""
 
 import os
 
+from hypothesis import settings
+
 os.environ.setdefault('UIBRIDGE_SECRET', 'uibridge-test-secret')
+
+# No deadline in either profile: a loaded machine (CI, or several suites at once) makes single examples slow
+# for reasons that are not the code's, and a deadline would turn that into a flaky failure.
+settings.register_profile('quick', max_examples=30, deadline=None)
+settings.register_profile('thorough', max_examples=1000, deadline=None, print_blob=True)
+# Loaded here, before any test module builds its `@settings(...)` (which copy the active profile's values
+# for what they leave unset); the pytest plugin's `--hypothesis-profile` loads its choice after this.
+settings.load_profile(os.environ.get('HYPOTHESIS_PROFILE', 'quick'))
