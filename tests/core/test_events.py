@@ -131,7 +131,7 @@ _request_parts = st.one_of(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(deadline=None)
 @given(
     st.lists(
         st.one_of(

@@ -222,7 +222,7 @@ _error = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(deadline=None)
 @given(
     content=st.text(max_size=30) | st.lists(_error, max_size=3),
     cause=st.sampled_from(['validation_error', 'no_output', 'model_retry']),

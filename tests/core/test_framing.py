@@ -492,7 +492,7 @@ def test_ascii_text_with_controls_is_settled_without_folding(monkeypatch: pytest
     assert lengths == []
 
 
-@settings(max_examples=300, deadline=None)
+@settings(deadline=None)
 @given(
     letter=st.characters(categories=('Lu', 'Ll', 'Lt', 'Lm', 'Lo')).filter(lambda c: not ignorable(c)),
     name=st.sampled_from(BUILTIN),
@@ -507,7 +507,7 @@ def test_property_a_letter_that_is_not_ignorable_makes_another_name(
         assert neutralize_tags(text) == text
 
 
-@settings(max_examples=300, deadline=None)
+@settings(deadline=None)
 @given(
     text=st.lists(
         st.one_of(st.characters(exclude_characters='<'), st.sampled_from([*_IGNORABLES, '<1', '< ='])), max_size=40
@@ -711,7 +711,7 @@ bodies = st.lists(
 _TAG_ALPHABET = ['<', '>', '/', ' ', '\t', '\xa0', 'é', 'ſ', '&', *'systemSYSTEMtool_resuldiv', *_IGNORABLES]
 
 
-@settings(max_examples=500, deadline=None)
+@settings(deadline=None)
 @given(text=st.lists(st.one_of(tag_fragments(), st.sampled_from(_TAG_ALPHABET)), max_size=16).map(''.join))
 def test_property_escaped_exactly_where_the_rule_finds_a_tag(text: str) -> None:
     expected = list(text)
@@ -720,7 +720,7 @@ def test_property_escaped_exactly_where_the_rule_finds_a_tag(text: str) -> None:
     assert neutralize_tags(text) == ''.join(expected)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(deadline=None)
 @given(
     body=bodies,
     tag=st.sampled_from(_TAGS_FOR_BODIES[1:]),
@@ -739,7 +739,7 @@ def test_property_wrap_holds_exactly_its_own_two_tags(body: str, tag: str, attrs
         assert inner.count('&lt;') - body.count('&lt;') == len(framing_tags(body, set(_TAGS_FOR_BODIES)))
 
 
-@settings(max_examples=400, deadline=None)
+@settings(deadline=None)
 @given(text=st.one_of(bodies, st.text(max_size=40)))
 def test_property_neutralize_is_idempotent_and_changes_only_lt(text: str) -> None:
     once = neutralize_tags(text)
@@ -820,7 +820,7 @@ def test_registering_many_tags_compiles_the_pattern_once() -> None:
     assert same == 'True'
 
 
-@settings(max_examples=300, deadline=None)
+@settings(deadline=None)
 @given(body=bodies)
 def test_property_the_system_block_holds_exactly_its_own_two_tags_and_escapes_nothing_else(body: str) -> None:
     out = framing._render_system(body)

@@ -122,7 +122,7 @@ def _outcome(function: Any, value: Any) -> tuple[str, Any]:
         return 'error', type(e)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(deadline=None)
 @given(_values)
 def test_compact_json_writes_the_reference_bytes(value: Any) -> None:
     assert _outcome(compact_json, value) == _outcome(_reference_compact_json, value)
@@ -201,7 +201,7 @@ def _assert_reads_alike(text: str) -> None:
         assert type(ours[1]) is type(reference[1])
 
 
-@settings(max_examples=400, deadline=None)
+@settings(deadline=None)
 @given(_json_texts)
 def test_parse_json_reads_what_json_loads_reads(text: str) -> None:
     _assert_reads_alike(text)

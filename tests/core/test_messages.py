@@ -269,7 +269,7 @@ _messages = st.lists(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(deadline=None)
 @given(_messages)
 def test_property_json_round_trip_of_every_part_kind(messages: list[ModelMessage]) -> None:
     as_json = ModelMessagesTypeAdapter.dump_json(messages)

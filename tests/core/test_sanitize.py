@@ -301,7 +301,7 @@ def _parts(messages: list[ModelMessage]) -> list[Any]:
     return [part for message in messages for part in message.parts]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(deadline=None)
 @given(messages=_history, strip=st.booleans(), resolved=st.sets(_ids, max_size=2))
 def test_property_what_stays_and_what_goes(messages: list[ModelMessage], strip: bool, resolved: set[str]) -> None:
     out, warned = run(messages, strip_system_prompts=strip, resolved_tool_call_ids=resolved)

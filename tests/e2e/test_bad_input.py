@@ -249,7 +249,7 @@ async def send(app: Any, path: str, body: bytes, content_type: str) -> httpx.Res
             return await client.post(path, content=body, headers=headers)
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(request=requests, content_type=content_types)
 def test_any_body_gets_a_4xx_or_a_valid_stream(app: Any, request: tuple[str, bytes], content_type: str) -> None:
     path, body = request

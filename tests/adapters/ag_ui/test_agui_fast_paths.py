@@ -72,7 +72,7 @@ def _check_dump(history: list[ModelMessage]) -> None:
         )
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(histories())
 def test_dumped_messages_are_what_validation_builds(history: list[ModelMessage]) -> None:
     _check_dump(history)
@@ -174,7 +174,7 @@ def _check_load_message(message: ModelMessage) -> None:
             assert always <= part.model_fields_set <= at_most, part.part_kind
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(histories())
 def test_loaded_messages_are_what_validation_builds(history: list[ModelMessage]) -> None:
     for message in load_messages(dump_messages(history)):

@@ -466,7 +466,7 @@ def histories(draw: st.DrawFn) -> list[ModelMessage]:
     return messages
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(histories())
 def test_round_trip_property(history: list[ModelMessage]) -> None:
     dumped = dump_messages(history)

@@ -137,7 +137,7 @@ def test_another_key_verifies_nothing_the_server_wrote_but_keeps_what_a_client_m
 # ------------------------------------------------------------------------------------------ histories
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(exchanges(), st.booleans(), st.booleans())
 def test_signed_histories_verify_whole_after_javascript_re_serialization(
     history: list[ModelMessage], reverse: bool, ascii_only: bool
@@ -223,7 +223,7 @@ def _apply(messages: list[dict[str, Any]], site: tuple[str, int, int]) -> None:
         message['content'] = render_retry_feedback(feedback)  # still a valid marker: only its signature can tell
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(exchanges(), st.data())
 def test_any_edit_to_a_signed_item_makes_it_drop(history: list[ModelMessage], data: st.DataObject) -> None:
     assert_any_edit_drops(

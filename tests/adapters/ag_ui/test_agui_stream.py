@@ -224,7 +224,7 @@ def test_golden_streams(name: str) -> None:
 # ------------------------------------------------------------------------------------------- structure
 
 
-@settings(max_examples=200, deadline=None)
+@settings(deadline=None)
 @given(seed=st.integers(0, 2**32))
 def test_random_runs_keep_every_pairing_rule(seed: int) -> None:
     """The verifyEvents rules (reference section d) on many more runs than the Node check replays:

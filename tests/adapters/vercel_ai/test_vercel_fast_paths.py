@@ -85,7 +85,7 @@ def _valid_part(data: dict[str, Any]) -> UIModel | None:
 # ------------------------------------------------------------------------------------------ part_json
 
 
-@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
+@settings(suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(_part() | _plausible_part(), min_size=1, max_size=4), st.integers(0, 3))
 def test_part_json_writes_what_model_dump_json_writes(data: list[dict[str, Any]], index: int) -> None:
     parts = [part for part in map(_valid_part, data) if part is not None]

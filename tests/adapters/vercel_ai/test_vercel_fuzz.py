@@ -219,7 +219,7 @@ _body = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_body | _json)
 def test_any_body_is_parsed_or_refused_with_an_input_error(body: Any) -> None:
     with warnings.catch_warnings():
@@ -250,7 +250,7 @@ _assistant_or_prompt = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(_assistant_or_prompt, min_size=1, max_size=4))
 def test_whatever_loads_round_trips(messages: list[dict[str, Any]]) -> None:
     calls = 0

@@ -399,7 +399,7 @@ def _histories(draw: st.DrawFn) -> list[ModelMessage]:
     return messages
 
 
-@settings(max_examples=60, deadline=None)
+@settings(deadline=None)
 @given(_histories())
 def test_round_trip_holds_for_generated_histories(history: list[ModelMessage]) -> None:
     ui = dump_messages(history)

@@ -131,7 +131,7 @@ histories = exchanges(
 """Histories with files, a tool name with a hyphen (it rides in the part type) and thinking with no provider."""
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(histories, st.booleans(), st.booleans())
 def test_signed_histories_verify_whole_after_javascript_re_serialization(
     history: list[ModelMessage], reverse: bool, ascii_only: bool
@@ -215,7 +215,7 @@ def _apply(ui: list[dict[str, Any]], site: tuple[str, int, int]) -> None:
             part['approval']['reason'] = edited(part['approval']['reason'])
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(histories, st.data())
 def test_any_edit_to_a_signed_item_makes_it_drop(history: list[ModelMessage], data: st.DataObject) -> None:
     assert_any_edit_drops(
