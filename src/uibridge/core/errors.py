@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 __all__ = ['InputError']
 
 _MAX_MESSAGE = 300
@@ -12,6 +14,10 @@ class InputError(ValueError):
 
     `message` is short and never echoes a large input; `path` is where in the JSON body the problem is
     (`messages.3.parts.1`), empty when it is the body as a whole.
+
+    A helper that saw only a part of the body reports where in that part the problem is; its caller re-roots
+    the error with `at` (and, where it left items of a list out, gives them back the client's numbering with
+    `renumbered`), so every path a client reads counts from the body it sent.
     """
 
     def __init__(self, message: str, path: str = '') -> None:
@@ -23,5 +29,20 @@ class InputError(ValueError):
 
     def at(self, *prefix: str | int) -> InputError:
         """The same error, located inside `prefix` (for errors raised by a helper that saw only a part)."""
+        if not prefix:
+            return self
         location = '.'.join(str(p) for p in prefix)
         return InputError(self.message, f'{location}.{self.path}' if self.path else location)
+
+    def split(self) -> tuple[str, InputError]:
+        """The path's first segment and the same error located below it (`below.at(head)` is this error again)."""
+        head, _, rest = self.path.partition('.')
+        return head, InputError(self.message, rest)
+
+    def renumbered(self, kept: Sequence[int]) -> InputError:
+        """The same error, whose path starts with an index into a list some items were left out of, at the index
+        the client gave that item (`kept[index]`). A path that starts otherwise is left as it is."""
+        head, below = self.split()
+        if not head.isdigit() or int(head) >= len(kept):
+            return self
+        return below.at(kept[int(head)])

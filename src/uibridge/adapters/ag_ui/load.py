@@ -77,7 +77,7 @@ from ...core.messages import (
 from ...core.trusted import construct
 from ...core.verification import SignatureClaims
 from ._wire import METADATA_KEY, SIG_KEY, WIRE_KEY, message_adapter, parse_iso, read_marker, records, warn
-from .validation import original_part_path, prefilter_message, validation_error
+from .validation import client_part_numbered, prefilter_message, validation_error
 
 __all__ = ['load_messages']
 
@@ -110,9 +110,7 @@ def _coerce(raw: Any, path: str) -> Message | None:
     try:
         return message_adapter.validate_python(message)
     except pydantic.ValidationError as e:
-        error = validation_error(e, '')
-        rest = original_part_path(error.path, part_indexes)
-        raise InputError(error.message, f'{path}.{rest}' if rest else path) from None
+        raise client_part_numbered(validation_error(e), part_indexes).at(path) from None
 
 
 # ------------------------------------------------------------------------------------- conversion

@@ -20,7 +20,6 @@ message and the JSON path in the body as the client sent it (indexes count skipp
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
@@ -28,11 +27,12 @@ from typing import Any, cast
 import pydantic
 from ag_ui.core import RunAgentInput
 
+from ...core.client_input import request_object
 from ...core.errors import InputError
 from ...core.run import ClientTool, RunInput, ToolApproval
 from ...core.verification import SignatureClaims
 from .load import load_messages
-from .validation import original_part_path, prefilter_message, validation_error
+from .validation import client_numbered, prefilter_message, validation_error
 
 __all__ = ['AGUIRunRequest', 'parse_request']
 
@@ -54,7 +54,7 @@ class AGUIRunRequest:
         try:
             history = load_messages(self.input.messages, claims=claims)
         except InputError as e:
-            raise self._relocated(e) from None
+            raise e.renumbered(self.message_indexes).at('messages') from None
         return RunInput(
             history=history,
             claims=claims,
@@ -70,12 +70,6 @@ class AGUIRunRequest:
                 'forwarded_props': self.input.forwarded_props,
             },
         )
-
-    def _relocated(self, error: InputError) -> InputError:
-        head, _, rest = error.path.partition('.')
-        if head.isdigit() and int(head) < len(self.message_indexes):
-            head = str(self.message_indexes[int(head)])
-        return InputError(error.message, f'messages.{head}.{rest}' if rest else f'messages.{head}')
 
 
 def _client_tool(name: str, description: str, parameters: Any) -> ClientTool:
@@ -99,16 +93,7 @@ def _approval(interrupt_id: str, status: str, payload: Any) -> ToolApproval:
 
 
 def parse_request(body: bytes | str | Mapping[str, Any]) -> AGUIRunRequest:
-    if isinstance(body, bytes | str):
-        try:
-            data: Any = json.loads(body)
-        except (ValueError, UnicodeDecodeError):
-            raise InputError('the request body is not valid JSON') from None
-    else:
-        data = body
-    if not isinstance(data, Mapping):
-        raise InputError('the request body must be a JSON object')
-    payload = dict(cast('Mapping[str, Any]', data))
+    payload = request_object(body, 'the request body')
     indexes: list[int] = []
     part_indexes: list[list[int] | None] = []
     messages = payload.get('messages')
@@ -124,14 +109,9 @@ def parse_request(body: bytes | str | Mapping[str, Any]) -> AGUIRunRequest:
     try:
         run_input = RunAgentInput.model_validate(payload)
     except pydantic.ValidationError as e:
-        error = validation_error(e, '')
-        head, _, rest = error.path.partition('.')
-        if head == 'messages' and rest:
-            position, _, tail = rest.partition('.')
-            if position.isdigit() and int(position) < len(indexes):
-                tail = original_part_path(tail, part_indexes[int(position)])
-                error = InputError(
-                    error.message, '.'.join(p for p in ('messages', str(indexes[int(position)]), tail) if p)
-                )
+        error = validation_error(e)
+        head, below = error.split()
+        if head == 'messages':
+            error = client_numbered(below, indexes, part_indexes).at('messages')
         raise error from None
     return AGUIRunRequest(run_input, indexes)

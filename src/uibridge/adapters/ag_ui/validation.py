@@ -8,15 +8,23 @@ place in the JSON as the client numbered it (skipped items included) and whose m
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 import pydantic
 
+from ...core.client_input import Loc, input_error
 from ...core.errors import InputError
 from ._wire import warn
 
-__all__ = ['ROLES', 'error_path', 'original_part_path', 'prefilter_message', 'validation_error']
+__all__ = [
+    'ROLES',
+    'client_numbered',
+    'client_part_numbered',
+    'error_path',
+    'prefilter_message',
+    'validation_error',
+]
 
 ROLES = frozenset({'developer', 'system', 'assistant', 'user', 'tool', 'activity', 'reasoning'})
 _PART_TYPES = frozenset({'text', 'image', 'audio', 'video', 'document'})
@@ -34,8 +42,7 @@ def prefilter_message(raw: Any, path: str) -> tuple[Any, list[int] | None] | Non
         return raw, None
     message = cast('Mapping[str, Any]', raw)
     role = message.get('role')
-    if isinstance(role, str) and role not in ROLES:
-        warn(f'{path}: skipped a message with role {role[:40]!r}, which this version of AG-UI does not know.')
+    if _unknown(role, ROLES, path, 'a message with role', 'which this version of AG-UI does not know.'):
         return None
     content = message.get('content')
     if role in ('user', 'tool') and isinstance(content, list):
@@ -50,37 +57,52 @@ def prefilter_message(raw: Any, path: str) -> tuple[Any, list[int] | None] | Non
     return message, None
 
 
-def original_part_path(rest: str, part_indexes: list[int] | None) -> str:
-    """`rest` (a path inside one message) with a filtered content index turned back into the client's."""
-    if part_indexes is None or not rest.startswith('content.'):
-        return rest
-    position, _, tail = rest[len('content.') :].partition('.')
-    if not position.isdigit() or int(position) >= len(part_indexes):
-        return rest
-    return '.'.join(p for p in ('content', str(part_indexes[int(position)]), tail) if p)
+def client_numbered(
+    error: InputError, kept: Sequence[int], part_indexes: Sequence[list[int] | None] | None = None
+) -> InputError:
+    """`error`, located inside the messages `prefilter_message` kept (`<position>.<rest>`), at the index the
+    client gave the message, and at the client's index of the content part where parts were skipped."""
+    head, below = error.split()
+    if not head.isdigit() or int(head) >= len(kept):
+        return error
+    position = int(head)
+    if part_indexes is not None:
+        below = client_part_numbered(below, part_indexes[position])
+    return below.at(kept[position])
+
+
+def client_part_numbered(error: InputError, part_indexes: list[int] | None) -> InputError:
+    """`error`, located inside one message, at the client's index of its content part (`part_indexes`, from
+    `prefilter_message`, lists the index of each part kept; `None` when none was skipped)."""
+    head, below = error.split()
+    if part_indexes is None or head != 'content':
+        return error
+    return below.renumbered(part_indexes).at('content')
 
 
 def _known_part(item: Any, path: str) -> bool:
     if not isinstance(item, Mapping):
         return True
     part = cast('Mapping[str, Any]', item)
-    part_type = part.get('type')
-    if isinstance(part_type, str) and part_type not in _PART_TYPES:
-        warn(f'{path}: skipped a content part of type {part_type[:40]!r}, which this version does not know.')
+    if _unknown(part.get('type'), _PART_TYPES, path, 'a content part of type', 'which this version does not know.'):
         return False
     source = part.get('source')
-    if isinstance(source, Mapping):
-        source_type = cast('Mapping[str, Any]', source).get('type')
-        if isinstance(source_type, str) and source_type not in _SOURCE_TYPES:
-            warn(f'{path}: skipped a content part with source type {source_type[:40]!r}, unknown to this version.')
-            return False
-    return True
+    source_type = cast('Mapping[str, Any]', source).get('type') if isinstance(source, Mapping) else None
+    return not _unknown(source_type, _SOURCE_TYPES, path, 'a content part with source type', 'unknown to this version.')
+
+
+def _unknown(name: Any, known: frozenset[str], path: str, what: str, why: str) -> bool:
+    """Whether `name` is one this version does not know (a newer client's); if so, says what was skipped."""
+    if isinstance(name, str) and name not in known:
+        warn(f'{path}: skipped {what} {name[:40]!r}, {why}')
+        return True
+    return False
 
 
 _TYPE_NAMES = frozenset({'str', 'int', 'float', 'bool', 'dict', 'list', 'none', 'tuple'})
 
 
-def error_path(loc: tuple[int | str, ...]) -> str:
+def error_path(loc: Loc) -> str:
     """A JSON path from a pydantic error location, leaving out the union-member tags pydantic adds
     (a message's role, a part's or source's type, `str` / `list[...]` for a `str | list` field)."""
     kept: list[str] = []
@@ -99,8 +121,7 @@ def error_path(loc: tuple[int | str, ...]) -> str:
     return '.'.join(kept)
 
 
-def validation_error(error: pydantic.ValidationError, prefix: str) -> InputError:
-    # The most specific error: a union reports one per member, the deepest one is where the input went wrong.
-    first = max(error.errors(include_url=False, include_input=False), key=lambda e: len(e['loc']))
-    path = error_path(first['loc'])
-    return InputError(first['msg'], f'{prefix}.{path}' if prefix and path else prefix or path)
+def validation_error(error: pydantic.ValidationError) -> InputError:
+    """The problem in `error` a client is told (`core.client_input.input_error`: the deepest), with pydantic's
+    own message and the client's JSON path."""
+    return input_error(error, json_path=error_path)

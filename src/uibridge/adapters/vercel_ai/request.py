@@ -17,12 +17,12 @@ never repeats the input.
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
+from ...core.client_input import request_object
 from ...core.errors import InputError
 from ...core.run import RunInput, ToolApproval
 from ...core.verification import SignatureClaims
@@ -101,7 +101,7 @@ class VercelChatRequest:
 
 
 def parse_request(body: bytes | str | Mapping[str, Any]) -> VercelChatRequest:
-    data = _json_body(body)
+    data = request_object(body, 'the body')
     chat_id = data.get('id')
     if not isinstance(chat_id, str):
         raise InputError('required, a string' if chat_id is None else 'must be a string', 'id')
@@ -127,18 +127,6 @@ def parse_request(body: bytes | str | Mapping[str, Any]) -> VercelChatRequest:
         message_id=message_id,
         extra=extra,
     )
-
-
-def _json_body(body: bytes | str | Mapping[str, Any]) -> dict[str, Any]:
-    if isinstance(body, Mapping):
-        return dict(body)
-    try:
-        data = json.loads(body)
-    except (ValueError, RecursionError):
-        raise InputError('the body is not valid JSON') from None
-    if not isinstance(data, dict):
-        raise InputError('the body must be a JSON object')
-    return cast(dict[str, Any], data)
 
 
 def _truncate(messages: list[UIMessage], trigger: Trigger, message_id: str | None) -> list[UIMessage]:
