@@ -216,3 +216,25 @@ def test_parse_json_reads_what_json_loads_reads(text: str) -> None:
 )
 def test_parse_json_edge_cases(text: str) -> None:
     _assert_reads_alike(text)
+
+
+@pytest.mark.parametrize(
+    ('text', 'args'),
+    [
+        ('{"city": "Paris"}', {'city': 'Paris'}),
+        ('{}', {}),
+        ('[1, 2]', '[1, 2]'),
+        ('"Paris"', '"Paris"'),
+        ('null', 'null'),
+        ('{"city": ', '{"city": '),
+        ('', ''),
+        ('{"s": "\\ud800"}', {'s': '\ud800'}),
+    ],
+)
+def test_tool_args_is_the_dict_of_a_json_object_else_the_text(text: str, args: Any) -> None:
+    assert json_text.tool_args(text) == args
+
+
+def test_the_lone_surrogate_pattern_finds_only_surrogates() -> None:
+    assert json_text.LONE_SURROGATE.search('plain ascii, é and 😀') is None
+    assert json_text.LONE_SURROGATE.findall('a\ud83d b\ude00 \ud83d\ude00') == ['\ud83d', '\ude00', '\ud83d', '\ude00']

@@ -19,6 +19,7 @@ from pydantic import TypeAdapter
 from pydantic_core import PydanticSerializationError, from_json, to_json, to_jsonable_python
 
 __all__ = [
+    'LONE_SURROGATE',
     'compact_json',
     'indented_json',
     'iso_utc',
@@ -27,6 +28,7 @@ __all__ = [
     'parse_iso',
     'parse_json',
     'sse_data',
+    'tool_args',
     'utf8_json',
     'wire_json',
     'wire_ready',
@@ -132,6 +134,16 @@ def parse_json(text: str) -> Any:
         return json.loads(text)
 
 
+def tool_args(text: str) -> str | dict[str, Any]:
+    """A tool call's argument text as a stored history holds it: the dict, when the text is a JSON object; else
+    the text as it is (a model's arguments need not be JSON, and the model must see what it wrote)."""
+    try:
+        parsed = parse_json(text)
+    except ValueError:
+        return text
+    return cast('dict[str, Any]', parsed) if isinstance(parsed, dict) else text
+
+
 json_string: Callable[[str], str] = encode_basestring
 """A string as a JSON string literal, non-ASCII as itself: the one escape per streamed delta (the `json`
 module's C function, what `json.dumps(text, ensure_ascii=False)` ends in, without its per-call overhead)."""
@@ -200,7 +212,9 @@ def sse_data(value: Any) -> bytes:
         return utf8_json(f'data: {_encode_wire(value)}\n\n')
 
 
-_LONE_SURROGATE = re.compile('[\ud800-\udfff]')
+LONE_SURROGATE = re.compile('[\ud800-\udfff]')
+"""A UTF-16 surrogate code point, which UTF-8 cannot encode: in a Python string, half of a character beyond
+the BMP that was cut in two (the halves side by side are still two code points)."""
 
 
 def utf8_json(text: str) -> bytes:
@@ -212,7 +226,7 @@ def utf8_json(text: str) -> bytes:
     try:
         return text.encode()
     except UnicodeEncodeError:
-        return _LONE_SURROGATE.sub(lambda m: f'\\u{ord(m.group()):04x}', text).encode()
+        return LONE_SURROGATE.sub(lambda m: f'\\u{ord(m.group()):04x}', text).encode()
 
 
 def iso_utc(moment: datetime) -> str:

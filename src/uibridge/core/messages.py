@@ -24,6 +24,7 @@ from .framing import wrap
 from .json_text import compact_json, indented_json, json_values, parse_json
 
 __all__ = [
+    'RETRY_SUFFIX',
     'AudioUrl',
     'BinaryContent',
     'DocumentUrl',
@@ -174,6 +175,10 @@ class ToolReturnPart(_Model):
         return compact_json(self.content)
 
 
+RETRY_SUFFIX = '\n\nFix the errors and try again.'
+"""The directive that ends every `RetryPromptPart.model_response()` (a UI that shows the errors leaves it out)."""
+
+
 class RetryPromptPart(_Model):
     """A retry that answers a tool call: that call's result, telling the model its call failed.
 
@@ -213,7 +218,7 @@ class RetryPromptPart(_Model):
             plural = '' if len(self.content) == 1 else 's'
             framed = wrap('validation_errors', f'```json\n{dumped}\n```')
             description = f'{len(self.content)} validation error{plural}:\n{framed}'
-        return f'{description}\n\nFix the errors and try again.'
+        return f'{description}{RETRY_SUFFIX}'
 
 
 RetryFeedbackCause: TypeAlias = Literal['validation_error', 'no_output', 'model_retry']

@@ -14,10 +14,10 @@ string (a part's type, a role, a tool name, a media type) is bounded by `max_str
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any, cast
 
+from ..core.json_text import LONE_SURROGATE
 from .body import Rejected
 
 __all__ = ['RequestLimits', 'check_limits']
@@ -61,7 +61,6 @@ _CONTENT_KEYS = frozenset(
     }
 )  # fmt: skip
 _PART_LISTS = ('parts', 'content', 'toolCalls')
-_LONE_SURROGATE = re.compile('[\ud800-\udfff]')
 
 
 def _is_id_key(key: str) -> bool:
@@ -124,7 +123,7 @@ def _check_string(key: str, value: str, path: tuple[str | int, ...], in_content:
     if _is_id_key(key):
         if len(value) > limits.max_id_length:
             raise Rejected(413, f'an id longer than {limits.max_id_length} characters (max_id_length)', _join(path))
-        if not value.isascii() and _LONE_SURROGATE.search(value):
+        if not value.isascii() and LONE_SURROGATE.search(value):
             raise Rejected(422, 'an id that is not valid Unicode text (a lone surrogate)', _join(path))
     elif len(value) > limits.max_string_length:
         _too_long(path, limits)

@@ -529,3 +529,22 @@ def test_a_denial_keeps_its_own_text_beside_the_reason_the_client_gave() -> None
     assert tool['callProviderMetadata']['uibridge']['result']['content'] == 'The user denied this call: not today'
     assert model_view(load_messages([message])) == model_view(history)
     assert as_json(dump_messages(load_messages([message]))) == [message]
+
+
+@pytest.mark.parametrize(
+    ('media_type', 'kind'),
+    [
+        ('image/png', 'image-url'),
+        ('IMAGE/PNG', 'image-url'),
+        ('imagery/x', 'document-url'),
+        ('text/csv', 'document-url'),
+    ],
+)
+def test_a_url_file_loads_as_the_kind_its_media_type_names(media_type: str, kind: str) -> None:
+    """The kind is `core.media`'s, as in every protocol: the top-level type, whatever its case."""
+    part = {'type': 'file', 'mediaType': media_type, 'url': 'https://example.com/f'}
+    [request] = load_messages([{'id': 'u', 'role': 'user', 'parts': [part]}])
+    [prompt] = request.parts
+    assert isinstance(prompt, UserPromptPart) and not isinstance(prompt.content, str)
+    assert prompt.content[0].kind == kind
+    assert as_json(dump_messages([request]))[0]['parts'][0] == part

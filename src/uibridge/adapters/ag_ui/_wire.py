@@ -5,10 +5,11 @@ echoes both back unchanged: a message's `metadata` object and its `encryptedValu
 
 - `metadata["uibridge"]` (`WIRE_KEY`) holds uibridge's records for an AG-UI message:
   - `response`: on the first AG-UI message of a `ModelResponse`: `timestamp`, and when set `model_name`,
-    `provider_name`, `finish_reason`, `metadata` (the response's own metadata). It also marks where a
-    response starts, so two responses in a row stay two on load.
-  - `request`: on the first AG-UI message of a `ModelRequest` that has `instructions` or `metadata`, or
-    that directly follows another request (the same start marker).
+    `provider_name`, `finish_reason`, `metadata` (the response's application metadata, `core.metadata`, with
+    the uibridge keys AG-UI has no other place for, `RECORD_METADATA_KEYS`: approval marks and custom data).
+    It also marks where a response starts, so two responses in a row stay two on load.
+  - `request`: on the first AG-UI message of a `ModelRequest` that has `instructions` or `metadata` (the
+    same), or that directly follows another request (the same start marker).
   - `part`: what the AG-UI message cannot say about the part it carries: `timestamp`, a system prompt's
     `dynamic_ref`, a text part's `id`, a tool result's `kind` (`retry-prompt`), `outcome` (when not
     success), `json` (the content was JSON, dumped compact) and `metadata`; and `sig` (`SIG_KEY`), the
@@ -37,9 +38,11 @@ from ag_ui.core import Message
 from ...core import diagnostics
 from ...core.json_text import compact_json, parse_iso, parse_json
 from ...core.json_text import iso_utc as iso
+from ...core.metadata import ANSWERED_BY_METADATA_KEY, CUSTOM_DATA_METADATA_KEY
 
 __all__ = [
     'METADATA_KEY',
+    'RECORD_METADATA_KEYS',
     'SIG_KEY',
     'WIRE_KEY',
     'iso',
@@ -52,6 +55,9 @@ __all__ = [
 ]
 
 METADATA_KEY = 'uibridge_ag_ui'
+RECORD_METADATA_KEYS = frozenset({ANSWERED_BY_METADATA_KEY, CUSTOM_DATA_METADATA_KEY})
+"""uibridge's own keys of a neutral message's metadata that a record's `metadata` carries beside the
+application's (`core.metadata`): AG-UI has no other place for a response's approval marks and custom data."""
 WIRE_KEY = 'uibridge'
 SIG_KEY = 'sig'
 """A server-authored part's signature (`Keyring.sign_part`), in its record or marker."""

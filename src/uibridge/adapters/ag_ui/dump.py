@@ -50,15 +50,12 @@ from ag_ui.core import (
     UserMessage,
 )
 
-from ...core.events import ANSWERED_BY_METADATA_KEY
 from ...core.feedback import render_retry_feedback, retry_feedback_payload
 from ...core.json_text import compact_json
+from ...core.media import kind_name, media_kind
 from ...core.messages import (
-    AudioUrl,
     BinaryContent,
-    DocumentUrl,
     FilePart,
-    ImageUrl,
     ModelMessage,
     ModelRequest,
     ModelResponse,
@@ -71,11 +68,12 @@ from ...core.messages import (
     ToolReturnPart,
     UserContent,
     UserPromptPart,
-    VideoUrl,
 )
+from ...core.metadata import ANSWERED_BY_METADATA_KEY, answered_by, app_metadata
 from ...core.provenance import Keyring
+from ...core.records import response_fields, thinking_fields
 from ...core.trusted import construct
-from ._wire import METADATA_KEY, SIG_KEY, WIRE_KEY, iso, marker, warn
+from ._wire import METADATA_KEY, RECORD_METADATA_KEYS, SIG_KEY, WIRE_KEY, iso, marker, warn
 
 __all__ = [
     'dump_messages',
@@ -220,11 +218,12 @@ def request_record(message: ModelRequest, *, follows_request: bool) -> dict[str,
 
 
 def _own_metadata(metadata: dict[str, Any] | None) -> dict[str, Any] | None:
-    """The message's own metadata: without what this adapter keeps there (ids, names, client metadata), nor
-    the `client` marks of its calls, which ride (signed) on the calls themselves."""
-    if not metadata:
+    """What a record's `metadata` holds: the application's metadata and, of uibridge's own keys, those this
+    adapter has no other place for (`RECORD_METADATA_KEYS`), without the `client` marks of its calls, which
+    ride (signed) on the calls themselves."""
+    own = app_metadata(metadata, keep=RECORD_METADATA_KEYS)
+    if own is None:
         return None
-    own = {k: v for k, v in metadata.items() if k != METADATA_KEY}
     answered = own.get(ANSWERED_BY_METADATA_KEY)
     if isinstance(answered, dict):
         others = {k: v for k, v in cast('dict[str, Any]', answered).items() if v != 'client'}
@@ -324,36 +323,22 @@ def _content_part(content: UserContent) -> dict[str, Any]:
         return {'type': 'text', 'text': content}
     if isinstance(content, BinaryContent):
         source: dict[str, Any] = {'type': 'data', 'value': _b64(content.data), 'mimeType': content.media_type}
-        return {'type': _media_kind(content.media_type), 'source': source}
+        return {'type': media_kind(content.media_type), 'source': source}
     source = {'type': 'url', 'value': content.url}
     if content.media_type is not None:
         source['mimeType'] = content.media_type
-    return {'type': _URL_KINDS[type(content)], 'source': source}
-
-
-_URL_KINDS: dict[type[Any], str] = {ImageUrl: 'image', AudioUrl: 'audio', VideoUrl: 'video', DocumentUrl: 'document'}
+    return {'type': kind_name(content), 'source': source}
 
 
 def _b64(data: bytes) -> str:
     return base64.b64encode(data).decode('ascii')
 
 
-def _media_kind(media_type: str) -> str:
-    major = media_type.split('/', 1)[0].lower()
-    return major if major in ('image', 'audio', 'video') else 'document'
-
-
 # ------------------------------------------------------------------------------------------ responses
 
 
 def response_record(message: ModelResponse) -> dict[str, Any]:
-    record: dict[str, Any] = {'timestamp': iso(message.timestamp)}
-    if message.model_name is not None:
-        record['model_name'] = message.model_name
-    if message.provider_name is not None:
-        record['provider_name'] = message.provider_name
-    if message.finish_reason is not None:
-        record['finish_reason'] = message.finish_reason
+    record = response_fields(message)
     own_metadata = _own_metadata(message.metadata)
     if own_metadata:
         record['metadata'] = own_metadata
@@ -361,11 +346,7 @@ def response_record(message: ModelResponse) -> dict[str, Any]:
 
 
 def thinking_marker(part: ThinkingPart) -> str | None:
-    payload: dict[str, Any] = {}
-    if part.signature is not None:
-        payload['signature'] = part.signature
-    if part.provider_name is not None:
-        payload['provider_name'] = part.provider_name
+    payload = thinking_fields(part)
     if part.id is not None:
         payload['id'] = part.id
     return marker('thinking', payload) if payload else None
@@ -391,16 +372,10 @@ def tool_call_wire(part: ToolCallPart, record: dict[str, Any]) -> dict[str, Any]
     }
 
 
-def _client_calls(message: ModelResponse) -> dict[str, Any] | None:
-    """The response's `uibridge_answered_by` marks, `None` when it has none."""
-    answered = message.metadata.get(ANSWERED_BY_METADATA_KEY) if message.metadata else None
-    return cast('dict[str, Any]', answered) if isinstance(answered, dict) and answered else None
-
-
 def _response_drafts(message: ModelResponse, keyring: Keyring) -> list[Draft]:
     drafts: list[Draft] = []
     dropped_files = False
-    answered = _client_calls(message)
+    answered = answered_by(message.metadata)
     for part in message.parts:
         if isinstance(part, TextPart):
             text_record: dict[str, Any] = {'id': part.id} if part.id is not None else {}
@@ -415,7 +390,7 @@ def _response_drafts(message: ModelResponse, keyring: Keyring) -> list[Draft]:
                 or not (drafts[-1]['content'] or 'toolCalls' in drafts[-1])
             ):
                 drafts.append({'role': 'assistant', 'content': '', '_uib': {}})
-            client = answered is not None and answered.get(part.tool_call_id) == 'client'
+            client = answered.get(part.tool_call_id) == 'client'
             drafts[-1].setdefault('toolCalls', []).append(
                 tool_call_wire(part, call_record(part, keyring, client=client))
             )

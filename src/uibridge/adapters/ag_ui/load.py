@@ -48,16 +48,12 @@ from ag_ui.core import (
 )
 
 from ...core.errors import InputError
-from ...core.events import ANSWERED_BY_METADATA_KEY
 from ...core.feedback import retry_feedback_from_marker
-from ...core.json_text import parse_json
+from ...core.json_text import parse_json, tool_args
+from ...core.media import URL_PARTS
 from ...core.messages import (
-    AudioUrl,
     BinaryContent,
-    DocumentUrl,
     ErrorDetails,
-    FinishReason,
-    ImageUrl,
     ModelMessage,
     ModelRequest,
     ModelRequestPart,
@@ -72,17 +68,27 @@ from ...core.messages import (
     ToolReturnPart,
     UserContent,
     UserPromptPart,
-    VideoUrl,
 )
+from ...core.metadata import ANSWERED_BY_METADATA_KEY, app_metadata
+from ...core.records import read_response_fields, read_thinking_fields
 from ...core.trusted import construct
 from ...core.verification import SignatureClaims
-from ._wire import METADATA_KEY, SIG_KEY, WIRE_KEY, message_adapter, parse_iso, read_marker, records, warn
+from ._wire import (
+    METADATA_KEY,
+    RECORD_METADATA_KEYS,
+    SIG_KEY,
+    WIRE_KEY,
+    message_adapter,
+    parse_iso,
+    read_marker,
+    records,
+    warn,
+)
 from .validation import client_part_numbered, prefilter_message, validation_error
 
 __all__ = ['load_messages']
 
 _OUTCOMES: frozenset[str] = frozenset(get_args(ToolReturnOutcome))
-_FINISH_REASONS: frozenset[str] = frozenset(get_args(FinishReason))
 _errors_adapter = pydantic.TypeAdapter(list[ErrorDetails])
 
 
@@ -200,7 +206,9 @@ class _Loader:
         self.parts = []
         self.entries = []
         own_metadata = rec.get('metadata')
-        metadata: dict[str, Any] = dict(cast('dict[str, Any]', own_metadata)) if isinstance(own_metadata, dict) else {}
+        metadata: dict[str, Any] = {}
+        if isinstance(own_metadata, dict):
+            metadata = app_metadata(cast('dict[str, Any]', own_metadata), keep=RECORD_METADATA_KEYS) or {}
         if side == 'response' and (client_calls or ANSWERED_BY_METADATA_KEY in metadata):
             _answered_by(metadata, client_calls)
             self.client_calls = []
@@ -216,16 +224,7 @@ class _Loader:
             return
         values = {'parts': parts, 'metadata': metadata}
         if rec:
-            timestamp = parse_iso(rec.get('timestamp'))
-            if timestamp is not None:
-                values['timestamp'] = timestamp
-            for key in ('model_name', 'provider_name'):
-                value = rec.get(key)
-                if isinstance(value, str):
-                    values[key] = value
-            finish_reason = rec.get('finish_reason')
-            if isinstance(finish_reason, str) and finish_reason in _FINISH_REASONS:
-                values['finish_reason'] = finish_reason
+            values.update(read_response_fields(rec))
         self.result.append(construct(ModelResponse, values))
 
     def _assistant(self, message: AssistantMessage, part_record: dict[str, Any], parts: list[Any]) -> None:
@@ -243,7 +242,7 @@ class _Loader:
             self.calls[call.id] = function.name
             part = construct(
                 ToolCallPart,
-                {'tool_name': function.name, 'args': _args(function.arguments), 'tool_call_id': call.id},
+                {'tool_name': function.name, 'args': tool_args(function.arguments), 'tool_call_id': call.id},
             )
             if call.metadata:
                 record = records(call.metadata)
@@ -312,23 +311,12 @@ def _timestamp(part_record: dict[str, Any]) -> datetime | None:
     return parse_iso(part_record.get('timestamp'))
 
 
-def _args(arguments: str) -> str | dict[str, Any]:
-    try:
-        parsed = parse_json(arguments)
-    except ValueError:
-        return arguments
-    return cast('dict[str, Any]', parsed) if isinstance(parsed, dict) else arguments
-
-
 def _thinking(message: ReasoningMessage) -> ThinkingPart:
     fields: dict[str, Any] = {}
     if message.encrypted_value:
         payload = read_marker(message.encrypted_value, 'thinking')
         if isinstance(payload, dict):
-            for key in ('signature', 'provider_name', 'id'):
-                value = cast('dict[str, Any]', payload).get(key)
-                if isinstance(value, str):
-                    fields[key] = value
+            fields = read_thinking_fields(cast('dict[str, Any]', payload))
     fields['content'] = message.content
     return construct(ThinkingPart, fields)
 
@@ -361,14 +349,6 @@ def _user(message: UserMessage, part_record: dict[str, Any], index: int) -> User
     return construct(UserPromptPart, {'content': content, 'timestamp': timestamp})
 
 
-_URL_KINDS: dict[str, type[ImageUrl | AudioUrl | VideoUrl | DocumentUrl]] = {
-    'image': ImageUrl,
-    'audio': AudioUrl,
-    'video': VideoUrl,
-    'document': DocumentUrl,
-}
-
-
 def _user_content(parts: Sequence[Any], index: int) -> list[UserContent]:
     result: list[UserContent] = []
     for position, item in enumerate(parts):
@@ -379,7 +359,7 @@ def _user_content(parts: Sequence[Any], index: int) -> list[UserContent]:
         source = item.source
         source_type: str = source.type
         if source_type == 'url':
-            result.append(_URL_KINDS[kind](url=source.value, media_type=source.mime_type))
+            result.append(URL_PARTS[kind](url=source.value, media_type=source.mime_type))
         elif source_type == 'data':
             try:
                 data = base64.b64decode(source.value, validate=True)

@@ -46,25 +46,23 @@ from ...core.messages import (
     ToolReturnPart,
     UserPromptPart,
 )
+from ...core.metadata import answered_by, app_metadata
 from ...core.provenance import Keyring
 from ...core.trusted import construct
 from .dump_parts import add_ui_only, tool_part, ui_only_part, ui_only_sequence, user_content_parts, with_request
 from .provider_metadata import (
-    answered_by,
-    app_metadata,
     derived_message_id,
     feedback_marker,
-    file_metadata,
     iso,
     jsonable,
+    part_metadata,
     response_info,
     sidecar,
-    text_metadata,
-    thinking_metadata,
     wrap_metadata,
 )
 from .types import (
     FileUIPart,
+    ProviderMetadata,
     ReasoningUIPart,
     StepStartUIPart,
     TextUIPart,
@@ -242,7 +240,7 @@ def _dump_response(
     bare_step = side.get('bare') is True
     # A step a client wrote without uibridge's metadata is not the server's to sign.
     signer: Keyring | None = None if bare_step else keyring
-    marks = answered_by(response)
+    marks = answered_by(response.metadata)
     info: dict[str, Any] | None = None if bare_step else response_info(response)
     kept_ids = side.get('reasoning_ids')
     reasoning_ids: dict[str, Any] = cast('dict[str, Any]', kept_ids) if isinstance(kept_ids, dict) else {}
@@ -253,40 +251,9 @@ def _dump_response(
         while pending < len(extras) and extras[pending][0] <= position:
             add_ui_only(parts, extras[pending][1])
             pending += 1
-        if isinstance(part, TextPart):
-            parts.append(
-                construct(
-                    TextUIPart,
-                    {
-                        'text': part.content,
-                        'state': 'done',
-                        'provider_metadata': wrap_metadata(text_metadata(part, info, _sign(signer, part))),
-                    },
-                )
-            )
-        elif isinstance(part, ThinkingPart):
-            parts.append(
-                construct(
-                    ReasoningUIPart,
-                    {
-                        'text': part.content,
-                        'id': _str_or_none(reasoning_ids.get(str(position))),
-                        'state': 'done',
-                        'provider_metadata': wrap_metadata(thinking_metadata(part, info, _sign(signer, part))),
-                    },
-                )
-            )
-        elif isinstance(part, FilePart):
-            parts.append(
-                construct(
-                    FileUIPart,
-                    {
-                        'media_type': part.content.media_type,
-                        'url': part.content.data_url,
-                        'provider_metadata': wrap_metadata(file_metadata(part, info, _sign(signer, part))),
-                    },
-                )
-            )
+        if isinstance(part, TextPart | ThinkingPart | FilePart):
+            metadata = wrap_metadata(part_metadata(part, info, None if signer is None else signer.sign_part(part)))
+            parts.append(_content_part(part, metadata, reasoning_ids, position))
         else:
             dumped_calls.add(part.tool_call_id)
             result = results.get(part.tool_call_id)
@@ -311,9 +278,24 @@ def _dump_response(
         add_ui_only(parts, extra)
 
 
-def _sign(keyring: Keyring | None, part: TextPart | ThinkingPart | FilePart) -> str | None:
-    return None if keyring is None else keyring.sign_part(part)
-
-
-def _str_or_none(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
+def _content_part(
+    part: TextPart | ThinkingPart | FilePart,
+    metadata: ProviderMetadata | None,
+    reasoning_ids: dict[str, Any],
+    position: int,
+) -> UIMessagePart:
+    """The UI part for a response's text, thinking or file part, with its `uibridge` metadata. A reasoning part
+    gets back the UI's own id for it, kept by position in the sidecar."""
+    if isinstance(part, TextPart):
+        return construct(TextUIPart, {'text': part.content, 'state': 'done', 'provider_metadata': metadata})
+    if isinstance(part, ThinkingPart):
+        kept_id = reasoning_ids.get(str(position))
+        fields = {
+            'text': part.content,
+            'id': kept_id if isinstance(kept_id, str) else None,
+            'state': 'done',
+            'provider_metadata': metadata,
+        }
+        return construct(ReasoningUIPart, fields)
+    fields = {'media_type': part.content.media_type, 'url': part.content.data_url, 'provider_metadata': metadata}
+    return construct(FileUIPart, fields)

@@ -9,22 +9,19 @@ from __future__ import annotations
 
 from typing import Any, cast
 
+from ...core.media import MediaUrl, kind_name, media_kind
 from ...core.messages import (
-    AudioUrl,
     BinaryContent,
-    DocumentUrl,
-    ImageUrl,
     ModelResponse,
     RetryPromptPart,
     ToolCallPart,
     ToolReturnPart,
     UserContent,
     UserPromptPart,
-    VideoUrl,
 )
+from ...core.metadata import custom_data_items
 from ...core.trusted import construct
 from .provider_metadata import (
-    custom_data_items,
     denial_text,
     iso,
     sidecar,
@@ -77,10 +74,12 @@ def user_content_parts(part: UserPromptPart, request_info: dict[str, Any] | None
     return parts
 
 
-def media_type_of(item: ImageUrl | AudioUrl | VideoUrl | DocumentUrl) -> str:
+def media_type_of(item: MediaUrl) -> str:
+    """The part's media type; without one, its kind name (`application` for a document): a UI file needs one."""
     if item.media_type:
         return item.media_type
-    return {'image-url': 'image', 'audio-url': 'audio', 'video-url': 'video'}.get(item.kind, 'application')
+    name = kind_name(item)
+    return 'application' if name == 'document' else name
 
 
 def _dump_user_item(item: UserContent, fields: dict[str, Any]) -> UIMessagePart:
@@ -94,18 +93,11 @@ def _dump_user_item(item: UserContent, fields: dict[str, Any]) -> UIMessagePart:
     media_type = media_type_of(item)
     if item.media_type is None:
         fields = {**fields, 'media_type': None}
-    if _url_kind(media_type) != item.kind:
+    if media_kind(media_type) != kind_name(item):
         fields = {**fields, 'kind': item.kind}
     return construct(
         FileUIPart, {'media_type': media_type, 'url': item.url, 'provider_metadata': wrap_metadata(fields)}
     )
-
-
-def _url_kind(media_type: str) -> str:
-    for prefix, kind in (('image', 'image-url'), ('audio', 'audio-url'), ('video', 'video-url')):
-        if media_type.startswith(prefix):
-            return kind
-    return 'document-url'
 
 
 def ui_only_part(data: Any) -> UIMessagePart | None:

@@ -27,7 +27,6 @@ from typing import Any, cast
 
 from ...core.diagnostics import warn
 from ...core.errors import InputError
-from ...core.events import ANSWERED_BY_METADATA_KEY, CUSTOM_DATA_METADATA_KEY
 from ...core.feedback import retry_feedback_from_payload
 from ...core.messages import (
     BinaryContent,
@@ -42,10 +41,12 @@ from ...core.messages import (
     UserContent,
     UserPromptPart,
 )
+from ...core.metadata import ANSWERED_BY_METADATA_KEY, CUSTOM_DATA_METADATA_KEY, app_metadata, custom_data_item
+from ...core.records import read_response_fields, read_thinking_fields
 from ...core.trusted import construct
 from ...core.verification import SignatureClaims
 from .load_parts import derived_denial, ours, result_part, system_part, tool_call, user_file, user_part
-from .provider_metadata import DERIVED_ID, SIDECAR_KEY, SIG_KEY, derived_message_id, parse_iso
+from .provider_metadata import DERIVED_ID, SIDECAR_KEY, SIG_KEY, derived_message_id
 from .types import (
     CustomUIPart,
     DataUIPart,
@@ -243,16 +244,11 @@ class _Loader:
                 _response_sidecar(response)['bare'] = True
             return
         info = cast(dict[str, Any], info)
-        timestamp = parse_iso(info.get('timestamp'))
-        if timestamp is not None:
-            response.timestamp = timestamp
-        for key in ('model_name', 'provider_name'):
-            if isinstance(info.get(key), str):
-                setattr(response, key, info[key])
-        if info.get('finish_reason') in ('stop', 'length', 'content_filter', 'tool_call', 'error'):
-            response.finish_reason = info['finish_reason']
-        if isinstance(info.get('metadata'), dict):
-            response.metadata = {**cast(dict[str, Any], info['metadata']), **(response.metadata or {})}
+        for key, value in read_response_fields(info).items():
+            setattr(response, key, value)
+        metadata = app_metadata(info['metadata']) if isinstance(info.get('metadata'), dict) else None
+        if metadata is not None:
+            response.metadata = {**metadata, **(response.metadata or {})}
 
     def _add_text(self, part: TextUIPart | ReasoningUIPart) -> None:
         response = self._current_response()
@@ -268,16 +264,9 @@ class _Loader:
             # The UI's own id for the part (a stream chunk id), not the provider's: kept beside, not in, the part.
             ids = cast(dict[str, Any], _response_sidecar(response).setdefault('reasoning_ids', {}))
             ids[str(len(response.parts))] = part.id
-        signature, provider = fields.get('signature'), fields.get('provider_name')
-        thinking = construct(
-            ThinkingPart,
-            {
-                'content': part.text,
-                'id': part_id,
-                'signature': signature if isinstance(signature, str) else None,
-                'provider_name': provider if isinstance(provider, str) else None,
-            },
-        )
+        values: dict[str, Any] = {'content': part.text, 'id': None, 'signature': None, 'provider_name': None}
+        values.update(read_thinking_fields(fields))
+        thinking = construct(ThinkingPart, values)
         self.claims.add(thinking, fields.get(SIG_KEY))
         response.parts.append(thinking)
 
@@ -338,10 +327,7 @@ class _Loader:
         response = self._current_response()
         metadata = response.metadata if response.metadata is not None else {}
         items = cast(list[dict[str, Any]], metadata.setdefault(CUSTOM_DATA_METADATA_KEY, []))
-        item: dict[str, Any] = {'name': part.name, 'data': part.data, 'position': len(response.parts)}
-        if part.id is not None:
-            item['id'] = part.id
-        items.append(item)
+        items.append(custom_data_item(part.name, part.data, part.id, len(response.parts)))
         response.metadata = metadata
         self.ui_only_slot += 1
 
@@ -383,9 +369,9 @@ def _apply_request_info(request: ModelRequest, info: Any) -> None:
     info = cast(dict[str, Any], info)
     if isinstance(info.get('instructions'), str):
         request.instructions = info['instructions']
-    metadata = info.get('metadata')
-    if isinstance(metadata, dict):
-        request.metadata = {**cast(dict[str, Any], metadata), **(request.metadata or {})}
+    metadata = app_metadata(info['metadata']) if isinstance(info.get('metadata'), dict) else None
+    if metadata is not None:
+        request.metadata = {**metadata, **(request.metadata or {})}
 
 
 def _response_sidecar(response: ModelResponse) -> dict[str, Any]:

@@ -16,12 +16,10 @@ import pydantic
 from ...core.errors import InputError
 from ...core.feedback import retry_feedback_from_marker
 from ...core.json_text import compact_json
+from ...core.media import URL_PARTS, URL_PARTS_BY_KIND, media_kind
 from ...core.messages import (
-    AudioUrl,
     BinaryContent,
-    DocumentUrl,
     ErrorDetails,
-    ImageUrl,
     ModelRequestPart,
     RetryFeedbackPart,
     RetryPromptPart,
@@ -30,7 +28,6 @@ from ...core.messages import (
     ToolReturnPart,
     UserContent,
     UserPromptPart,
-    VideoUrl,
 )
 from ...core.trusted import construct
 from .provider_metadata import DENIED, PROVIDER_KEY, parse_iso
@@ -92,14 +89,6 @@ def user_part(content: list[UserContent], parts: list[UIMessagePart], first: dic
     return construct(UserPromptPart, fields)
 
 
-_URL_KINDS: dict[str, type[ImageUrl | AudioUrl | VideoUrl | DocumentUrl]] = {
-    'image-url': ImageUrl,
-    'audio-url': AudioUrl,
-    'video-url': VideoUrl,
-    'document-url': DocumentUrl,
-}
-
-
 def user_file(part: FileUIPart, path: str) -> UserContent:
     if part.url.startswith('data:'):
         try:
@@ -108,17 +97,11 @@ def user_file(part: FileUIPart, path: str) -> UserContent:
             raise InputError(str(e), f'{path}.url') from None
     fields = ours(part.provider_metadata)
     kind = fields.get('kind')
-    if not isinstance(kind, str) or kind not in _URL_KINDS:
-        kind = next(
-            (
-                k
-                for prefix, k in (('image', 'image-url'), ('audio', 'audio-url'), ('video', 'video-url'))
-                if part.media_type.startswith(prefix)
-            ),
-            'document-url',
-        )
+    url_part = URL_PARTS_BY_KIND.get(kind) if isinstance(kind, str) else None
+    if url_part is None:
+        url_part = URL_PARTS[media_kind(part.media_type)]
     media_type = fields['media_type'] if 'media_type' in fields and fields['media_type'] is None else part.media_type
-    return construct(_URL_KINDS[kind], {'url': part.url, 'media_type': media_type or None})
+    return construct(url_part, {'url': part.url, 'media_type': media_type or None})
 
 
 def call_args(value: Any, fields: dict[str, Any]) -> str | dict[str, Any] | None:

@@ -53,11 +53,11 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, TypeAlias, cast
 
-from ...core.events import ANSWERED_BY_METADATA_KEY, CUSTOM_DATA_METADATA_KEY
 from ...core.feedback import retry_feedback_payload
 from ...core.json_text import iso_utc as iso
 from ...core.json_text import json_values, parse_iso
 from ...core.messages import (
+    RETRY_SUFFIX,
     FilePart,
     ModelResponse,
     RetryFeedbackPart,
@@ -67,7 +67,9 @@ from ...core.messages import (
     ToolCallPart,
     ToolReturnPart,
 )
+from ...core.metadata import app_metadata
 from ...core.provenance import Keyring
+from ...core.records import response_fields, thinking_fields
 from .types import UIModel, part_json
 
 __all__ = [
@@ -76,8 +78,6 @@ __all__ = [
     'PROVIDER_KEY',
     'SIDECAR_KEY',
     'SIG_KEY',
-    'answered_by',
-    'app_metadata',
     'denial_text',
     'derived_message_id',
     'feedback_marker',
@@ -85,6 +85,7 @@ __all__ = [
     'iso',
     'jsonable',
     'parse_iso',
+    'part_metadata',
     'response_info',
     'text_metadata',
     'thinking_metadata',
@@ -97,7 +98,6 @@ __all__ = [
 PROVIDER_KEY = 'uibridge'
 SIDECAR_KEY = 'uibridge_vercel_ai'
 SIG_KEY = 'sig'
-RETRY_SUFFIX = '\n\nFix the errors and try again.'
 
 # The serializer itself: `TypeAdapter.dump_python` only forwards to it, at a cost comparable to the work.
 _any = json_values.serializer
@@ -108,36 +108,28 @@ def jsonable(value: Any) -> Any:
     return _any.to_python(value, mode='json', fallback=str)
 
 
-def app_metadata(metadata: dict[str, Any] | None) -> dict[str, Any] | None:
-    """The application's own keys: uibridge's reserved `uibridge*` keys removed."""
-    if not metadata:
-        return None
-    kept = {key: value for key, value in metadata.items() if not key.startswith('uibridge')}
-    return kept or None
-
-
 def wrap_metadata(fields: dict[str, Any]) -> dict[str, dict[str, Any]] | None:
     return {PROVIDER_KEY: fields} if fields else None
 
 
 def response_info(response: ModelResponse, *, with_finish_reason: bool = True) -> dict[str, Any]:
-    info: dict[str, Any] = {'timestamp': iso(response.timestamp)}
-    if response.model_name is not None:
-        info['model_name'] = response.model_name
-    if response.provider_name is not None:
-        info['provider_name'] = response.provider_name
-    if with_finish_reason and response.finish_reason is not None:
-        info['finish_reason'] = response.finish_reason
+    info = response_fields(response, finish_reason=with_finish_reason)
     metadata = app_metadata(response.metadata)
     if metadata is not None:
         info['metadata'] = jsonable(metadata)
     return info
 
 
-def text_metadata(part: TextPart, response: dict[str, Any] | None, sig: str | None = None) -> dict[str, Any]:
+def part_metadata(
+    part: TextPart | ThinkingPart | FilePart, response: dict[str, Any] | None, sig: str | None = None
+) -> dict[str, Any]:
+    """A response part's `uibridge` metadata: its `id`, a thinking part's `signature` and `provider_name`, the
+    step's `response` info on its first part, and the part's signature."""
     fields: dict[str, Any] = {}
     if part.id is not None:
         fields['id'] = part.id
+    if isinstance(part, ThinkingPart):
+        fields.update(thinking_fields(part))
     if response is not None:
         fields['response'] = response
     if sig is not None:
@@ -145,30 +137,8 @@ def text_metadata(part: TextPart, response: dict[str, Any] | None, sig: str | No
     return fields
 
 
-def thinking_metadata(part: ThinkingPart, response: dict[str, Any] | None, sig: str | None = None) -> dict[str, Any]:
-    fields: dict[str, Any] = {}
-    if part.id is not None:
-        fields['id'] = part.id
-    if part.signature is not None:
-        fields['signature'] = part.signature
-    if part.provider_name is not None:
-        fields['provider_name'] = part.provider_name
-    if response is not None:
-        fields['response'] = response
-    if sig is not None:
-        fields[SIG_KEY] = sig
-    return fields
-
-
-def file_metadata(part: FilePart, response: dict[str, Any] | None, sig: str | None = None) -> dict[str, Any]:
-    fields: dict[str, Any] = {}
-    if part.id is not None:
-        fields['id'] = part.id
-    if response is not None:
-        fields['response'] = response
-    if sig is not None:
-        fields[SIG_KEY] = sig
-    return fields
+# The names the stream encoder imports (one function serves every response part).
+text_metadata = thinking_metadata = file_metadata = part_metadata
 
 
 def feedback_marker(part: RetryFeedbackPart, keyring: Keyring) -> dict[str, Any]:
@@ -176,14 +146,6 @@ def feedback_marker(part: RetryFeedbackPart, keyring: Keyring) -> dict[str, Any]
     marker = retry_feedback_payload(part)
     marker[SIG_KEY] = keyring.sign_part(part)
     return marker
-
-
-def answered_by(response: ModelResponse) -> dict[str, Any]:
-    """Who answers the response's tool calls when it is not the server (`{call id: 'client' | 'approval'}`)."""
-    if not response.metadata:
-        return {}
-    marks = response.metadata.get(ANSWERED_BY_METADATA_KEY)
-    return cast('dict[str, Any]', marks) if isinstance(marks, dict) else {}
 
 
 def tool_input(call: ToolCallPart) -> Any:
@@ -278,15 +240,6 @@ def derived_message_id(index: int, role: str, parts: Sequence[UIModel]) -> str:
     # One buffer, one hash call: the same bytes as feeding the hash piece by piece, fewer calls.
     text = b'\x00'.join([f'{index}\x00{role}'.encode(), *map(part_json, parts)])
     return f'msg_{hashlib.sha256(text).hexdigest()[:24]}'
-
-
-def custom_data_items(metadata: dict[str, Any] | None) -> list[dict[str, Any]]:
-    if not metadata:
-        return []
-    items = metadata.get(CUSTOM_DATA_METADATA_KEY)
-    if not isinstance(items, list):
-        return []
-    return [cast(dict[str, Any], item) for item in cast(list[Any], items) if isinstance(item, dict)]
 
 
 def sidecar(metadata: dict[str, Any] | None) -> dict[str, Any]:

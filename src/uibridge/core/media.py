@@ -1,0 +1,42 @@
+"""Media kinds, one table for every protocol: the neutral URL part of each kind, the kind's name, and the kind
+a media type is.
+
+The names (`image`, `audio`, `video`, `document`) are AG-UI's content part types; a neutral URL part's own
+`kind` is the name and `-url` (`image-url`). A media type's kind is read from its top-level type, without
+regard to case (as MIME types are compared): `image/png` is an image, anything that is not an image, audio or
+video is a document.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, TypeAlias, cast
+
+from .messages import AudioUrl, DocumentUrl, ImageUrl, VideoUrl
+
+__all__ = ['URL_PARTS', 'URL_PARTS_BY_KIND', 'MediaKind', 'MediaUrl', 'kind_name', 'media_kind']
+
+MediaUrl: TypeAlias = ImageUrl | AudioUrl | VideoUrl | DocumentUrl
+MediaKind: TypeAlias = Literal['image', 'audio', 'video', 'document']
+
+URL_PARTS: dict[str, type[MediaUrl]] = {
+    'image': ImageUrl,
+    'audio': AudioUrl,
+    'video': VideoUrl,
+    'document': DocumentUrl,
+}
+"""The neutral URL part for each kind name."""
+URL_PARTS_BY_KIND: dict[str, type[MediaUrl]] = {f'{name}-url': part for name, part in URL_PARTS.items()}
+"""The same, by the part's own `kind` (`image-url`)."""
+
+_NAMED_MAJOR_TYPES = frozenset({'image', 'audio', 'video'})
+
+
+def media_kind(media_type: str) -> MediaKind:
+    """The kind of media `media_type` names (see the module docstring)."""
+    major = media_type.split('/', 1)[0].lower()
+    return cast('MediaKind', major) if major in _NAMED_MAJOR_TYPES else 'document'
+
+
+def kind_name(part: MediaUrl) -> MediaKind:
+    """The kind name of a neutral URL part (`image` for an `ImageUrl`)."""
+    return cast('MediaKind', part.kind[: -len('-url')])
