@@ -1,27 +1,15 @@
 """The demo app with a benchmark agent, for uvicorn: `uvicorn e2e_app:app` (run from bench/).
 
-The agent streams one answer of `DELTAS` text deltas as fast as it can: no model, no sleeps, so what the
-benchmark measures is the bridge (request parsing, sanitizing, encoding, streaming), not a model.
+The agent is `e2e_agents.fast_agent` (500 text deltas as fast as it can: no model, no sleeps, so what the
+benchmark measures is the bridge: request parsing, sanitizing, encoding, streaming), or
+`e2e_agents.slow_agent` (a delta every 20 ms, each stamped with when it was yielded) when
+`UIBRIDGE_BENCH_AGENT=slow`.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from e2e_agents import fast_agent, slow, slow_agent
 
-from e2e_script import DELTAS, TOKENS
+from uibridge.server import create_app
 
-from uibridge.core.events import AgentEvent, PartDelta, PartEnd, PartStart, ResponseStart, RunFinished
-from uibridge.core.messages import TextPart
-from uibridge.server import AgentRun, create_app
-
-
-async def bench_agent(run: AgentRun) -> AsyncIterator[AgentEvent]:
-    yield ResponseStart(model_name='bench')
-    yield PartStart(0, TextPart(content=''))
-    for i in range(DELTAS):
-        yield PartDelta(0, TOKENS[i % len(TOKENS)])
-    yield PartEnd(0)
-    yield RunFinished('stop')
-
-
-app = create_app(bench_agent, keep_alive=None)
+app = create_app(slow_agent if slow() else fast_agent, keep_alive=None)
