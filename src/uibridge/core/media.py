@@ -9,7 +9,7 @@ video is a document.
 
 from __future__ import annotations
 
-from typing import Literal, TypeAlias, cast
+from typing import Literal, TypeAlias
 
 from .messages import AudioUrl, DocumentUrl, ImageUrl, VideoUrl
 
@@ -31,12 +31,12 @@ URL_PARTS_BY_KIND: dict[str, type[MediaUrl]] = {f'{name}-url': part for name, pa
 _NAMED_MAJOR_TYPES = frozenset({'image', 'audio', 'video'})
 
 
-def media_kind(media_type: str) -> MediaKind:
-    """The kind of media `media_type` names (see the module docstring)."""
+def media_kind(media_type: str) -> str:
+    """The kind of media `media_type` names (see the module docstring): a `MediaKind`."""
     major = media_type.split('/', 1)[0].lower()
-    return cast('MediaKind', major) if major in _NAMED_MAJOR_TYPES else 'document'
+    return major if major in _NAMED_MAJOR_TYPES else 'document'
 
 
-def kind_name(part: MediaUrl) -> MediaKind:
-    """The kind name of a neutral URL part (`image` for an `ImageUrl`)."""
-    return cast('MediaKind', part.kind[: -len('-url')])
+def kind_name(part: MediaUrl) -> str:
+    """The kind name of a neutral URL part (`image` for an `ImageUrl`): a `MediaKind`."""
+    return part.kind[:-4]  # without `-url`
