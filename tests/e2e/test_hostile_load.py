@@ -244,6 +244,20 @@ def test_many_approvals_naming_one_huge_call_canonicalise_its_arguments_once(
             vercel_body([user_message('x', f'msg_{i:024x}') for i in range(60_000)]),
             'max_messages',
         ),
+        (
+            '/api/chat',
+            vercel_body(
+                [{'id': f'a{i}', 'role': 'assistant', 'parts': [{'type': 'step-start'}] * 74} for i in range(4000)]
+            ),
+            'max_parts',
+        ),
+        (
+            '/ag-ui',
+            agui_body(
+                [{'id': f'm{i}', 'role': 'user', 'content': [{'type': 'text', 'text': 'x'}] * 60} for i in range(4000)]
+            ),
+            'max_parts',
+        ),
         ('/ag-ui', agui_body([], runId='r' * 1_000_000), 'max_id_length'),
         (
             '/api/chat',
@@ -251,7 +265,15 @@ def test_many_approvals_naming_one_huge_call_canonicalise_its_arguments_once(
             'max_string_length',
         ),
     ],
-    ids=['150k-agui-messages', '350k-step-starts', '60k-derived-ids', '1mb-run-id', '1mb-part-type'],
+    ids=[
+        '150k-agui-messages',
+        '350k-step-starts',
+        '60k-derived-ids',
+        '296k-step-starts-in-4k-messages',
+        '240k-agui-content-parts',
+        '1mb-run-id',
+        '1mb-part-type',
+    ],
 )
 def test_bodies_past_a_limit_are_a_413_naming_it(
     server: str, path: str, body: dict[str, Any], limit: str, caplog: pytest.LogCaptureFixture

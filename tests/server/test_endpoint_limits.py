@@ -34,6 +34,7 @@ pytestmark = pytest.mark.anyio
         ({'messages': [{'parts': [{}] * 11}]}, 'max_parts_per_message', 'messages.0.parts'),
         ({'messages': [{'content': [{}] * 11}]}, 'max_parts_per_message', 'messages.0.content'),
         ({'messages': [{'toolCalls': [{}] * 11}]}, 'max_parts_per_message', 'messages.0.toolCalls'),
+        ({'messages': [{'parts': [{}] * 6}, {'content': [{}] * 6}]}, 'max_parts', 'messages.1.content'),
         ({'runId': 'r' * 33}, 'max_id_length', 'runId'),
         ({'messages': [{'parts': [{'toolCallId': 'c' * 33}]}]}, 'max_id_length', 'messages.0.parts.0.toolCallId'),
         ({'messages': [{'parts': [{'type': 't' * 101}]}]}, 'max_string_length', 'messages.0.parts.0.type'),
@@ -46,6 +47,7 @@ async def test_each_limit_is_a_413_naming_it(body: dict[str, Any], limit: str, p
     options = {
         'max_messages': 10,
         'max_parts_per_message': 10,
+        'max_parts': 11,
         'max_id_length': 32,
         'max_string_length': 100,
         'max_json_values': 150,
@@ -56,7 +58,7 @@ async def test_each_limit_is_a_413_naming_it(body: dict[str, Any], limit: str, p
     assert limit in response.json()['error'] and response.json()['path'] == path
     assert recorder.runs == []
     # one under each limit is fine as far as the limits go
-    under = {**options, 'max_json_values': 10**6}
+    under = {**options, 'max_json_values': 10**6, 'max_parts': 100}
     check_limits({'messages': [{'parts': [{'type': 't' * 100}] * 10}] * 10}, RequestLimits(**under))
 
 

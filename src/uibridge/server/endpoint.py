@@ -99,8 +99,9 @@ class ChatEndpoint(Generic[RequestT]):
     - `approval_ledger`: the approvals already acted on, so a replayed request runs nothing twice; endpoints
       serving one agent (both protocols) share one (`create_app` does).
     - `body_timeout` (30 s): the whole body must arrive within it, or the request gets a 408 and is closed.
-    - `max_messages`, `max_parts_per_message`, `max_id_length`, `max_string_length`, `max_json_values`: what
-      one request may hold (`RequestLimits`, where the defaults are); past any of them, a 413 naming it.
+    - `max_messages`, `max_parts_per_message`, `max_parts`, `max_id_length`, `max_string_length`,
+      `max_json_values`: what one request may hold (`RequestLimits`, where the defaults are); past any of them,
+      a 413 naming it.
     """
 
     def __init__(
@@ -121,6 +122,7 @@ class ChatEndpoint(Generic[RequestT]):
         body_timeout: float = DEFAULT_BODY_TIMEOUT,
         max_messages: int = limits.DEFAULT_MAX_MESSAGES,
         max_parts_per_message: int = limits.DEFAULT_MAX_PARTS_PER_MESSAGE,
+        max_parts: int = limits.DEFAULT_MAX_PARTS,
         max_id_length: int = limits.DEFAULT_MAX_ID_LENGTH,
         max_string_length: int = limits.DEFAULT_MAX_STRING_LENGTH,
         max_json_values: int = limits.DEFAULT_MAX_JSON_VALUES,
@@ -146,6 +148,7 @@ class ChatEndpoint(Generic[RequestT]):
         self.limits = RequestLimits(
             max_messages=max_messages,
             max_parts_per_message=max_parts_per_message,
+            max_parts=max_parts,
             max_id_length=max_id_length,
             max_string_length=max_string_length,
             max_json_values=max_json_values,
@@ -235,7 +238,7 @@ class ChatEndpoint(Generic[RequestT]):
         verified = verify_history(run_input.history, run_input.claims, self.keyring)
         if verified.dropped:
             logger.warning(
-                '%s run %.64r: dropped from client history what does not verify as the server\'s own: %s',
+                "%s run %.64r: dropped from client history what does not verify as the server's own: %s",
                 self.binding.name,
                 run_input.run_id,
                 ', '.join(f'{count} {kind}' for kind, count in sorted(verified.dropped.items())),

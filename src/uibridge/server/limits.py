@@ -25,9 +25,10 @@ __all__ = ['RequestLimits', 'check_limits']
 
 DEFAULT_MAX_MESSAGES = 5_000
 DEFAULT_MAX_PARTS_PER_MESSAGE = 2_000
+DEFAULT_MAX_PARTS = 20_000
 DEFAULT_MAX_ID_LENGTH = 256
 DEFAULT_MAX_STRING_LENGTH = 65_536
-DEFAULT_MAX_JSON_VALUES = 1_000_000
+DEFAULT_MAX_JSON_VALUES = 500_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +39,9 @@ class RequestLimits:
     """Messages in one request's history."""
     max_parts_per_message: int = DEFAULT_MAX_PARTS_PER_MESSAGE
     """Parts (Vercel `parts`; AG-UI `content` parts and `toolCalls`) in one message."""
+    max_parts: int = DEFAULT_MAX_PARTS
+    """Parts in the whole request: each becomes a model object (and a Vercel `step-start` a whole response), the
+    costliest thing a body can hold per byte."""
     max_id_length: int = DEFAULT_MAX_ID_LENGTH
     """Characters in any id (ids are echoed back, and other ids are derived from them)."""
     max_string_length: int = DEFAULT_MAX_STRING_LENGTH
@@ -46,7 +50,14 @@ class RequestLimits:
     """JSON values (objects, arrays, strings, numbers...) in the whole body: the total work budget."""
 
     def __post_init__(self) -> None:
-        for name in ('max_messages', 'max_parts_per_message', 'max_id_length', 'max_string_length', 'max_json_values'):
+        for name in (
+            'max_messages',
+            'max_parts_per_message',
+            'max_parts',
+            'max_id_length',
+            'max_string_length',
+            'max_json_values',
+        ):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f'{name} must be a positive integer, not {value!r}')
@@ -74,16 +85,25 @@ def check_limits(body: dict[str, Any], limits: RequestLimits) -> None:
         items = cast('list[Any]', messages)
         if len(items) > limits.max_messages:
             raise Rejected(413, f'more than {limits.max_messages} messages (max_messages)', 'messages')
+        total = 0
         for index, message in enumerate(items):
             if not isinstance(message, dict):
                 continue
             for key in _PART_LISTS:
                 parts = cast('dict[str, Any]', message).get(key)
-                if isinstance(parts, list) and len(cast('list[Any]', parts)) > limits.max_parts_per_message:
+                if not isinstance(parts, list):
+                    continue
+                count = len(cast('list[Any]', parts))
+                if count > limits.max_parts_per_message:
                     raise Rejected(
                         413,
                         f'more than {limits.max_parts_per_message} parts in one message (max_parts_per_message)',
                         f'messages.{index}.{key}',
+                    )
+                total += count
+                if total > limits.max_parts:
+                    raise Rejected(
+                        413, f'more than {limits.max_parts} parts in the request (max_parts)', f'messages.{index}.{key}'
                     )
     _walk(body, limits)
 

@@ -36,6 +36,7 @@ class EndpointOptions(TypedDict, total=False):
     body_timeout: float
     max_messages: int
     max_parts_per_message: int
+    max_parts: int
     max_id_length: int
     max_string_length: int
     max_json_values: int

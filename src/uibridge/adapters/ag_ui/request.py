@@ -31,6 +31,7 @@ from ...core.client_input import request_object
 from ...core.errors import InputError
 from ...core.run import ClientTool, RunInput, ToolApproval
 from ...core.verification import SignatureClaims
+from ._wire import message_adapter
 from .load import load_messages
 from .validation import client_numbered, prefilter_message, validation_error
 
@@ -106,6 +107,12 @@ def parse_request(body: bytes | str | Mapping[str, Any]) -> AGUIRunRequest:
                 indexes.append(index)
                 part_indexes.append(filtered[1])
         payload['messages'] = kept
+    # The envelope first, then each message by itself: a body of thousands of messages is then validated in
+    # thousands of short calls, not one long one that would hold the GIL (and a server's event loop, when
+    # this runs in a worker thread) for as long as the whole body takes.
+    kept_messages: list[Any] = payload.get('messages', []) if isinstance(payload.get('messages'), list) else []
+    if kept_messages:
+        payload['messages'] = []
     try:
         run_input = RunAgentInput.model_validate(payload)
     except pydantic.ValidationError as e:
@@ -114,4 +121,14 @@ def parse_request(body: bytes | str | Mapping[str, Any]) -> AGUIRunRequest:
         if head == 'messages':
             error = client_numbered(below, indexes, part_indexes).at('messages')
         raise error from None
+    validated: list[Any] = []
+    for position, message in enumerate(kept_messages):
+        try:
+            validated.append(message_adapter.validate_python(message))
+        except pydantic.ValidationError as e:
+            error = validation_error(e)
+            located = InputError(error.message, f'{position}.{error.path}' if error.path else str(position))
+            raise client_numbered(located, indexes, part_indexes).at('messages') from None
+    if kept_messages:
+        run_input.messages = validated
     return AGUIRunRequest(run_input, indexes)
