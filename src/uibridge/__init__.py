@@ -7,6 +7,7 @@ feedback, signed history (`Keyring`, `verify_history`) and `sanitize_messages`. 
 
 from .core.events import (
     AgentEvent,
+    AnsweredBy,
     CustomData,
     FileOutput,
     PartDelta,
@@ -59,6 +60,7 @@ from .core.verification import SignatureClaims, verify_history
 
 __all__ = [
     'AgentEvent',
+    'AnsweredBy',
     'AudioUrl',
     'BinaryContent',
     'CustomData',

@@ -15,24 +15,20 @@ chunks (`uibridge.adapters.<protocol>`). The vocabulary is deliberately small:
 - `RunFinished`, `RunError` and `RunCancelled` end the run.
 
 `events_from_message` expands a whole `ModelResponse` / `ModelRequest` into these events, so an agent may
-yield either. `MessageCollector` folds events back into `ModelMessage`s: the new messages of a run, for the
-application to persist, built the same way for every protocol.
+yield either. `MessageCollector` (`uibridge.core.collector`, also importable from here) folds events back into
+`ModelMessage`s.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal, TypeAlias
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
-from .json_text import parse_json
 from .messages import (
     FilePart,
     FinishReason,
     ModelMessage,
-    ModelRequest,
-    ModelRequestPart,
     ModelResponse,
     RetryFeedbackPart,
     RetryPromptPart,
@@ -41,12 +37,15 @@ from .messages import (
     ToolCallPart,
     ToolReturnPart,
 )
-from .trusted import construct, replace
+
+if TYPE_CHECKING:
+    from .collector import MessageCollector
 
 __all__ = [
     'ANSWERED_BY_METADATA_KEY',
     'CUSTOM_DATA_METADATA_KEY',
     'AgentEvent',
+    'AnsweredBy',
     'CustomData',
     'FileOutput',
     'MessageCollector',
@@ -65,6 +64,9 @@ __all__ = [
 ]
 
 StreamablePart: TypeAlias = TextPart | ThinkingPart | ToolCallPart
+
+AnsweredBy: TypeAlias = Literal['client', 'approval']
+"""Who answers a finished tool call when it is not the server (`ToolCallReady`)."""
 
 ANSWERED_BY_METADATA_KEY = 'uibridge_answered_by'
 """Where `MessageCollector` keeps who answers a response's tool calls when it is not the server (`ToolCallReady`):
@@ -104,7 +106,7 @@ class PartEnd:
 @dataclass(frozen=True, slots=True)
 class ToolCallReady:
     tool_call_id: str
-    answered_by: Literal['client', 'approval']
+    answered_by: AnsweredBy
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,234 +196,11 @@ def events_from_message(message: ModelMessage) -> Iterator[AgentEvent]:
             raise TypeError(f'an agent cannot stream a {request_part.part_kind!r} part; it is input, not output')
 
 
-@dataclass
-class _OpenPart:
-    part: StreamablePart
-    chunks: list[str] = field(default_factory=list[str])
+def __getattr__(name: str) -> Any:
+    # `MessageCollector` lived here first; importing it lazily keeps that import working without a cycle
+    # (the collector's module imports the events from this one).
+    if name == 'MessageCollector':
+        from .collector import MessageCollector
 
-
-class MessageCollector:
-    """Folds a run's events into the `ModelMessage`s they describe.
-
-    Deltas are joined once, at `PartEnd` (or when the messages are read), so collecting costs O(1) per delta.
-    A tool call's streamed argument text becomes a dict when it is a JSON object, as a stored history holds it;
-    arguments that arrive whole in `PartStart`, with no deltas, are kept exactly as given.
-    """
-
-    def __init__(self) -> None:
-        self._messages: list[ModelMessage] = []
-        self._response: ModelResponse | None = None
-        self._open: dict[int, _OpenPart] = {}
-        self._slots: dict[int, int] = {}
-        self._tool_calls: dict[str, ToolCallPart] = {}
-        self._call_responses: dict[str, ModelResponse] = {}
-        self.finish_reason: FinishReason | None = None
-        self.cancelled = False
-        self.error: RunError | None = None
-
-    @property
-    def messages(self) -> list[ModelMessage]:
-        """A snapshot of the messages so far; parts still streaming are included as far as they got.
-
-        The snapshot is the caller's: later events change neither it nor are changed by what the caller does
-        with it (each message and its parts list are copies; the parts themselves are never mutated).
-        """
-        snapshot: list[ModelMessage] = []
-        for message in self._messages:
-            if message is self._response and self._open:
-                parts = list(message.parts)
-                for index, open_part in self._open.items():
-                    parts[self._slots[index]] = _finished(open_part, None)
-                snapshot.append(message.model_copy(update={'parts': parts}))
-            else:
-                snapshot.append(message.model_copy(update={'parts': list(message.parts)}))
-        return snapshot
-
-    @property
-    def last_message(self) -> ModelMessage | None:
-        """The message being built, as it stands (not a copy: read it, don't change it). O(1), unlike
-        `messages`, so an encoder may consult it on every event."""
-        return self._messages[-1] if self._messages else None
-
-    def tool_call(self, tool_call_id: str) -> ToolCallPart | None:
-        """The finished tool call with this id, if the run has made one (not a copy). O(1)."""
-        return self._tool_calls.get(tool_call_id)
-
-    def close(self) -> None:
-        """End every part still streaming (the run stopped mid-part: an error or a cancel)."""
-        for index in list(self._open):
-            self._close(index, None)
-
-    def feed(self, event: AgentEvent) -> None:
-        # One lookup by exact type (~0.1 µs), where class patterns tried in order cost up to ~0.5 µs for a late
-        # one: the collector sees every event of a run. A subclass resolves through its MRO, once.
-        feeder = self._feeders.get(type(event)) or self._feeder_for(type(event))
-        feeder(self, event)
-
-    @classmethod
-    def _feeder_for(cls, kind: type) -> _Feeder:
-        """The feeder of `kind`'s nearest event base class (a subclassed event), remembered for the next one."""
-        feeder = next((cls._feeders[base] for base in kind.__mro__ if base in cls._feeders), None)
-        cls._feeders[kind] = feeder = feeder or MessageCollector._nothing
-        return feeder
-
-    def _delta(self, event: PartDelta) -> None:
-        open_part = self._open.get(event.index)
-        if open_part is None:
-            raise ValueError(f'a delta for part {event.index}, which is not streaming')
-        open_part.chunks.append(event.delta)
-
-    def _part_start(self, event: PartStart) -> None:
-        response = self._current_response()
-        if event.index in self._open:
-            raise ValueError(f'part {event.index} was started twice')
-        self._slots[event.index] = len(response.parts)
-        response.parts.append(event.part)
-        self._open[event.index] = _OpenPart(event.part)
-
-    def _part_end(self, event: PartEnd) -> None:
-        if event.index not in self._open:
-            raise ValueError(f'part {event.index} ended but is not streaming')
-        self._close(event.index, event.signature)
-
-    def _response_start(self, event: ResponseStart) -> None:
-        self._start_response(event.model_name, event.provider_name)
-
-    def _request_part(self, event: ToolResult | RetryFeedback) -> None:
-        self._append_request_part(event.part)
-
-    def _file(self, event: FileOutput) -> None:
-        self._current_response().parts.append(event.part)
-
-    def _custom(self, event: CustomData) -> None:
-        if event.transient:
-            return
-        response = self._current_response()
-        metadata = dict(response.metadata or {})
-        items: list[dict[str, Any]] = list(metadata.get(CUSTOM_DATA_METADATA_KEY, []))
-        item: dict[str, Any] = {'name': event.name, 'data': event.data, 'position': len(response.parts)}
-        if event.id is not None:
-            item['id'] = event.id
-        items.append(item)
-        metadata[CUSTOM_DATA_METADATA_KEY] = items
-        response.metadata = metadata
-
-    def _run_finished(self, event: RunFinished) -> None:
-        self.finish_reason = event.finish_reason
-        if self._response is not None and event.finish_reason is not None:
-            self._response.finish_reason = event.finish_reason
-
-    def _run_error(self, event: RunError) -> None:
-        self.error = event
-
-    def _run_cancelled(self, event: RunCancelled) -> None:
-        self.cancelled = True
-
-    def _ready(self, event: ToolCallReady) -> None:
-        response = self._call_responses.get(event.tool_call_id) or self._response
-        if response is None:
-            return
-        metadata = dict(response.metadata or {})
-        answered: dict[str, str] = dict(metadata.get(ANSWERED_BY_METADATA_KEY) or {})
-        answered[event.tool_call_id] = event.answered_by
-        metadata[ANSWERED_BY_METADATA_KEY] = answered
-        response.metadata = metadata
-
-    def _nothing(self, event: object) -> None:
-        """What is no agent event at all."""
-
-    _feeders: ClassVar[dict[type, _Feeder]] = {
-        PartDelta: _delta,
-        PartStart: _part_start,
-        PartEnd: _part_end,
-        ResponseStart: _response_start,
-        ToolResult: _request_part,
-        RetryFeedback: _request_part,
-        FileOutput: _file,
-        CustomData: _custom,
-        ToolCallReady: _ready,
-        RunFinished: _run_finished,
-        RunError: _run_error,
-        RunCancelled: _run_cancelled,
-    }
-    """How `feed` takes each event class."""
-
-    def _start_response(self, model_name: str | None, provider_name: str | None) -> None:
-        if self._open:
-            for index in list(self._open):
-                self._close(index, None)
-        self._response = construct(
-            ModelResponse, {'parts': [], 'model_name': model_name, 'provider_name': provider_name}
-        )
-        self._messages.append(self._response)
-        self._slots = {}
-
-    def _current_response(self) -> ModelResponse:
-        if self._response is None:
-            self._start_response(None, None)
-        assert self._response is not None
-        return self._response
-
-    def _append_request_part(self, part: ModelRequestPart) -> None:
-        if self._open:
-            for index in list(self._open):
-                self._close(index, None)
-        self._response = None
-        last = self._messages[-1] if self._messages else None
-        if isinstance(last, ModelRequest):
-            last.parts.append(part)
-        else:
-            self._messages.append(construct(ModelRequest, {'parts': [part]}))
-
-    def _close(self, index: int, signature: str | None) -> None:
-        open_part = self._open.pop(index)
-        assert self._response is not None
-        part = _finished(open_part, signature)
-        self._response.parts[self._slots[index]] = part
-        if isinstance(part, ToolCallPart):
-            self._tool_calls[part.tool_call_id] = part
-            self._call_responses[part.tool_call_id] = self._response
-
-
-_Feeder: TypeAlias = Callable[[MessageCollector, Any], None]
-
-
-def _finished(open_part: _OpenPart, signature: str | None) -> StreamablePart:
-    part = open_part.part
-    added = ''.join(open_part.chunks)
-    if isinstance(part, ToolCallPart):
-        if not added:
-            return part  # arguments that arrived whole stay as the agent wrote them
-        args = _paired((part.args if isinstance(part.args, str) else '') + added)
-        return replace(part, {'args': _parse_args(args)})
-    update: dict[str, Any] = {'content': _paired(part.content + added)}
-    if isinstance(part, ThinkingPart) and signature is not None:
-        update['signature'] = signature
-    return replace(part, update)
-
-
-_SURROGATE = re.compile('[\ud800-\udfff]')
-
-
-def _paired(text: str) -> str:
-    """`text` with each surrogate pair made the one character it encodes.
-
-    A provider may cut a character beyond the BMP (an emoji) between two deltas, each half then a lone
-    surrogate; joined, the halves sit side by side but are still two code points, which UTF-8 cannot encode
-    (a provider call with this text would fail) and which differ from the character every client builds
-    from the same deltas. Halves that never found their partner stay as they are. Once per part, and the
-    search is all a text without surrogates pays.
-    """
-    if _SURROGATE.search(text) is None:
-        return text
-    return text.encode('utf-16-le', 'surrogatepass').decode('utf-16-le', 'surrogatepass')
-
-
-def _parse_args(args: str | dict[str, Any] | None) -> str | dict[str, Any] | None:
-    if not isinstance(args, str):
-        return args
-    try:
-        parsed = parse_json(args)
-    except ValueError:
-        return args
-    return parsed if isinstance(parsed, dict) else args  # pyright: ignore[reportUnknownVariableType]
+        return MessageCollector
+    raise AttributeError(f'module {__name__!r} has no attribute {name!r}')

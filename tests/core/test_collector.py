@@ -1,0 +1,54 @@
+"""MessageCollector's own module: where it lives, and what it offers encoders beyond `feed` (how it folds
+events into messages is in test_events.py)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from dataclasses import dataclass
+
+from uibridge.core import collector, events
+from uibridge.core.events import PartDelta, PartEnd, PartStart, ResponseStart, RunFinished
+from uibridge.core.messages import ModelResponse, TextPart, ToolCallPart
+
+
+def test_the_collector_is_still_importable_from_the_events_module() -> None:
+    from uibridge.core.events import MessageCollector
+
+    assert MessageCollector is collector.MessageCollector
+    assert 'MessageCollector' in events.__all__
+
+
+def test_either_module_may_be_imported_first() -> None:
+    for first in ('uibridge.core.collector', 'uibridge.core.events'):
+        code = f'import {first}; from uibridge.core.events import MessageCollector; print(MessageCollector.__module__)'
+        out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, check=True).stdout
+        assert out.strip() == 'uibridge.core.collector'
+
+
+def test_streams_call_says_whether_a_call_is_open() -> None:
+    c = collector.MessageCollector()
+    c.feed(ResponseStart())
+    c.feed(PartStart(0, TextPart(content='')))
+    c.feed(PartStart(1, ToolCallPart(tool_name='t', tool_call_id='c1')))
+    assert c.streams_call('c1')
+    assert not c.streams_call('c2')
+    c.feed(PartEnd(1))
+    assert not c.streams_call('c1')
+
+
+def test_feeder_is_what_feed_applies_subclasses_included() -> None:
+    @dataclass(frozen=True, slots=True)
+    class MyDelta(PartDelta):
+        pass
+
+    by_feed, by_feeder = collector.MessageCollector(), collector.MessageCollector()
+    run = [PartStart(0, TextPart(content='a')), MyDelta(0, 'b'), RunFinished('stop')]
+    for event in run:
+        by_feed.feed(event)
+        collector.MessageCollector.feeder(type(event))(by_feeder, event)
+    [fed], [by_hand] = by_feed.messages, by_feeder.messages
+    assert isinstance(fed, ModelResponse)
+    assert by_hand.model_copy(update={'timestamp': fed.timestamp}) == fed  # made a moment apart
+    assert by_hand.parts == [TextPart(content='ab')]
+    assert collector.MessageCollector.feeder(MyDelta) is collector.MessageCollector.feeder(PartDelta)
