@@ -6,13 +6,13 @@ state the protocol needs (open parts, ids, steps); the server does the reading a
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Protocol
 
 from .events import AgentEvent
 from .messages import ModelMessage
 
-__all__ = ['KEEP_ALIVE', 'EventStreamEncoder']
+__all__ = ['KEEP_ALIVE', 'EventStreamEncoder', 'encode_all']
 
 KEEP_ALIVE = b': keep-alive\n\n'
 """An SSE comment: both protocols' clients ignore it, and it keeps idle proxies from closing the stream."""
@@ -41,3 +41,11 @@ class EventStreamEncoder(Protocol):
     def new_messages(self) -> list[ModelMessage]:
         """The messages this run produced so far, for the application to persist."""
         ...
+
+
+def encode_all(encoder: EventStreamEncoder, events: Iterable[AgentEvent]) -> bytes:
+    """The whole stream for `events` (start, every event, close), for tests and benchmarks."""
+    chunks = [encoder.start()]
+    chunks.extend(encoder.encode(event) for event in events)
+    chunks.append(encoder.close())
+    return b''.join(chunks)

@@ -28,8 +28,9 @@ The stream is built so that the messages `@ag-ui/client`'s reducer assembles fro
   client built from the deltas.
 - Who answers a call (`ToolCallReady`) is said after its `PartEnd`, and a call to a client tool is signed
   with the client mark. So a finished call's `TOOL_CALL_END` is held (its arguments are all sent) until the
-  encoder knows: its `ToolCallReady`, its `ToolResult` or the end of the run, whichever comes first (in a
-  well-formed run each call is answered or marked before the next response, so nothing waits longer). A
+  encoder knows: its `ToolCallReady`, its `ToolResult`, a new call reusing its id or the end of the run,
+  whichever comes first (in a well-formed run each call is answered or marked before the next response, so
+  nothing waits longer). A
   server tool's END thus arrives with its result: the reducer builds the call from START and ARGS, END only
   adds the signature. (Sending END at once and the mark later would mean opening the call again with a
   second `TOOL_CALL_START`: the 1.0 reducer updates the call it holds, but ag-ui-validate reports a
@@ -49,7 +50,8 @@ them. The two agree whenever a response's tool calls share one assistant message
 response's last text or thinking part, the usual shape); when text or thinking comes between a response's
 calls, the client holds the same messages with the tool messages placed earlier.
 
-Framing and the delta hot path are in `frames`.
+The run's state (started and ended, the collector, open parts, held calls, dispatch) is `core.encoder`'s; this
+module writes the events. Framing and the delta hot path are in `frames`.
 """
 
 from __future__ import annotations
@@ -80,25 +82,12 @@ from ag_ui.core import (
 )
 from ag_ui.core.version import PROTOCOL_VERSION
 
-from ...core.events import (
-    AgentEvent,
-    CustomData,
-    FileOutput,
-    MessageCollector,
-    PartDelta,
-    PartEnd,
-    PartStart,
-    ResponseStart,
-    RetryFeedback,
-    RunCancelled,
-    RunError,
-    RunFinished,
-    ToolCallReady,
-    ToolResult,
-)
+from ...core import events as ev
+from ...core.encoder import OpenPart, StreamEncoder
 from ...core.json_text import compact_json
 from ...core.messages import ModelMessage, ModelResponse, RetryPromptPart, TextPart, ThinkingPart, ToolCallPart
 from ...core.provenance import Keyring
+from ...core.stream import encode_all
 from ._wire import METADATA_KEY, SIG_KEY, WIRE_KEY
 from .dump import call_record, feedback_message, legacy_retry_message, response_record, thinking_marker, tool_message
 from .frames import CONTENT_TYPE, declares_1_0, delta_frame, event_frame, now_ms, sdk_frame
@@ -118,23 +107,20 @@ _tool_call_end = event_frame(ToolCallEndEvent)
 _tool_call_result = event_frame(ToolCallResultEvent)
 
 
-@dataclass
-class _Open:
+@dataclass(eq=False, slots=True)
+class _Open(OpenPart):
     kind: Literal['text', 'thinking', 'call']
     id: str
-    part: TextPart | ThinkingPart | ToolCallPart
+    """The message id (text, thinking) or the tool call id."""
     span_id: str = ''
     held_args: str | None = None
     """A tool call's dict arguments, held back until we know no streamed argument text replaces them."""
     record: dict[str, Any] | None = None
     """A text or thinking message's `uibridge` record as its START sent it: its END sends it whole again,
     with the part's signature."""
-    response: ModelResponse | None = None
-    slot: int = 0
-    """Where the collector keeps the part (`response.parts[slot]`), finished once the part ends."""
 
 
-class AGUIEventStream:
+class AGUIEventStream(StreamEncoder[_Open]):
     """Implements `uibridge.core.stream.EventStreamEncoder` for AG-UI 1.0."""
 
     def __init__(
@@ -146,16 +132,11 @@ class AGUIEventStream:
         keyring: Keyring | None = None,
     ) -> None:
         """`keyring` signs what the stream sends and mints approval ids (`None`: `default_keyring()`)."""
+        super().__init__(keyring)
         self.thread_id = thread_id
         self.run_id = run_id
         self.client_protocol_version = client_protocol_version
-        self._keyring = Keyring.of(keyring)
-        self._collector = MessageCollector()
-        self._started = False
-        self._ended = False
         self._counter = 0
-        self._open: dict[int, _Open] = {}
-        self._in_response = False
         self._pending_record: dict[str, Any] | None = None
         self._last_kind: Literal['assistant', 'reasoning'] | None = None
         self._last_assistant_id = ''
@@ -165,10 +146,6 @@ class AGUIEventStream:
         self._last_side: Literal['request', 'response'] | None = None
         self._approvals: list[str] = []
         self._client_calls: list[str] = []
-        self._marks: dict[str, bool] = {}
-        """Who answers a call, once known: id -> addressed to a client tool (`ToolCallReady`)."""
-        self._held: dict[str, _Open] = {}
-        """Finished calls whose `TOOL_CALL_END` waits for their mark (see the module docstring), in order."""
         self._answered: set[str] = set()
 
     # ------------------------------------------------------------------------------ the protocol
@@ -176,90 +153,6 @@ class AGUIEventStream:
     @property
     def headers(self) -> Mapping[str, str]:
         return {'content-type': CONTENT_TYPE, 'cache-control': 'no-cache', 'x-accel-buffering': 'no'}
-
-    def start(self) -> bytes:
-        if self._started:
-            return b''
-        self._started = True
-        return sdk_frame(
-            RunStartedEvent(
-                thread_id=self.thread_id, run_id=self.run_id, protocol_version=PROTOCOL_VERSION, timestamp=now_ms()
-            )
-        )
-
-    def encode(self, event: AgentEvent) -> bytes:
-        if self._ended:
-            return b''
-        prefix = self.start() if not self._started else b''
-        self._collector.feed(event)
-        out: list[bytes] = [prefix] if prefix else []
-        match event:
-            case PartDelta():
-                self._delta(event, out)
-            case PartStart():
-                self._part_start(event, out)
-            case PartEnd():
-                self._part_end(self._open.pop(event.index), out)
-            case ResponseStart():
-                self._close_parts(out)
-                self._start_response()
-            case ToolResult() if isinstance(event.part, RetryPromptPart) and event.part.tool_name is None:
-                self._close_parts(out)
-                self._legacy_retry(event.part, out)
-            case ToolResult():
-                self._close_parts(out)
-                held = self._held.pop(event.part.tool_call_id, None)
-                if held is not None:
-                    self._call_end(held, out)
-                self._answered.add(event.part.tool_call_id)
-                draft = tool_message(event.part, self._keyring)
-                out.append(
-                    _tool_call_result(
-                        now_ms(),
-                        message_id=self._request_message_id(),
-                        tool_call_id=event.part.tool_call_id,
-                        content=draft['content'],
-                        metadata={WIRE_KEY: draft['_uib']},
-                    )
-                )
-            case RetryFeedback():
-                self._close_parts(out)
-                self._feedback(event, out)
-            case ToolCallReady():
-                if event.answered_by == 'approval':
-                    self._approvals.append(event.tool_call_id)
-                else:
-                    self._client_calls.append(event.tool_call_id)
-                self._mark(event.tool_call_id, event.answered_by == 'client', out)
-            case CustomData():
-                if not event.transient and not self._in_response:
-                    self._start_response()
-                out.append(sdk_frame(CustomEvent(name=event.name, value=event.data, timestamp=now_ms())))
-            case FileOutput():
-                if not self._in_response:
-                    self._start_response()
-            case RunFinished():
-                self._finish(out)
-            case RunError():
-                self._close_parts(out)
-                self._release_calls(out)
-                self._ended = True
-                out.append(sdk_frame(RunErrorEvent(message=event.message, code=event.code, timestamp=now_ms())))
-            case RunCancelled():
-                self._close_parts(out)
-                self._release_calls(out)
-                self._ended = True
-                outcome = RunFinishedCancelledOutcome() if declares_1_0(self.client_protocol_version) else None
-                out.append(self._run_finished(outcome))
-        return b''.join(out)
-
-    def close(self) -> bytes:
-        if self._ended:
-            return b''
-        out: list[bytes] = [self.start()]
-        self._collector.close()
-        self._finish(out)
-        return b''.join(out)
 
     @property
     def new_messages(self) -> list[ModelMessage]:
@@ -274,20 +167,27 @@ class AGUIEventStream:
         result.extend(messages[len(result) :])
         return result
 
-    # ------------------------------------------------------------------------------- the work
+    def _stream_started(self) -> bytes:
+        return sdk_frame(
+            RunStartedEvent(
+                thread_id=self.thread_id, run_id=self.run_id, protocol_version=PROTOCOL_VERSION, timestamp=now_ms()
+            )
+        )
+
+    # ------------------------------------------------------------------------------- messages
 
     def _new_id(self) -> str:
         self._counter += 1
         return f'{self.run_id}.{self._counter}'
 
-    def _start_response(self) -> None:
-        self._in_response = True
+    def _response_started(self) -> bytes:
         self._last_kind = None
         self._ids.append([])
         self._last_side = 'response'
         last = self._collector.last_message
         assert isinstance(last, ModelResponse)
         self._pending_record = response_record(last)
+        return b''
 
     def _response_message_id(self) -> str:
         message_id = self._new_id()
@@ -295,7 +195,6 @@ class AGUIEventStream:
         return message_id
 
     def _request_message_id(self) -> str:
-        self._in_response = False
         if self._last_side != 'request':
             self._ids.append([])
             self._last_side = 'request'
@@ -315,180 +214,168 @@ class AGUIEventStream:
 
     def _signed(self, opened: _Open) -> dict[str, Any]:
         """The END `metadata` of a text or thinking message: its START record again, with the part's `sig`."""
-        assert opened.response is not None and opened.record is not None
-        part = opened.response.parts[opened.slot]
-        assert isinstance(part, TextPart | ThinkingPart)
+        part = opened.finished
+        assert isinstance(part, TextPart | ThinkingPart) and opened.record is not None
         record = opened.record
         record['part'] = {**record.get('part', {}), SIG_KEY: self._keyring.sign_part(part)}
         return {WIRE_KEY: record}
 
-    def _part_start(self, event: PartStart, out: list[bytes]) -> None:
-        if not self._in_response:
-            self._start_response()
+    # ---------------------------------------------------------------------------------- parts
+
+    def _part_started(self, event: ev.PartStart, response: ModelResponse, slot: int) -> tuple[_Open, bytes]:
         part = event.part
-        # The collector (fed first) has just appended the part to the response it is building.
-        response = self._collector.last_message
-        assert isinstance(response, ModelResponse)
-        slot = len(response.parts) - 1
         if isinstance(part, TextPart):
             message_id = self._response_message_id()
             record = self._record({'id': part.id} if part.id is not None else None)
             metadata = {WIRE_KEY: record} if record else None
-            out.append(_text_start(now_ms(), message_id=message_id, role='assistant', metadata=metadata))
+            out = _text_start(now_ms(), message_id=message_id, role='assistant', metadata=metadata)
             if part.content:
-                out.append(delta_frame('TEXT_MESSAGE_CONTENT', 'messageId', message_id, part.content))
+                out += delta_frame('TEXT_MESSAGE_CONTENT', 'messageId', message_id, part.content)
             self._last_kind = 'assistant'
             self._last_assistant_id = message_id
             self._joinable = bool(part.content)
-            self._open[event.index] = _Open('text', message_id, part, record=record, response=response, slot=slot)
-        elif isinstance(part, ThinkingPart):
+            return _Open(response, slot, 'text', message_id, record=record), out
+        if isinstance(part, ThinkingPart):
             message_id = self._response_message_id()
             span_id = f'{message_id}.reasoning'
             now = now_ms()
             record = self._record(None)
-            out.append(_reasoning_start(now, message_id=span_id))
-            out.append(
-                _reasoning_message_start(now, message_id=message_id, metadata={WIRE_KEY: record} if record else None)
-            )
+            out = _reasoning_start(now, message_id=span_id)
+            out += _reasoning_message_start(now, message_id=message_id, metadata={WIRE_KEY: record} if record else None)
             if part.content:
-                out.append(delta_frame('REASONING_MESSAGE_CONTENT', 'messageId', message_id, part.content))
+                out += delta_frame('REASONING_MESSAGE_CONTENT', 'messageId', message_id, part.content)
             self._last_kind = 'reasoning'
-            self._open[event.index] = _Open(
-                'thinking', message_id, part, span_id=span_id, record=record, response=response, slot=slot
-            )
-        else:
-            if self._last_kind != 'assistant' or not self._joinable:
-                message_id = self._response_message_id()
-                now = now_ms()
-                record = self._record(None)
-                metadata = {WIRE_KEY: record} if record else None
-                out.append(_text_start(now, message_id=message_id, role='assistant', metadata=metadata))
-                out.append(_text_end(now, message_id=message_id))
-                self._last_kind = 'assistant'
-                self._last_assistant_id = message_id
-            self._joinable = True
-            held = self._held.pop(part.tool_call_id, None)
-            if held is not None:  # an agent reusing a call's id: the client cannot open a call still open
-                self._call_end(held, out)
-            out.append(
-                _tool_call_start(
-                    now_ms(),
-                    tool_call_id=part.tool_call_id,
-                    tool_call_name=part.tool_name,
-                    parent_message_id=self._last_assistant_id,
-                )
-            )
-            opened = _Open('call', part.tool_call_id, part)
-            if isinstance(part.args, dict):
-                opened.held_args = compact_json(part.args)
-            elif part.args:
-                out.append(delta_frame('TOOL_CALL_ARGS', 'toolCallId', part.tool_call_id, part.args))
-            self._open[event.index] = opened
+            return _Open(response, slot, 'thinking', message_id, span_id=span_id, record=record), out
+        out = b''
+        if self._last_kind != 'assistant' or not self._joinable:
+            message_id = self._response_message_id()
+            now = now_ms()
+            record = self._record(None)
+            metadata = {WIRE_KEY: record} if record else None
+            out += _text_start(now, message_id=message_id, role='assistant', metadata=metadata)
+            out += _text_end(now, message_id=message_id)
+            self._last_kind = 'assistant'
+            self._last_assistant_id = message_id
+        self._joinable = True
+        out += _tool_call_start(
+            now_ms(),
+            tool_call_id=part.tool_call_id,
+            tool_call_name=part.tool_name,
+            parent_message_id=self._last_assistant_id,
+        )
+        opened = _Open(response, slot, 'call', part.tool_call_id)
+        if isinstance(part.args, dict):
+            opened.held_args = compact_json(part.args)
+        elif part.args:
+            out += delta_frame('TOOL_CALL_ARGS', 'toolCallId', part.tool_call_id, part.args)
+        return opened, out
 
-    def _delta(self, event: PartDelta, out: list[bytes]) -> None:
+    def _part_delta(self, event: ev.PartDelta) -> bytes:
         opened = self._open[event.index]
         if not event.delta:
-            return
+            return b''
         if opened.kind == 'text':
             if opened.id == self._last_assistant_id:
                 self._joinable = True
-            out.append(delta_frame('TEXT_MESSAGE_CONTENT', 'messageId', opened.id, event.delta))
-        elif opened.kind == 'thinking':
-            out.append(delta_frame('REASONING_MESSAGE_CONTENT', 'messageId', opened.id, event.delta))
-        else:
-            opened.held_args = None
-            out.append(delta_frame('TOOL_CALL_ARGS', 'toolCallId', opened.id, event.delta))
+            return delta_frame('TEXT_MESSAGE_CONTENT', 'messageId', opened.id, event.delta)
+        if opened.kind == 'thinking':
+            return delta_frame('REASONING_MESSAGE_CONTENT', 'messageId', opened.id, event.delta)
+        opened.held_args = None
+        return delta_frame('TOOL_CALL_ARGS', 'toolCallId', opened.id, event.delta)
 
-    def _part_end(self, opened: _Open, out: list[bytes]) -> None:
-        """The END events of a part the collector has finished (so the signature covers what was streamed)."""
+    def _part_ended(self, opened: _Open, error: str | None) -> bytes:
+        """The END events of a part the collector has finished (so the signature covers what was streamed).
+        A call cut off by an error ends like any other: its arguments are what the client built."""
+        if opened.kind == 'call':
+            out = b''
+            if opened.held_args is not None:
+                out = delta_frame('TOOL_CALL_ARGS', 'toolCallId', opened.id, opened.held_args)
+            return out + self._call_ended(opened.id, opened)
         now = now_ms()
         if opened.kind == 'text':
-            out.append(_text_end(now, message_id=opened.id, metadata=self._signed(opened)))
-        elif opened.kind == 'thinking':
-            out.append(_reasoning_message_end(now, message_id=opened.id, metadata=self._signed(opened)))
-            assert opened.response is not None
-            part = opened.response.parts[opened.slot]
-            assert isinstance(part, ThinkingPart)
-            encrypted = thinking_marker(part)
-            if encrypted is not None:
-                out.append(
-                    _reasoning_encrypted_value(now, subtype='message', entity_id=opened.id, encrypted_value=encrypted)
-                )
-            out.append(_reasoning_end(now, message_id=opened.span_id))
-        else:
-            if opened.held_args is not None:
-                out.append(delta_frame('TOOL_CALL_ARGS', 'toolCallId', opened.id, opened.held_args))
-            if opened.id in self._marks:
-                self._call_end(opened, out)
-            else:
-                self._held[opened.id] = opened
+            return _text_end(now, message_id=opened.id, metadata=self._signed(opened))
+        out = _reasoning_message_end(now, message_id=opened.id, metadata=self._signed(opened))
+        part = opened.finished
+        assert isinstance(part, ThinkingPart)
+        encrypted = thinking_marker(part)
+        if encrypted is not None:
+            out += _reasoning_encrypted_value(now, subtype='message', entity_id=opened.id, encrypted_value=encrypted)
+        return out + _reasoning_end(now, message_id=opened.span_id)
 
-    def _call_end(self, opened: _Open, out: list[bytes]) -> None:
+    def _send_call(self, held: _Open, mark: ev.AnsweredBy | None, error: str | None = None) -> bytes:
         """`TOOL_CALL_END` with the call's signed `metadata` (client-marked when a client tool answers it)."""
-        record = call_record(self._find_call(opened.id), self._keyring, client=self._marks.get(opened.id, False))
-        out.append(_tool_call_end(now_ms(), tool_call_id=opened.id, metadata={WIRE_KEY: record}))
+        call = held.finished
+        assert isinstance(call, ToolCallPart)
+        record = call_record(call, self._keyring, client=mark == 'client')
+        return _tool_call_end(now_ms(), tool_call_id=held.id, metadata={WIRE_KEY: record})
 
-    def _release_calls(self, out: list[bytes]) -> None:
-        """The held ENDs, signed without the client mark: nothing said a client tool answers these calls."""
-        if self._held:
-            for opened in self._held.values():
-                self._call_end(opened, out)
-            self._held.clear()
+    def _tool_call_ready(self, event: ev.ToolCallReady, *, late: bool) -> bytes:
+        # A mark after the call's END (after its own result) comes too late to sign; the run's outcome still
+        # names the call.
+        if event.answered_by == 'approval':
+            self._approvals.append(event.tool_call_id)
+        else:
+            self._client_calls.append(event.tool_call_id)
+        return b''
 
-    def _close_parts(self, out: list[bytes]) -> None:
-        if not self._open:
-            return
-        self._collector.close()  # finishes the parts the collector still streams (a run ending mid-part)
-        for index in sorted(self._open):
-            self._part_end(self._open.pop(index), out)
+    def _file_output(self, event: ev.FileOutput) -> bytes:
+        return b''  # no AG-UI form: only collected
 
-    def _mark(self, call_id: str, client: bool, out: list[bytes]) -> None:
-        """Who answers `call_id`: its held END goes out now, signed accordingly (a call still streaming is
-        signed so at its END). A mark after the call's END (after its own result) comes too late to sign."""
-        if call_id in self._marks:
-            return
-        self._marks[call_id] = client
-        held = self._held.pop(call_id, None)
-        if held is not None:
-            self._call_end(held, out)
+    def _custom_data(self, event: ev.CustomData) -> bytes:
+        return sdk_frame(CustomEvent(name=event.name, value=event.data, timestamp=now_ms()))
 
-    def _legacy_retry(self, part: RetryPromptPart, out: list[bytes]) -> None:
+    # ------------------------------------------------------------------------------ request side
+
+    def _tool_result(self, event: ev.ToolResult) -> bytes:
+        part = event.part
+        self._answered.add(part.tool_call_id)
+        draft = tool_message(part, self._keyring)
+        return _tool_call_result(
+            now_ms(),
+            message_id=self._request_message_id(),
+            tool_call_id=part.tool_call_id,
+            content=draft['content'],
+            metadata={WIRE_KEY: draft['_uib']},
+        )
+
+    def _retry_prompt(self, part: RetryPromptPart) -> bytes:
         draft = legacy_retry_message(part)
         message_id = self._request_message_id()
         now = now_ms()
         metadata = {WIRE_KEY: draft['_uib']}
-        out.append(_text_start(now, message_id=message_id, role='user', metadata=metadata))
-        out.append(delta_frame('TEXT_MESSAGE_CONTENT', 'messageId', message_id, draft['content']))
-        out.append(_text_end(now, message_id=message_id))
+        out = _text_start(now, message_id=message_id, role='user', metadata=metadata)
+        out += delta_frame('TEXT_MESSAGE_CONTENT', 'messageId', message_id, draft['content'])
+        return out + _text_end(now, message_id=message_id)
 
-    def _feedback(self, event: RetryFeedback, out: list[bytes]) -> None:
+    def _retry_feedback(self, event: ev.RetryFeedback) -> bytes:
         draft = feedback_message(event.part, self._keyring)
         message_id = self._request_message_id()
         now = now_ms()
-        out.append(_text_start(now, message_id=message_id, role='system'))
+        out = _text_start(now, message_id=message_id, role='system')
         if draft['content']:
-            out.append(delta_frame('TEXT_MESSAGE_CONTENT', 'messageId', message_id, draft['content']))
-        out.append(_text_end(now, message_id=message_id))
-        out.append(
-            _reasoning_encrypted_value(
-                now, subtype='message', entity_id=message_id, encrypted_value=draft['encryptedValue']
-            )
+            out += delta_frame('TEXT_MESSAGE_CONTENT', 'messageId', message_id, draft['content'])
+        out += _text_end(now, message_id=message_id)
+        return out + _reasoning_encrypted_value(
+            now, subtype='message', entity_id=message_id, encrypted_value=draft['encryptedValue']
         )
 
-    def _finish(self, out: list[bytes]) -> None:
-        self._close_parts(out)
-        self._release_calls(out)
-        self._ended = True
+    # ------------------------------------------------------------------------------------- ends
+
+    def _run_finished(self, event: ev.RunFinished) -> bytes:
         if self._approvals:
             interrupts = [self._interrupt(call_id) for call_id in self._approvals]
-            out.append(self._run_finished(RunFinishedInterruptOutcome(interrupts=interrupts)))
-            return
+            return self._finished(RunFinishedInterruptOutcome(interrupts=interrupts))
         pending = [call_id for call_id in self._client_calls if call_id not in self._answered]
-        outcome = RunFinishedSuccessOutcome(pending_tool_call_ids=pending or None)
-        out.append(self._run_finished(outcome))
+        return self._finished(RunFinishedSuccessOutcome(pending_tool_call_ids=pending or None))
+
+    def _run_error(self, event: ev.RunError) -> bytes:
+        return sdk_frame(RunErrorEvent(message=event.message, code=event.code, timestamp=now_ms()))
+
+    def _run_cancelled(self, event: ev.RunCancelled) -> bytes:
+        return self._finished(RunFinishedCancelledOutcome() if declares_1_0(self.client_protocol_version) else None)
 
     def _interrupt(self, tool_call_id: str) -> Interrupt:
-        call = self._find_call(tool_call_id)
+        call = self._collector.tool_call(tool_call_id) or ToolCallPart(tool_name='', tool_call_id=tool_call_id)
         return Interrupt(
             id=self._keyring.approval_id(self.thread_id, call),
             reason='tool_approval',
@@ -496,10 +383,7 @@ class AGUIEventStream:
             message=f'Approve the call to {call.tool_name}?' if call.tool_name else None,
         )
 
-    def _find_call(self, tool_call_id: str) -> ToolCallPart:
-        return self._collector.tool_call(tool_call_id) or ToolCallPart(tool_name='', tool_call_id=tool_call_id)
-
-    def _run_finished(
+    def _finished(
         self, outcome: RunFinishedSuccessOutcome | RunFinishedInterruptOutcome | RunFinishedCancelledOutcome | None
     ) -> bytes:
         return sdk_frame(
@@ -507,12 +391,8 @@ class AGUIEventStream:
         )
 
 
-def encode_events(events: Iterable[AgentEvent], **kwargs: Any) -> bytes:
+def encode_events(events: Iterable[ev.AgentEvent], **kwargs: Any) -> bytes:
     """The whole stream for `events` (start, each event, close): for tests and benchmarks."""
     kwargs.setdefault('thread_id', 'thread')
     kwargs.setdefault('run_id', 'run')
-    stream = AGUIEventStream(**kwargs)
-    out = [stream.start()]
-    out.extend(stream.encode(event) for event in events)
-    out.append(stream.close())
-    return b''.join(out)
+    return encode_all(AGUIEventStream(**kwargs), events)

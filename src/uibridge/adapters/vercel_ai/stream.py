@@ -27,12 +27,13 @@ the whole metadata; `file`); a call's in `tool-input-available` (`callProviderMe
 call metadata of a `tool-approval-response` (`tool-output-denied` carries no metadata); retry feedback's in
 its marker. `ToolCallReady` comes after the call's end, and the client-tool mark is signed with the call, so
 a finished call's `tool-input-available` waits for whichever comes first: its `ToolCallReady` (sent marked),
-its result, or the end of its step (sent unmarked); re-sending it would run a client tool twice
-(`onToolCall`). Each part is signed once, when it is complete; deltas cost nothing more.
+its result, a new call reusing its id, or the end of its step (sent unmarked); re-sending it would run a client
+tool twice (`onToolCall`). Each part is signed once, when it is complete; deltas cost nothing more.
 
-Chunks are plain dicts serialized by pydantic-core (`core.json_text.wire_json`), and each open part keeps its
-delta prefix pre-encoded, so a text delta costs one string escape: about 1 µs per delta with the message
-collection, where building and dumping a pydantic `TextDeltaChunk` alone takes 6 to 11 µs and
+The run's state (started and ended, the collector, open parts, held calls, dispatch) is `core.encoder`'s; this
+module writes the chunks. Chunks are plain dicts serialized by pydantic-core (`core.json_text.sse_data`), and
+each open part keeps its delta prefix pre-encoded, so a text delta costs one string escape: about 1 µs per delta
+with the message collection, where building and dumping a pydantic `TextDeltaChunk` alone takes 6 to 11 µs and
 `json.dumps(chunk, separators=...)` 4 to 6 µs (measured on the development machine, 200 000 deltas).
 """
 
@@ -40,27 +41,13 @@ from __future__ import annotations
 
 import uuid
 import warnings
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal, TypeAlias
+from typing import Any, Literal
 
-from ...core.events import (
-    AgentEvent,
-    CustomData,
-    FileOutput,
-    MessageCollector,
-    PartDelta,
-    PartEnd,
-    PartStart,
-    ResponseStart,
-    RetryFeedback,
-    RunCancelled,
-    RunError,
-    RunFinished,
-    ToolCallReady,
-    ToolResult,
-)
-from ...core.json_text import json_string, utf8_json, wire_json
+from ...core import events as ev
+from ...core.encoder import OpenPart, StreamEncoder
+from ...core.json_text import json_string, sse_data, utf8_json, wire_json
 from ...core.messages import (
     FinishReason,
     ModelMessage,
@@ -71,6 +58,7 @@ from ...core.messages import (
     ToolCallPart,
 )
 from ...core.provenance import Keyring
+from ...core.stream import encode_all
 from .provider_metadata import (
     PROVIDER_KEY,
     SIDECAR_KEY,
@@ -96,7 +84,9 @@ VERCEL_AI_HEADERS: Mapping[str, str] = {
     'x-accel-buffering': 'no',
 }
 
-_DONE = 'data: [DONE]\n\n'
+_DONE = b'data: [DONE]\n\n'
+_START_STEP = b'data: {"type":"start-step"}\n\n'
+_FINISH_STEP = b'data: {"type":"finish-step"}\n\n'
 _FINISH_REASONS: dict[FinishReason, str] = {
     'stop': 'stop',
     'length': 'length',
@@ -105,13 +95,11 @@ _FINISH_REASONS: dict[FinishReason, str] = {
     'error': 'error',
 }
 
-
-def _sse(chunk: dict[str, Any]) -> str:
-    return f'data: {wire_json(chunk)}\n\n'
+_sse = sse_data
 
 
 def _as_is(value: Any) -> Any:
-    # `wire_json` writes any value as `provider_metadata.jsonable` + JSON would: no JSON-ready copy is needed.
+    # `sse_data` writes any value as `provider_metadata.jsonable` + JSON would: no JSON-ready copy is needed.
     return value
 
 
@@ -119,29 +107,17 @@ def _json(value: Any) -> str:
     return json_string(value) if isinstance(value, str) else wire_json(value)
 
 
-@dataclass
-class _OpenPart:
+@dataclass(eq=False, slots=True)
+class _OpenPart(OpenPart):
     kind: Literal['text', 'reasoning', 'tool']
     id: str
     """The chunk id (text, reasoning) or the tool call id."""
     delta_prefix: str
     metadata: dict[str, Any] = field(default_factory=dict[str, Any])
     """The `uibridge` provider metadata sent at start (text, reasoning) or due at the end (the response info)."""
-    tool_name: str = ''
-    response: ModelResponse | None = None
-    slot: int = 0
-    """Where the collector keeps the part in `response` (text, reasoning): the finished part is signed there."""
 
 
-@dataclass
-class _HeldCall:
-    """A finished call whose `tool-input-available` waits to learn whether a client tool answers it."""
-
-    call: ToolCallPart
-    response: dict[str, Any] | None
-
-
-class VercelAIEventStream:
+class VercelAIEventStream(StreamEncoder[_OpenPart]):
     """Encodes one run. Sans-IO: `start()`, then `encode(event)` per event, then `close()`; each returns bytes.
 
     - `message_id`: the id of the assistant message the run continues (an approval or a client tool answered),
@@ -161,32 +137,23 @@ class VercelAIEventStream:
         keyring: Keyring | None = None,
         thread_id: str = '',
     ) -> None:
+        super().__init__(keyring)
         if message_id is None and continued is not None:
             message_id = continued.id
         self.message_id = message_id if message_id is not None else f'msg_{uuid.uuid4().hex}'
         self._continues = message_id is not None
         self._continued = continued
-        self._keyring = Keyring.of(keyring)
         self._thread_id = thread_id
-        self._collector = MessageCollector()
-        self._open: dict[int, _OpenPart] = {}
         self._chunk_ids = 0
         self._request_slot = 0
         """Where the next tool result lands in its request (the collector's layout, for `index`)."""
         self._step_open = False
-        self._response_open = False
         self._response_info: dict[str, Any] | None = None
         self._started_calls: dict[str, dict[str, Any]] = {}
         """Calls started in this stream, with the call metadata sent for each."""
-        self._held: dict[str, _HeldCall] = {}
-        """Finished calls not sent as available yet (see the module docstring), by tool call id."""
-        self._marks: dict[str, str] = {}
-        """Who answers a call that was still streaming when its `ToolCallReady` came."""
         self._approvals: dict[str, dict[str, Any]] = {}
         """The approvals asked for in this stream, as the client holds them, by tool call id."""
         self._waiting: set[str] = set()
-        self._started = False
-        self._ended = False
 
     # ---------------------------------------------------------------------------------- protocol
 
@@ -215,146 +182,26 @@ class VercelAIEventStream:
             result.append(message)
         return result
 
-    def start(self) -> bytes:
-        if self._started:
-            return b''
-        self._started = True
-        return _sse({'type': 'start', 'messageId': self.message_id}).encode()
-
-    def close(self) -> bytes:
-        if self._ended:
-            return b''
-        return self.encode(RunFinished())
-
-    def encode(self, event: AgentEvent) -> bytes:
-        if self._ended:
-            return b''
-        out = '' if self._started else self.start().decode()
-        # Deltas first: the hot path.
-        if isinstance(event, PartDelta):
-            self._collector.feed(event)
-            open_part = self._open.get(event.index)
-            if open_part is None:
-                raise ValueError(f'a delta for part {event.index}, which is not streaming')
-            return utf8_json(f'{out}{open_part.delta_prefix}{_json(event.delta)}}}\n\n')
-        return utf8_json(out + self._encode(event))
-
-    # ------------------------------------------------------------------------------------ events
-
-    def _encode(self, event: AgentEvent) -> str:
-        # One lookup by exact type, as `MessageCollector.feed` does; a subclass resolves through its MRO, once.
-        encoder = self._encoders.get(type(event)) or self._encoder_for(type(event))
-        return encoder(self, event)
-
-    @classmethod
-    def _encoder_for(cls, kind: type) -> _EventEncoder:
-        encoder = next((cls._encoders[base] for base in kind.__mro__ if base in cls._encoders), None)
-        if encoder is None:
-            raise TypeError(f'not an agent event: {kind.__name__}')
-        cls._encoders[kind] = encoder
-        return encoder
-
-    def _response_start(self, event: ResponseStart) -> str:
-        out = self._close_parts()
-        self._collector.feed(event)
-        return out + self._open_step()
-
-    def _part_start(self, event: PartStart) -> str:
-        return self._ensure_response(event) + self._start_part(event.index, event.part)
-
-    def _part_end(self, event: PartEnd) -> str:
-        self._collector.feed(event)
-        open_part = self._open.pop(event.index, None)
-        if open_part is None:
-            raise ValueError(f'part {event.index} ended but is not streaming')
-        return self._end_part(open_part)
-
-    def _tool_call_ready(self, event: ToolCallReady) -> str:
-        self._collector.feed(event)
-        return self._call_ready(event)
-
-    def _retry_feedback(self, event: RetryFeedback) -> str:
-        out = self._close_parts()
-        self._collector.feed(event)
-        self._request_slot += 1
-        out += self._close_step()
-        self._response_open = False
-        return out + _sse({'type': 'data-retry-feedback', 'data': feedback_marker(event.part, self._keyring)})
-
-    def _file_output(self, event: FileOutput) -> str:
-        out = self._ensure_response(event)
-        part = event.part
-        chunk: dict[str, Any] = {'type': 'file', 'url': part.content.data_url, 'mediaType': part.content.media_type}
-        metadata = wrap_metadata(file_metadata(part, self._take_response_info(), self._keyring.sign_part(part)))
-        if metadata is not None:
-            chunk['providerMetadata'] = metadata
-        return out + _sse(chunk)
-
-    def _custom_data(self, event: CustomData) -> str:
-        chunk: dict[str, Any] = {'type': f'data-{event.name}'}
-        if event.id is not None:
-            chunk['id'] = event.id
-        chunk['data'] = event.data
-        if event.transient:
-            chunk['transient'] = True
-            return _sse(chunk)
-        out = self._ensure_response(event)
-        return out + _sse(chunk)
-
-    def _run_finished(self, event: RunFinished) -> str:
-        out = self._close_parts()
-        self._collector.feed(event)
-        reason = 'tool-calls' if self._waiting else _FINISH_REASONS.get(event.finish_reason or 'stop', 'other')
-        return self._end(out + self._close_step() + _sse({'type': 'finish', 'finishReason': reason}))
-
-    def _run_error(self, event: RunError) -> str:
-        out = self._close_parts(error=event.message)
-        self._collector.feed(event)
-        self._collector.close()
-        out += self._close_step() + _sse({'type': 'error', 'errorText': event.message})
-        return self._end(out + _sse({'type': 'finish', 'finishReason': 'error'}))
-
-    def _run_cancelled(self, event: RunCancelled) -> str:
-        out = self._close_parts()
-        self._collector.feed(event)
-        self._collector.close()
-        chunk: dict[str, Any] = {'type': 'abort'}
-        if event.reason is not None:
-            chunk['reason'] = event.reason
-        return self._end(out + self._close_step() + _sse(chunk))
-
-    def _end(self, out: str) -> str:
-        self._ended = True
-        return out + _DONE
+    def _stream_started(self) -> bytes:
+        return _sse({'type': 'start', 'messageId': self.message_id})
 
     # ------------------------------------------------------------------------------------- steps
 
-    def _ensure_response(self, event: PartStart | FileOutput | CustomData) -> str:
-        """Feed `event`; open a step first when it starts a response implicitly (as the collector does)."""
-        implicit = not self._response_open
-        out = self._close_parts() if implicit else ''
-        self._collector.feed(event)
-        if implicit:
-            out += self._open_step()
-        return out
-
-    def _open_step(self) -> str:
+    def _response_started(self) -> bytes:
         out = self._close_step()
         self._step_open = True
-        self._response_open = True
         self._request_slot = 0
         current = self._collector.last_message
         assert isinstance(current, ModelResponse)
         self._response_info = response_info(current, with_finish_reason=False)
-        return out + 'data: {"type":"start-step"}\n\n'
+        return out + _START_STEP
 
-    def _close_step(self) -> str:
+    def _close_step(self) -> bytes:
         if not self._step_open:
-            return ''
+            return b''
         self._step_open = False
         # The client places a call's chunks in the step it is in: what is held goes before the step ends.
-        out = self._release_held() if self._held else ''
-        return out + 'data: {"type":"finish-step"}\n\n'
+        return self._release_held() + _FINISH_STEP
 
     def _take_response_info(self) -> dict[str, Any] | None:
         info, self._response_info = self._response_info, None
@@ -362,66 +209,56 @@ class VercelAIEventStream:
 
     # ------------------------------------------------------------------------------------- parts
 
-    def _start_part(self, index: int, part: TextPart | ThinkingPart | ToolCallPart) -> str:
+    def _part_started(self, event: ev.PartStart, response: ModelResponse, slot: int) -> tuple[_OpenPart, bytes]:
+        part = event.part
         info = self._take_response_info()
         if isinstance(part, ToolCallPart):
             call_id = part.tool_call_id
             prefix = f'data: {{"type":"tool-input-delta","toolCallId":{_json(call_id)},"inputTextDelta":'
-            self._open[index] = _OpenPart('tool', call_id, prefix, {'response': info} if info else {}, part.tool_name)
+            opened = _OpenPart(response, slot, 'tool', call_id, prefix, {'response': info} if info else {})
             name = _json(part.tool_name)
             out = f'data: {{"type":"tool-input-start","toolCallId":{_json(call_id)},"toolName":{name}}}\n\n'
             if isinstance(part.args, str) and part.args:
                 out += f'{prefix}{_json(part.args)}}}\n\n'
-            return out
+            return opened, utf8_json(out)
         kind: Literal['text', 'reasoning'] = 'text' if isinstance(part, TextPart) else 'reasoning'
         self._chunk_ids += 1
         chunk_id = f'{kind[0]}{self._chunk_ids}'
         prefix = f'data: {{"type":"{kind}-delta","id":{_json(chunk_id)},"delta":'
         fields = text_metadata(part, info) if isinstance(part, TextPart) else thinking_metadata(part, info)
-        response = self._collector.last_message
-        assert isinstance(response, ModelResponse)
-        self._open[index] = _OpenPart(kind, chunk_id, prefix, fields, response=response, slot=len(response.parts) - 1)
         chunk: dict[str, Any] = {'type': f'{kind}-start', 'id': chunk_id}
         if fields:
             chunk['providerMetadata'] = wrap_metadata(fields)
         out = _sse(chunk)
         if part.content:
-            out += f'{prefix}{_json(part.content)}}}\n\n'
-        return out
+            out += utf8_json(f'{prefix}{_json(part.content)}}}\n\n')
+        return _OpenPart(response, slot, kind, chunk_id, prefix, fields), out
 
-    def _end_part(self, open_part: _OpenPart, error: str | None = None) -> str:
-        """The chunk that ends `open_part`, which the collector has already finished."""
-        if open_part.kind != 'tool':
-            assert open_part.response is not None
-            part = open_part.response.parts[open_part.slot]
-            assert isinstance(part, TextPart | ThinkingPart)
-            # The client replaces the part's metadata with the end chunk's: sent whole, with the signature.
-            sig = self._keyring.sign_part(part)
-            if isinstance(part, TextPart):
-                fields = {**open_part.metadata, SIG_KEY: sig}
-            else:
-                fields = thinking_metadata(part, open_part.metadata.get('response'), sig)
-            return _sse(
-                {'type': f'{open_part.kind}-end', 'id': open_part.id, 'providerMetadata': {PROVIDER_KEY: fields}}
-            )
-        call = self._find_call(open_part.id)
-        if call is None:
-            call = ToolCallPart(tool_name=open_part.tool_name, tool_call_id=open_part.id)
-        response = open_part.metadata.get('response')
-        mark = self._marks.pop(open_part.id, None) if self._marks else None
-        if error is None and mark is None:
-            self._started_calls[open_part.id] = {}
-            self._held[open_part.id] = _HeldCall(call, response)
-            return ''
-        out = self._call_available(call, response, mark, error)
-        return out + self._ask_approval(call) if mark == 'approval' and error is None else out
+    def _part_delta(self, event: ev.PartDelta) -> bytes:
+        # The hot path: one string escape into the prefix the part keeps.
+        return utf8_json(f'{self._open[event.index].delta_prefix}{_json(event.delta)}}}\n\n')
 
-    def _call_available(
-        self, call: ToolCallPart, response: dict[str, Any] | None, mark: str | None, error: str | None = None
-    ) -> str:
-        """`tool-input-available` (or `tool-input-error`) for a finished call, signed with its mark."""
+    def _part_ended(self, opened: _OpenPart, error: str | None) -> bytes:
+        if opened.kind == 'tool':
+            self._started_calls[opened.id] = {}
+            return self._call_ended(opened.id, opened, error)
+        part = opened.finished
+        assert isinstance(part, TextPart | ThinkingPart)
+        # The client replaces the part's metadata with the end chunk's: sent whole, with the signature.
+        sig = self._keyring.sign_part(part)
+        if isinstance(part, TextPart):
+            fields = {**opened.metadata, SIG_KEY: sig}
+        else:
+            fields = thinking_metadata(part, opened.metadata.get('response'), sig)
+        return _sse({'type': f'{opened.kind}-end', 'id': opened.id, 'providerMetadata': {PROVIDER_KEY: fields}})
+
+    def _send_call(self, held: _OpenPart, mark: ev.AnsweredBy | None, error: str | None = None) -> bytes:
+        """`tool-input-available` (or `tool-input-error`) for a finished call, signed with its mark; the
+        approval request after it when an approval answers the call."""
+        call = held.finished
+        assert isinstance(call, ToolCallPart)
         sig = self._keyring.sign_part(call, client=mark == 'client')
-        fields = tool_call_metadata(call, response, sig, mark)
+        fields = tool_call_metadata(call, held.metadata.get('response'), sig, mark)
         self._started_calls[call.tool_call_id] = fields
         chunk: dict[str, Any] = {
             'type': 'tool-input-available',
@@ -431,78 +268,67 @@ class VercelAIEventStream:
         if error is not None:
             chunk['type'] = 'tool-input-error'
             chunk['errorText'] = error
-        # `provider_metadata.tool_input` without its JSON-ready copy: `wire_json` writes the same JSON from the dict.
+        # `provider_metadata.tool_input` without its JSON-ready copy: `sse_data` writes the same JSON from the dict.
         chunk['input'] = call.args_as_dict()
         chunk['providerMetadata'] = {PROVIDER_KEY: fields}
+        out = _sse(chunk)
+        return out + self._ask_approval(call) if mark == 'approval' and error is None else out
+
+    def _file_output(self, event: ev.FileOutput) -> bytes:
+        part = event.part
+        chunk: dict[str, Any] = {'type': 'file', 'url': part.content.data_url, 'mediaType': part.content.media_type}
+        metadata = wrap_metadata(file_metadata(part, self._take_response_info(), self._keyring.sign_part(part)))
+        if metadata is not None:
+            chunk['providerMetadata'] = metadata
         return _sse(chunk)
 
-    def _release(self, tool_call_id: str, mark: str | None = None) -> str:
-        held = self._held.pop(tool_call_id, None)
-        return '' if held is None else self._call_available(held.call, held.response, mark)
-
-    def _release_held(self) -> str:
-        held, self._held = self._held, {}
-        return ''.join(self._call_available(h.call, h.response, None) for h in held.values())
-
-    def _close_parts(self, error: str | None = None) -> str:
-        if not self._open:
-            return ''
-        open_parts, self._open = self._open, {}
-        # The collector would finish them on the event that follows; finished now, they can be signed.
-        self._collector.close()
-        out: list[str] = []
-        for open_part in open_parts.values():
-            out.append(self._end_part(open_part, error if open_part.kind == 'tool' else None))
-        return ''.join(out)
-
-    def _find_call(self, tool_call_id: str) -> ToolCallPart | None:
-        return self._collector.tool_call(tool_call_id)
+    def _custom_data(self, event: ev.CustomData) -> bytes:
+        chunk: dict[str, Any] = {'type': f'data-{event.name}'}
+        if event.id is not None:
+            chunk['id'] = event.id
+        chunk['data'] = event.data
+        if event.transient:
+            chunk['transient'] = True
+        return _sse(chunk)
 
     # ------------------------------------------------------------------------------------- tools
 
-    def _call_ready(self, event: ToolCallReady) -> str:
+    def _tool_call_ready(self, event: ev.ToolCallReady, *, late: bool) -> bytes:
         call_id = event.tool_call_id
         self._waiting.add(call_id)
-        out = ''
-        if call_id in self._held:
-            out = self._release(call_id, event.answered_by)
-        elif any(p.kind == 'tool' and p.id == call_id for p in self._open.values()):
-            self._marks[call_id] = event.answered_by  # still streaming: sent, approval asked, when it ends
-            return ''
-        elif event.answered_by == 'client' and call_id in self._started_calls:
-            warnings.warn(
-                f'ToolCallReady for {call_id!r} came after its step ended: the client already holds the call '
-                'without the client-tool mark, so its result will not verify on the next turn',
-                UserWarning,
-                stacklevel=4,
-            )
-            return ''
-        if event.answered_by != 'approval':
-            return out
-        call = self._find_call(call_id)
+        if not late:
+            return b''
+        if event.answered_by == 'client':
+            if call_id in self._started_calls:
+                warnings.warn(
+                    f'ToolCallReady for {call_id!r} came after its step ended: the client already holds the call '
+                    'without the client-tool mark, so its result will not verify on the next turn',
+                    UserWarning,
+                    stacklevel=4,
+                )
+            return b''
+        call = self._collector.tool_call(call_id)
         if call is None:
             warnings.warn(f'no tool call {call_id!r} to ask an approval for', UserWarning, stacklevel=4)
-            return out
-        return out + self._ask_approval(call)
+            return b''
+        return self._ask_approval(call)
 
-    def _ask_approval(self, call: ToolCallPart) -> str:
+    def _ask_approval(self, call: ToolCallPart) -> bytes:
         approval_id = self._keyring.approval_id(self._thread_id, call)
         self._approvals[call.tool_call_id] = {'id': approval_id}
         return _sse({'type': 'tool-approval-request', 'approvalId': approval_id, 'toolCallId': call.tool_call_id})
 
-    def _tool_result(self, event: ToolResult) -> str:
-        out = self._close_parts()
-        self._collector.feed(event)
-        self._response_open = False
+    def _retry_prompt(self, part: RetryPromptPart) -> bytes:
+        # A legacy tool-less retry has no place in an assistant message: only collected, and counted.
+        self._request_slot += 1
+        return b''
+
+    def _tool_result(self, event: ev.ToolResult) -> bytes:
+        part = event.part
         slot = self._request_slot
         self._request_slot += 1
-        part = event.part
-        if isinstance(part, RetryPromptPart) and part.tool_name is None:
-            return out
         call_id = part.tool_call_id
         self._waiting.discard(call_id)
-        if call_id in self._held:
-            out += self._release(call_id)
         started = call_id in self._started_calls
         if not started and not self._continues:
             warnings.warn(
@@ -511,20 +337,20 @@ class VercelAIEventStream:
                 UserWarning,
                 stacklevel=4,
             )
-            return out
+            return b''
         state, value, fields = tool_result(part, slot, json_ready=_as_is, sig=self._keyring.sign_part(part))
         if state == 'output-available':
             chunk: dict[str, Any] = {'type': 'tool-output-available', 'toolCallId': call_id, 'output': value}
             chunk['providerMetadata'] = {PROVIDER_KEY: fields}
-            return out + _sse(chunk)
+            return _sse(chunk)
         if state == 'output-error':
             chunk = {'type': 'tool-output-error', 'toolCallId': call_id, 'errorText': value}
             chunk['providerMetadata'] = {PROVIDER_KEY: fields}
-            return out + _sse(chunk)
-        out += self._denial(call_id, value, fields, started)
+            return _sse(chunk)
+        out = self._denial(call_id, value, fields, started)
         return out + _sse({'type': 'tool-output-denied', 'toolCallId': call_id})
 
-    def _denial(self, call_id: str, reason: str, fields: dict[str, Any], started: bool) -> str:
+    def _denial(self, call_id: str, reason: str, fields: dict[str, Any], started: bool) -> bytes:
         """The approval answer that carries a denial's result metadata to the client: in the call metadata,
         which `tool-approval-response` replaces, the only place the client keeps anything of a denial."""
         if started:
@@ -536,7 +362,7 @@ class VercelAIEventStream:
             return _denied(asked['id'], reason, metadata)
         part = self._continued_call(call_id)
         if part is None:
-            return ''  # the client holds the call, but this stream was not given it: the result stays bare
+            return b''  # the client holds the call, but this stream was not given it: the result stays bare
         approval = part.approval
         if approval is not None and approval.approved is False:
             # The client's own answer stays as it wrote it, its reason included; the denial's text goes beside.
@@ -555,26 +381,31 @@ class VercelAIEventStream:
                 return part
         return None
 
-    _encoders: ClassVar[dict[type, _EventEncoder]] = {
-        ResponseStart: _response_start,
-        PartStart: _part_start,
-        PartEnd: _part_end,
-        ToolCallReady: _tool_call_ready,
-        ToolResult: _tool_result,
-        RetryFeedback: _retry_feedback,
-        FileOutput: _file_output,
-        CustomData: _custom_data,
-        RunFinished: _run_finished,
-        RunError: _run_error,
-        RunCancelled: _run_cancelled,
-    }
-    """How `_encode` writes each event class (deltas are written by `encode` itself)."""
+    # ------------------------------------------------------------------------------ request side
+
+    def _retry_feedback(self, event: ev.RetryFeedback) -> bytes:
+        self._request_slot += 1
+        out = self._close_step()
+        return out + _sse({'type': 'data-retry-feedback', 'data': feedback_marker(event.part, self._keyring)})
+
+    # -------------------------------------------------------------------------------------- ends
+
+    def _run_finished(self, event: ev.RunFinished) -> bytes:
+        reason = 'tool-calls' if self._waiting else _FINISH_REASONS.get(event.finish_reason or 'stop', 'other')
+        return self._close_step() + _sse({'type': 'finish', 'finishReason': reason}) + _DONE
+
+    def _run_error(self, event: ev.RunError) -> bytes:
+        out = self._close_step() + _sse({'type': 'error', 'errorText': event.message})
+        return out + _sse({'type': 'finish', 'finishReason': 'error'}) + _DONE
+
+    def _run_cancelled(self, event: ev.RunCancelled) -> bytes:
+        chunk: dict[str, Any] = {'type': 'abort'}
+        if event.reason is not None:
+            chunk['reason'] = event.reason
+        return self._close_step() + _sse(chunk) + _DONE
 
 
-_EventEncoder: TypeAlias = Callable[[VercelAIEventStream, Any], str]
-
-
-def _denied(approval_id: str, reason: str | None, metadata: dict[str, Any]) -> str:
+def _denied(approval_id: str, reason: str | None, metadata: dict[str, Any]) -> bytes:
     chunk: dict[str, Any] = {'type': 'tool-approval-response', 'approvalId': approval_id, 'approved': False}
     if reason is not None:
         chunk['reason'] = reason
@@ -582,16 +413,12 @@ def _denied(approval_id: str, reason: str | None, metadata: dict[str, Any]) -> s
     return _sse(chunk)
 
 
-def _asked_and_denied(call_id: str, reason: str, metadata: dict[str, Any]) -> str:
+def _asked_and_denied(call_id: str, reason: str, metadata: dict[str, Any]) -> bytes:
     """An approval request answered `false` at once: the client keeps a denied call only with its approval."""
     request = _sse({'type': 'tool-approval-request', 'approvalId': call_id, 'toolCallId': call_id})
     return request + _denied(call_id, reason, metadata)
 
 
-def encode_events(events: Iterable[AgentEvent], **kwargs: Any) -> bytes:
+def encode_events(events: Iterable[ev.AgentEvent], **kwargs: Any) -> bytes:
     """A whole stream for `events` (for tests and benchmarks): start, every event, close."""
-    stream = VercelAIEventStream(**kwargs)
-    chunks = [stream.start()]
-    chunks.extend(stream.encode(event) for event in events)
-    chunks.append(stream.close())
-    return b''.join(chunks)
+    return encode_all(VercelAIEventStream(**kwargs), events)
