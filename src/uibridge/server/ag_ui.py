@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ag_ui.core import EventType, MessagesSnapshotEvent
 from typing_extensions import Unpack
 
-from ..adapters.ag_ui import AGUIEventStream, AGUIRunRequest, parse_request
+from ..adapters.ag_ui import AGUIEventStream, AGUIRunRequest, dump_messages, parse_request
+from ..adapters.ag_ui.frames import CONTENT_TYPE, sdk_frame
+from ..core.events import AgentEvent
+from ..core.messages import ModelMessage
 from ..core.provenance import Keyring
 from ..core.run import RunInput
 from ..core.stream import EventStreamEncoder
 from .endpoint import ChatEndpoint
+from .managed import ManagedInput, agui_input
 from .options import EndpointOptions
 from .run import Agent
 
@@ -20,20 +26,66 @@ __all__ = ['AGUIBinding', 'AGUIEndpoint']
 
 class AGUIBinding:
     name = 'ag-ui'
+    stream_headers: Mapping[str, str] = {'content-type': CONTENT_TYPE}
+    error_frame = b'data: {"type":"RUN_ERROR","message":"The run was interrupted."}\n\n'
+    """What a resumed stream ends with when its producer ended it early or died."""
 
     def parse(self, body: Mapping[str, Any]) -> tuple[AGUIRunRequest, RunInput]:
         request = parse_request(body)
         return request, request.run_input()
 
-    def encoder(
-        self, request: AGUIRunRequest, run_input: RunInput, keyring: Keyring
-    ) -> EventStreamEncoder:
+    def encoder(self, request: AGUIRunRequest, run_input: RunInput, keyring: Keyring) -> EventStreamEncoder:
         return AGUIEventStream(
             thread_id=run_input.thread_id,
             run_id=run_input.run_id,
             client_protocol_version=request.protocol_version,
             keyring=keyring,
         )
+
+    def managed_input(self, request: AGUIRunRequest, stored: Sequence[ModelMessage]) -> ManagedInput:
+        return agui_input(request, stored)
+
+    def with_snapshot(
+        self, encoder: EventStreamEncoder, messages: Sequence[ModelMessage], keyring: Keyring
+    ) -> EventStreamEncoder:
+        return _Snapshotting(encoder, messages, keyring)
+
+    def dump_json(self, messages: Sequence[ModelMessage], keyring: Keyring) -> bytes:
+        dumped = dump_messages(messages, keyring=keyring)
+        return json.dumps(
+            [m.model_dump(mode='json', by_alias=True, exclude_none=True) for m in dumped], ensure_ascii=False
+        ).encode()
+
+
+class _Snapshotting:
+    """The encoder, with a `MESSAGES_SNAPSHOT` of the run's history right after `RUN_STARTED`: a client whose
+    view is behind the stored history (a reload, another tab) replaces its messages with the server's before
+    the run's own messages arrive (`@ag-ui/client` applies a snapshot as a replacement)."""
+
+    def __init__(self, encoder: EventStreamEncoder, messages: Sequence[ModelMessage], keyring: Keyring) -> None:
+        self._encoder = encoder
+        self._messages = list(messages)
+        self._keyring = keyring
+
+    @property
+    def headers(self) -> Mapping[str, str]:
+        return self._encoder.headers
+
+    def start(self) -> bytes:
+        snapshot = MessagesSnapshotEvent(
+            type=EventType.MESSAGES_SNAPSHOT, messages=dump_messages(self._messages, keyring=self._keyring)
+        )
+        return self._encoder.start() + sdk_frame(snapshot)
+
+    def encode(self, event: AgentEvent) -> bytes:
+        return self._encoder.encode(event)
+
+    def close(self) -> bytes:
+        return self._encoder.close()
+
+    @property
+    def new_messages(self) -> list[ModelMessage]:
+        return self._encoder.new_messages
 
 
 class AGUIEndpoint(ChatEndpoint[AGUIRunRequest]):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 from starlette.applications import Starlette
@@ -15,6 +17,7 @@ from .ag_ui import AGUIEndpoint
 from .approvals import ApprovalLedger
 from .options import EndpointOptions
 from .run import Agent
+from .store import store_from_url
 from .vercel_ai import VercelAIEndpoint
 
 __all__ = ['PAGE_PATH', 'create_app']
@@ -29,6 +32,12 @@ def create_app(agent: Agent | None = None, **options: Unpack[EndpointOptions]) -
     `agent` defaults to the built-in demo agent. `options` go to both endpoints (see `ChatEndpoint`); both
     sign and verify with one keyring (`secret`, else `UIBRIDGE_SECRET`, else a random key for this process)
     and share one ledger of approvals already acted on.
+
+    With `store=` (a `ChatStore`, or a URL for `store_from_url`), both endpoints keep server-managed history
+    in that one store, and each also answers `GET {api}/{chatId}` (the stored messages),
+    `GET {api}/{chatId}/stream` (resume the chat's stream) and `DELETE {api}/{chatId}/stream` (stop its run).
+    A store made here from a URL is closed when the app shuts down. Without a store,
+    `GET /api/chat/{chatId}/stream` answers 204 (nothing to resume).
     """
     if agent is None:
         from .demo import DemoAgent
@@ -36,6 +45,10 @@ def create_app(agent: Agent | None = None, **options: Unpack[EndpointOptions]) -
         agent = DemoAgent()
     options['secret'] = Keyring.of(options.get('secret', options.pop('approval_secret', None)))
     options.setdefault('approval_ledger', ApprovalLedger())
+    store = options.get('store')
+    owned = store_from_url(store) if isinstance(store, str) else None
+    if owned is not None:
+        options['store'] = owned
     vercel = VercelAIEndpoint(agent, **options)
     ag_ui = AGUIEndpoint(agent, **options)
     page = PAGE_PATH.read_text(encoding='utf-8')
@@ -52,16 +65,30 @@ def create_app(agent: Agent | None = None, **options: Unpack[EndpointOptions]) -
         # `useChat({resume: true})` asks here for a stream to resume; runs do not outlive their request.
         return Response(status_code=204)
 
-    app = Starlette(
-        routes=[
-            Route('/', index, methods=['GET']),
-            Route('/favicon.svg', icon, methods=['GET']),
-            Route('/api/chat', vercel),
-            Route('/api/chat/{chat_id}/stream', nothing_to_resume, methods=['GET']),
-            Route('/ag-ui', ag_ui),
-        ]
-    )
+    routes = [
+        Route('/', index, methods=['GET']),
+        Route('/favicon.svg', icon, methods=['GET']),
+        Route('/api/chat', vercel),
+        Route('/ag-ui', ag_ui),
+    ]
+    if store is None:
+        routes.append(Route('/api/chat/{chat_id}/stream', nothing_to_resume, methods=['GET']))
+    else:
+        for api, endpoint in (('/api/chat', vercel), ('/ag-ui', ag_ui)):
+            routes.append(Route(api + '/{chat_id}', endpoint, methods=['GET']))
+            routes.append(Route(api + '/{chat_id}/stream', endpoint, methods=['GET', 'DELETE']))
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncGenerator[None]:
+        try:
+            yield
+        finally:
+            if owned is not None:
+                await owned.aclose()
+
+    app = Starlette(routes=routes, lifespan=lifespan)
     app.state.vercel_ai = vercel
     app.state.ag_ui = ag_ui
     app.state.agent = agent
+    app.state.store = options.get('store')
     return app

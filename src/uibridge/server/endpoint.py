@@ -36,13 +36,15 @@ from ..core.provenance import Keyring, Secret
 from ..core.run import RunInput
 from ..core.sanitize import sanitize_verified
 from ..core.stream import EventStreamEncoder
-from ..core.verification import verify_history
+from ..core.verification import Verified, verify_history
 from . import limits
 from .approvals import ApprovalLedger, verify_approvals
+from .auth import ANONYMOUS, Authorize, RequestInfo
 from .body import Disconnected, Rejected, check_content_type, parse_json_object, read_body
 from .limits import RequestLimits, check_limits
 from .options import check_agent, check_bool, check_positive, check_strings
 from .run import Agent, AgentRun, OnComplete
+from .store import ChatStore, store_from_url
 from .streaming import stream_run
 
 __all__ = ['DEFAULT_BODY_TIMEOUT', 'DEFAULT_MAX_BODY_BYTES', 'ChatEndpoint', 'ProtocolBinding']
@@ -126,6 +128,8 @@ class ChatEndpoint(Generic[RequestT]):
         max_id_length: int = limits.DEFAULT_MAX_ID_LENGTH,
         max_string_length: int = limits.DEFAULT_MAX_STRING_LENGTH,
         max_json_values: int = limits.DEFAULT_MAX_JSON_VALUES,
+        store: ChatStore | str | None = None,
+        authorize: Authorize | None = None,
     ) -> None:
         check_agent(agent)
         self.agent = agent
@@ -153,6 +157,12 @@ class ChatEndpoint(Generic[RequestT]):
             max_string_length=max_string_length,
             max_json_values=max_json_values,
         )
+        self.store: ChatStore | None = store_from_url(store) if isinstance(store, str) else store
+        if not isinstance(self.store, ChatStore | None):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise TypeError(f'store must be a ChatStore or a store URL, not {store!r}')
+        if authorize is not None and not callable(authorize):
+            raise TypeError(f'authorize must be an async function (request) -> principal | None, not {authorize!r}')
+        self.authorize = authorize
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope['type'] == 'lifespan':
@@ -165,10 +175,22 @@ class ChatEndpoint(Generic[RequestT]):
             return
         headers = _headers(scope)
         try:
+            principal = await self._principal(scope, headers)
+            chat_id = scope.get('path_params', {}).get('chat_id')
+            if self.store is not None and isinstance(chat_id, str) and scope['method'] in ('GET', 'DELETE'):
+                from .managed_run import serve_chat
+
+                await serve_chat(self, chat_id, principal or ANONYMOUS, scope, receive, send)
+                return
             if scope['method'] != 'POST':
                 raise Rejected(405, 'method not allowed', headers={'allow': 'POST'})
             check_content_type(headers.get('content-type'), self.allowed_content_types)
             body = await self._read_body(receive, headers.get('content-length'))
+            if self.store is not None:
+                from .managed_run import run_managed
+
+                await run_managed(self, body, principal or ANONYMOUS, headers, receive, send)
+                return
             if len(body) < INLINE_BODY_BYTES:
                 run, encoder = self._run_for(body)
             else:
@@ -183,6 +205,8 @@ class ChatEndpoint(Generic[RequestT]):
             return
         except Disconnected:
             return
+        run.principal = principal
+        run.headers = headers
         try:
             await stream_run(
                 agent=self.agent,
@@ -199,9 +223,7 @@ class ChatEndpoint(Generic[RequestT]):
     def _run_for(self, body: bytes) -> tuple[AgentRun, EventStreamEncoder]:
         """The body as a prepared run and its encoder, or `Rejected`: everything between the bytes and the
         first byte of the answer, in one call so it can run in a worker thread."""
-        parsed = parse_json_object(body)
-        check_limits(parsed, self.limits)
-        request, run_input = self._parse(parsed)
+        request, run_input = self.parse_body(body)
         try:
             run = self.prepare(request, run_input)
             return run, self.binding.encoder(request, run_input, self.keyring)
@@ -211,6 +233,22 @@ class ChatEndpoint(Generic[RequestT]):
             # Like a parser bug: the client's input triggered it, so it gets a 4xx, and the log the traceback.
             logger.exception('Preparing a %s run failed on client input', self.binding.name)
             raise Rejected(422, 'the request could not be prepared') from None
+
+    def parse_body(self, body: bytes) -> tuple[RequestT, RunInput]:
+        """The body as the protocol's request and its run input (`Rejected` for anything it cannot take)."""
+        parsed = parse_json_object(body)
+        check_limits(parsed, self.limits)
+        return self._parse(parsed)
+
+    async def _principal(self, scope: Scope, headers: Mapping[str, str]) -> str | None:
+        """The principal `authorize` names (401 when it refuses), or `None` without a hook."""
+        if self.authorize is None:
+            return None
+        info = RequestInfo(method=scope.get('method', ''), path=scope.get('path', ''), headers=headers, scope=scope)
+        principal = await self.authorize(info)
+        if principal is None:
+            raise Rejected(401, 'not authorized')
+        return principal
 
     async def _read_body(self, receive: Receive, content_length: str | None) -> bytes:
         try:
@@ -235,6 +273,10 @@ class ChatEndpoint(Generic[RequestT]):
 
     def prepare(self, request: RequestT, run_input: RunInput) -> AgentRun:
         """Verify the history and approvals, and sanitize: the `AgentRun` the agent will get."""
+        return self.prepare_verified(request, run_input)[0]
+
+    def prepare_verified(self, request: RequestT, run_input: RunInput) -> tuple[AgentRun, Verified]:
+        """`prepare`, and what verification kept of the history (before sanitizing)."""
         verified = verify_history(run_input.history, run_input.claims, self.keyring)
         if verified.dropped:
             logger.warning(
@@ -254,7 +296,7 @@ class ChatEndpoint(Generic[RequestT]):
                 allowed_file_url_schemes=self.allowed_file_url_schemes,
                 resolved_tool_call_ids=resolved,
             )
-        return AgentRun(
+        run = AgentRun(
             messages=messages,
             thread_id=run_input.thread_id,
             run_id=run_input.run_id,
@@ -268,6 +310,11 @@ class ChatEndpoint(Generic[RequestT]):
             request=request,
             input=run_input,
         )
+        return run, verified
+
+    async def complete(self, encoder: EventStreamEncoder, run: AgentRun) -> None:
+        """The run's end: its status settled and `on_complete` awaited (shielded, bounded)."""
+        await self._complete(encoder, run)
 
     async def _complete(self, encoder: EventStreamEncoder, run: AgentRun) -> None:
         if run.status == 'running':

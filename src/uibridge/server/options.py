@@ -15,7 +15,9 @@ from typing import Any, TypedDict
 
 from ..core.provenance import Keyring, Secret
 from .approvals import ApprovalLedger
+from .auth import Authorize
 from .run import OnComplete
+from .store import ChatStore
 
 __all__ = ['EndpointOptions', 'check_agent', 'check_bool', 'check_positive', 'check_strings']
 
@@ -40,6 +42,8 @@ class EndpointOptions(TypedDict, total=False):
     max_id_length: int
     max_string_length: int
     max_json_values: int
+    store: ChatStore | str | None
+    authorize: Authorize | None
 
 
 def check_agent(agent: object) -> None:

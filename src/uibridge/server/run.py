@@ -10,7 +10,7 @@ client in the protocol it spoke and is collected into new `ModelMessage`s for `o
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
@@ -58,6 +58,11 @@ class AgentRun:
     (the client went away, or the agent yielded `RunCancelled`)."""
     error: BaseException | None = None
     """The exception the agent raised, when `status` is `failed`."""
+    principal: str | None = None
+    """Who asked, as the endpoint's `authorize` hook named them (`None` without a hook and without a store;
+    `'anonymous'` with a store and no hook): per-user work without contextvars."""
+    headers: Mapping[str, str] = field(default_factory=dict[str, str])
+    """The request's headers, names in lower case (the client's word, like `extra`)."""
 
     @property
     def cancelled(self) -> bool:

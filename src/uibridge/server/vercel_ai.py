@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from typing_extensions import Unpack
 
-from ..adapters.vercel_ai import VercelAIEventStream, VercelChatRequest, parse_request
+from ..adapters.vercel_ai import VERCEL_AI_HEADERS, VercelAIEventStream, VercelChatRequest, dump_messages, parse_request
+from ..core.messages import ModelMessage
 from ..core.provenance import Keyring
 from ..core.run import RunInput
 from ..core.stream import EventStreamEncoder
 from .endpoint import ChatEndpoint
+from .managed import ManagedInput, vercel_input
 from .options import EndpointOptions
 from .run import Agent
 
@@ -20,14 +23,15 @@ __all__ = ['VercelAIBinding', 'VercelAIEndpoint']
 
 class VercelAIBinding:
     name = 'vercel-ai'
+    stream_headers: Mapping[str, str] = VERCEL_AI_HEADERS
+    error_frame = b'data: {"type":"error","errorText":"The answer was interrupted."}\n\n'
+    """What a resumed stream ends with when its producer ended it early or died."""
 
     def parse(self, body: Mapping[str, Any]) -> tuple[VercelChatRequest, RunInput]:
         request = parse_request(body)
         return request, request.run_input()
 
-    def encoder(
-        self, request: VercelChatRequest, run_input: RunInput, keyring: Keyring
-    ) -> EventStreamEncoder:
+    def encoder(self, request: VercelChatRequest, run_input: RunInput, keyring: Keyring) -> EventStreamEncoder:
         # An answered approval or client tool output continues the assistant message that asked for it.
         return VercelAIEventStream(
             message_id=request.continuation_message_id,
@@ -35,6 +39,18 @@ class VercelAIBinding:
             keyring=keyring,
             thread_id=run_input.thread_id,
         )
+
+    def managed_input(self, request: VercelChatRequest, stored: Sequence[ModelMessage]) -> ManagedInput:
+        return vercel_input(request, stored)
+
+    def with_snapshot(
+        self, encoder: EventStreamEncoder, messages: Sequence[ModelMessage], keyring: Keyring
+    ) -> EventStreamEncoder:
+        return encoder  # useChat has no snapshot event: a reloaded page loads `GET {api}/{chatId}` instead
+
+    def dump_json(self, messages: Sequence[ModelMessage], keyring: Keyring) -> bytes:
+        ui = dump_messages(messages, keyring=keyring)
+        return json.dumps([m.model_dump(mode='json', exclude_none=True) for m in ui], ensure_ascii=False).encode()
 
 
 class VercelAIEndpoint(ChatEndpoint[VercelChatRequest]):
