@@ -40,10 +40,13 @@ test: lint typecheck pytest
 test-deep: lint typecheck install
 	$(BIN)/pytest --hypothesis-profile thorough
 
-# The demo: the deterministic demo agent and the chat page on http://127.0.0.1:8000/ (no API key).
+# The demo: the deterministic demo agent and the chat page on http://127.0.0.1:8000/ (no API key), with
+# server-managed history in a SQLite file under .data/ (ignored by git; `make serve STORE=memory:` or
+# `STORE=redis://127.0.0.1:6379/0` to change it, `STORE=` for client-held history).
 # `make serve SERVE_ARGS="--host 0.0.0.0 --port 9000"` to change where it listens.
+STORE ?= sqlite:///.data/uibridge.db
 serve: $(INSTALLED)
-	$(BIN)/python -m uibridge serve $(SERVE_ARGS)
+	$(BIN)/python -m uibridge serve $(if $(STORE),--store $(STORE)) $(SERVE_ARGS)
 
 clean:
 	rm -rf $(VENV) $(CLIENTS)/node_modules

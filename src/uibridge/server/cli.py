@@ -5,8 +5,19 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
-__all__ = ['main']
+from .auth import ANONYMOUS, RequestInfo
+
+__all__ = ['demo_authorize', 'main']
+
+DEMO_USER_HEADER = 'x-demo-user'
+
+
+async def demo_authorize(request: RequestInfo) -> str | None:
+    """The demo's `authorize`: the principal is whatever the `x-demo-user` header says (`anonymous` without
+    it). Enough to show and test ownership; a real app takes it from a verified session or token."""
+    return request.headers.get(DEMO_USER_HEADER) or ANONYMOUS
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -17,6 +28,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     serve.add_argument('--port', type=int, default=8000, help='port (default 8000)')
     serve.add_argument('--delay', type=float, default=0.02, help='seconds between streamed words (default 0.02)')
     serve.add_argument('--expose-errors', action='store_true', help="show the agent's exception text in the UI")
+    serve.add_argument(
+        '--store',
+        metavar='URL',
+        help='keep the history on the server (server-managed history, resumable streams): memory:, '
+        'sqlite:///path.db or redis://host:port/N; without it the client holds the history',
+    )
+    serve.add_argument(
+        '--lease', type=float, default=None, help="seconds a run's claim holds without a heartbeat (default 10)"
+    )
+    serve.add_argument(
+        '--slow-seconds', type=float, default=5.0, help='how long the `slow` keyword streams (default 5)'
+    )
     args = parser.parse_args(argv)
 
     try:
@@ -26,8 +49,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     from .app import create_app
     from .demo import DemoAgent
+    from .store import store_from_url
 
-    app = create_app(DemoAgent(delay=args.delay), expose_errors=args.expose_errors)
-    print(f'uibridge demo: http://{args.host}:{args.port}/  (Vercel AI: /api/chat, AG-UI: /ag-ui)', flush=True)
+    agent = DemoAgent(delay=args.delay, slow_seconds=args.slow_seconds)
+    if args.store is None:
+        app = create_app(agent, expose_errors=args.expose_errors)
+    else:
+        _make_sqlite_folder(args.store)
+        store = store_from_url(args.store, **({'lease': args.lease} if args.lease else {}))
+        app = create_app(agent, expose_errors=args.expose_errors, store=store, authorize=demo_authorize)
+    where = f'http://{args.host}:{args.port}/'
+    kept = f'history kept in {args.store}' if args.store else 'history kept by the client'
+    print(f'uibridge demo: {where}  (Vercel AI: /api/chat, AG-UI: /ag-ui; {kept})', flush=True)
     uvicorn.run(app, host=args.host, port=args.port, log_level='info')
     return 0
+
+
+def _make_sqlite_folder(url: str) -> None:
+    """`make serve` points at a file in an ignored folder that a fresh checkout does not have yet."""
+    if url.lower().startswith('sqlite:///'):
+        Path(url[len('sqlite:///') :]).parent.mkdir(parents=True, exist_ok=True)

@@ -46,12 +46,16 @@ KEYWORDS: dict[str, str] = {
     'client': 'asks the browser to run the client-side tool get_local_time and uses its answer',
     'delete': 'wants to run delete_file, which needs your approval; approve or deny it',
     'error': 'fails mid-answer, to show how an error reaches the UI',
+    'slow': 'streams its answer over about five seconds: reload the page meanwhile, and the answer resumes',
 }
 """Each keyword and what the demo agent does for it."""
 
 CLIENT_TOOL = 'get_local_time'
 APPROVAL_TOOL = 'delete_file'
 SERVER_TOOL = 'get_weather'
+
+
+_SLOW_WORDS = 50
 
 
 class DemoError(RuntimeError):
@@ -64,6 +68,8 @@ class DemoAgent:
     server actually ran, so a test can tell that no tool ran on a client's word."""
 
     delay: float = 0.02
+    slow_seconds: float = 5.0
+    """How long the `slow` keyword's answer takes to stream, whatever `delay` is."""
     executed: list[ToolCallPart] = field(default_factory=list[ToolCallPart])
 
     async def __call__(self, run: AgentRun) -> AsyncIterator[AgentEvent | ModelMessage]:
@@ -101,6 +107,10 @@ class DemoAgent:
         if 'delete' in lowered:
             async for item in self._tool_call(APPROVAL_TOOL, {'path': 'notes.txt'}, 'approval', thinking):
                 yield item
+            return
+        if 'slow' in lowered:
+            async for event in self._slow():
+                yield event
             return
         yield ResponseStart(model_name='demo')
         index = 0
@@ -233,6 +243,14 @@ class DemoAgent:
             await self._pause()
             yield PartDelta(index, word)
         yield PartEnd(index)
+
+    async def _slow(self) -> AsyncIterator[AgentEvent]:
+        yield ResponseStart(model_name='demo')
+        yield PartStart(0, TextPart(content=''))
+        for count in range(1, _SLOW_WORDS + 1):
+            await anyio.sleep(self.slow_seconds / _SLOW_WORDS)
+            yield PartDelta(0, f'{count}{"." if count == _SLOW_WORDS else ","} ')
+        yield PartEnd(0)
 
     async def _think(self, index: int, text: str) -> AsyncIterator[AgentEvent]:
         yield PartStart(index, ThinkingPart(content='', provider_name='demo'))

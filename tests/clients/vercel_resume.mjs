@@ -1,0 +1,101 @@
+// vercel_resume.mjs: a stream dropped mid-answer and resumed with the real `ai@7` client (`AbstractChat` +
+// `DefaultChatTransport`, resumeStreamIsReplay on, as by default), beside an uninterrupted run for reference.
+//
+// Usage: node vercel_resume.mjs <spec.json>
+//   spec: {"api": "http://HOST:PORT/api/chat",          where messages are sent (the producer)
+//          "resumeApi"?: "http://OTHER:PORT/api/chat",  where the stream is resumed (default: api)
+//          "headers"?: {...},                           sent with every request (x-demo-user, say)
+//          "runs": [{"name", "chatId", "text", "dropAfter"?}]}
+//   dropAfter: the number of body chunks the client reads before it drops the connection (aborts the fetch);
+//   then `chat.resumeStream()` fetches GET {resumeApi}/{chatId}/stream. Without it the run is uninterrupted.
+// Output: {"<name>": {"dropped": bool, "afterDrop": {status, messages}, "status", "error", "messages",
+//          "resumeStatus": HTTP status of the resume request}}
+import { AbstractChat, DefaultChatTransport } from 'ai';
+import { readFileSync } from 'node:fs';
+
+const spec = JSON.parse(readFileSync(process.argv[2], 'utf8'));
+
+class PlainChatState {
+  status = 'ready';
+  error = undefined;
+  messages = [];
+  pushMessage = (m) => { this.messages = this.messages.concat(structuredClone(m)); };
+  popMessage = () => { this.messages = this.messages.slice(0, -1); };
+  replaceMessage = (i, m) => {
+    this.messages = [...this.messages.slice(0, i), structuredClone(m), ...this.messages.slice(i + 1)];
+  };
+  snapshot = (v) => structuredClone(v);
+}
+
+class NodeChat extends AbstractChat {
+  constructor(init) { super({ ...init, state: new PlainChatState() }); }
+}
+
+// A fetch that hands the client `dropAfter` body chunks of the POST and then cuts the connection.
+function droppingFetch(dropAfter, outcome) {
+  return async (url, init) => {
+    if (init.method === 'GET') {
+      const response = await fetch(url, init);
+      outcome.resumeStatus = response.status;
+      return response;
+    }
+    if (dropAfter == null) return fetch(url, init);
+    const abort = new AbortController();
+    const response = await fetch(url, { ...init, signal: abort.signal });
+    const reader = response.body.getReader();
+    let seen = 0;
+    const body = new ReadableStream({
+      async pull(controller) {
+        if (seen >= dropAfter) {
+          outcome.dropped = true;
+          abort.abort();  // the socket closes: the server sees the client go away
+          controller.error(new TypeError('network connection lost'));
+          return;
+        }
+        const { value, done } = await reader.read();
+        if (done) { controller.close(); return; }
+        seen += 1;
+        controller.enqueue(value);
+      },
+    });
+    return new Response(body, { status: response.status, headers: response.headers });
+  };
+}
+
+async function play(run) {
+  const outcome = { dropped: false, resumeStatus: null };
+  const resumeApi = spec.resumeApi ?? spec.api;
+  const errors = [];
+  const chat = new NodeChat({
+    id: run.chatId,
+    transport: new DefaultChatTransport({
+      api: spec.api,
+      headers: spec.headers ?? {},
+      fetch: droppingFetch(run.dropAfter, outcome),
+      prepareReconnectToStreamRequest: ({ id, headers }) => ({ api: `${resumeApi}/${encodeURIComponent(id)}/stream`, headers }),
+    }),
+    onError: (e) => errors.push(String(e?.message ?? e)),
+  });
+  await chat.sendMessage({ text: run.text });
+  if (run.dropAfter != null) {
+    outcome.afterDrop = { status: chat.status, messages: structuredClone(chat.messages) };
+    await chat.resumeStream();
+  }
+  return {
+    ...outcome,
+    status: chat.status,
+    error: chat.error ? String(chat.error.message ?? chat.error) : null,
+    errors,
+    messages: structuredClone(chat.messages),
+  };
+}
+
+const out = {};
+for (const run of spec.runs) {
+  try {
+    out[run.name] = await play(run);
+  } catch (e) {
+    out[run.name] = { crashed: String(e?.stack ?? e) };
+  }
+}
+process.stdout.write(JSON.stringify(out) + '\n');

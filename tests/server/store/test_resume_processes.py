@@ -1,0 +1,179 @@
+"""Resumable streams between real processes: `python -m uibridge serve` producers and resumers sharing one
+Redis (started by conftest.py, never a mock) or one SQLite file, driven by the real `ai@7` client
+(tests/clients/vercel_resume.mjs) and by plain HTTP.
+
+Each test asserts outcomes (what the client holds, what was stored, how a stream ended), never durations:
+the timeouts below only keep a broken build from hanging."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parents[2] / 'e2e'))
+from e2e_support import run_node
+
+SECRET = 'resume-test-secret'
+SLOW_SECONDS = 2.0
+"""How long the demo agent's `slow` answer takes here: long enough to drop and resume in the middle."""
+LEASE = 1.0
+HANG_GUARD = 60.0
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(('127.0.0.1', 0))
+        return int(probe.getsockname()[1])
+
+
+@contextmanager
+def demo_server(store: str) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """`python -m uibridge serve --store <store>` on a free loopback port; yields its base URL and process."""
+    port = _free_port()
+    env = {**os.environ, 'UIBRIDGE_SECRET': SECRET}
+    args = [sys.executable, '-m', 'uibridge', 'serve', '--port', str(port), '--store', store, '--delay', '0',
+            '--lease', str(LEASE), '--slow-seconds', str(SLOW_SECONDS)]  # fmt: skip
+    process = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base = f'http://127.0.0.1:{port}'
+    deadline = time.monotonic() + HANG_GUARD
+    while True:
+        try:
+            if httpx.get(base + '/favicon.svg', timeout=1).status_code == 200:
+                break
+        except httpx.HTTPError:
+            pass
+        assert process.poll() is None, 'the demo server exited'
+        assert time.monotonic() < deadline, 'the demo server did not start'
+        time.sleep(0.05)
+    try:
+        yield base, process
+    finally:
+        if process.poll() is None:
+            process.terminate()
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+@pytest.fixture
+def two_on_redis(redis_url: str) -> Iterator[tuple[str, str, subprocess.Popen[bytes]]]:
+    database = redis_url.rsplit('/', 1)[0] + '/3'  # a database of its own: the store suite's never meets these
+    with demo_server(database) as (first, producer), demo_server(database) as (second, _):
+        yield first, second, producer
+
+
+def comparable(message: dict[str, Any]) -> dict[str, Any]:
+    """A UI message without what differs between two runs of the same answer (ids, signed metadata)."""
+    drop = {'providerMetadata', 'callProviderMetadata', 'resultProviderMetadata'}
+    parts = [{k: v for k, v in part.items() if k not in drop} for part in message['parts']]
+    return {'role': message['role'], 'parts': parts}
+
+
+SLOW_ANSWER = ' '.join(f'{n},' for n in range(1, 50)) + ' 50. '
+
+
+def check_resumed(result: dict[str, Any]) -> None:
+    reference, resumed = result['reference'], result['dropped']
+    assert reference['status'] == 'ready' and reference['error'] is None
+    assert resumed['dropped']  # the connection was cut mid-answer ...
+    partial = resumed['afterDrop']['messages']
+    assert len(partial) == 2 and partial[1]['parts'][-1].get('text', '') != SLOW_ANSWER.strip()
+    assert resumed['resumeStatus'] == 200  # ... and resumed from the log
+    assert resumed['status'] == 'ready'
+    assert [comparable(m) for m in resumed['messages']] == [comparable(m) for m in reference['messages']]
+    texts = [p['text'] for p in resumed['messages'][1]['parts'] if p['type'] == 'text']
+    assert [t.strip() for t in texts] == [SLOW_ANSWER.strip()]
+
+
+def resume_spec(api: str, resume_api: str) -> dict[str, Any]:
+    tag = uuid.uuid4().hex[:8]
+    return {
+        'api': api + '/api/chat',
+        'resumeApi': resume_api + '/api/chat',
+        'headers': {'x-demo-user': 'alice'},
+        'runs': [
+            {'name': 'reference', 'chatId': f'ref-{tag}', 'text': 'slow please'},
+            {'name': 'dropped', 'chatId': f'drop-{tag}', 'text': 'slow please', 'dropAfter': 6},
+        ],
+    }
+
+
+def test_the_real_client_resumes_on_another_process_sharing_redis(two_on_redis: tuple[str, str, Any]) -> None:
+    first, second, _ = two_on_redis
+    spec = resume_spec(first, second)
+    result = run_node('vercel_resume.mjs', spec)
+    check_resumed(result)
+    # The stored chat, read on the other process, is what the client holds.
+    chat = spec['runs'][1]['chatId']
+    stored = httpx.get(f'{second}/api/chat/{chat}', headers={'x-demo-user': 'alice'}, timeout=HANG_GUARD).json()
+    assert [comparable(m) for m in stored] == [comparable(m) for m in result['dropped']['messages']]
+    assert httpx.get(f'{second}/api/chat/{chat}', headers={'x-demo-user': 'bob'}).status_code == 404
+
+
+def test_the_real_client_resumes_on_the_producing_process_with_sqlite(tmp_path: Path) -> None:
+    with demo_server(f'sqlite:///{tmp_path}/chats.db') as (base, _):
+        check_resumed(run_node('vercel_resume.mjs', resume_spec(base, base)))
+
+
+def _start_slow(client: httpx.Client, base: str, chat: str) -> Iterator[bytes]:
+    body = {'id': chat, 'messages': [{'id': 'u1', 'role': 'user', 'parts': [{'type': 'text', 'text': 'slow'}]}]}
+    request = client.build_request('POST', f'{base}/api/chat', json=body)
+    response = client.send(request, stream=True)
+    assert response.status_code == 200
+    return response.iter_raw()
+
+
+def test_a_killed_producer_leaves_a_stream_that_resumes_to_an_error(two_on_redis: tuple[str, str, Any]) -> None:
+    first, second, producer = two_on_redis
+    chat = f'kill-{uuid.uuid4().hex[:8]}'
+    with httpx.Client(timeout=HANG_GUARD) as client:
+        chunks = _start_slow(client, first, chat)
+        for _ in range(4):
+            next(chunks)
+        # Another process sees the run: a second send is refused, not interleaved.
+        busy = client.post(f'{second}/api/chat', json={'id': chat, 'messages': [
+            {'id': 'u2', 'role': 'user', 'parts': [{'type': 'text', 'text': 'hi'}]}]})  # fmt: skip
+        assert busy.status_code == 409
+        producer.send_signal(signal.SIGKILL)
+        producer.wait(timeout=HANG_GUARD)
+        resumed = client.get(f'{second}/api/chat/{chat}/stream')
+    assert resumed.status_code == 200
+    assert resumed.text.startswith('data: {"type":"start"')
+    assert resumed.text.endswith('data: {"type":"error","errorText":"The answer was interrupted."}\n\n')
+    assert '"type":"finish"' not in resumed.text
+    # Nothing of the dead run was committed, and the chat is free again (its lease lapsed).
+    assert httpx.get(f'{second}/api/chat/{chat}', timeout=HANG_GUARD).json() == []
+    again = httpx.post(f'{second}/api/chat', timeout=HANG_GUARD, json={'id': chat, 'messages': [
+        {'id': 'u3', 'role': 'user', 'parts': [{'type': 'text', 'text': 'hello'}]}]})  # fmt: skip
+    assert again.status_code == 200 and '"type":"finish"' in again.text
+
+
+def test_a_stop_from_another_process_ends_the_run_and_keeps_its_partial_answer(
+    two_on_redis: tuple[str, str, Any],
+) -> None:
+    first, second, _ = two_on_redis
+    chat = f'stop-{uuid.uuid4().hex[:8]}'
+    with httpx.Client(timeout=HANG_GUARD) as client:
+        chunks = _start_slow(client, first, chat)
+        received = b''.join(next(chunks) for _ in range(4))
+        assert client.delete(f'{second}/api/chat/{chat}/stream').status_code == 204
+        received += b''.join(chunks)  # the producer ends its stream once the stop reaches it
+    assert received.endswith(b'data: {"type":"abort","reason":"stopped"}\n\ndata: [DONE]\n\n')
+    stored = httpx.get(f'{second}/api/chat/{chat}', timeout=HANG_GUARD).json()
+    assert [m['role'] for m in stored] == ['user', 'assistant']
+    text = ''.join(p.get('text', '') for p in stored[1]['parts'])
+    assert text and text.strip() != SLOW_ANSWER.strip()  # the partial answer, committed as cancelled
