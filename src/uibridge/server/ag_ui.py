@@ -50,6 +50,11 @@ class AGUIBinding:
     ) -> EventStreamEncoder:
         return _Snapshotting(encoder, messages, keyring)
 
+    def stamp(
+        self, request: AGUIRunRequest, encoder: EventStreamEncoder, messages: list[ModelMessage]
+    ) -> list[ModelMessage]:
+        return messages  # the AG-UI dump keeps the streamed message ids already
+
     def dump_json(self, messages: Sequence[ModelMessage], keyring: Keyring) -> bytes:
         dumped = dump_messages(messages, keyring=keyring)
         return json.dumps(

@@ -69,10 +69,13 @@ class StoredBinding:
     def dump_json(self, messages: Sequence[ModelMessage], keyring: Keyring) -> bytes:
         raise NotImplementedError
 
+    def stamp(self, request: Any, encoder: EventStreamEncoder, messages: list[ModelMessage]) -> list[ModelMessage]:
+        raise NotImplementedError
+
 
 def _stored_binding(endpoint: ChatEndpoint[Any]) -> StoredBinding:
     binding: Any = endpoint.binding
-    if not all(hasattr(binding, name) for name in ('managed_input', 'with_snapshot', 'dump_json', 'error_frame')):
+    if not all(hasattr(binding, name) for name in ('managed_input', 'with_snapshot', 'dump_json', 'stamp')):
         raise TypeError(f'the {endpoint.binding.name} binding does not support server-managed history')
     return binding
 
@@ -156,7 +159,8 @@ async def run_managed(
         run.principal = principal
         run.headers = headers
         await _stream(endpoint, store, claim, run, encoder, receive, send)
-        committed = await _commit(store, claim, added + encoder.new_messages, managed.prefix, len(claim.messages))
+        produced = binding.stamp(request, encoder, encoder.new_messages)
+        committed = await _commit(store, claim, added + produced, managed.prefix, len(claim.messages))
         await endpoint.complete(encoder, run)
     finally:
         if not committed:

@@ -9,7 +9,8 @@ from typing import Any
 from typing_extensions import Unpack
 
 from ..adapters.vercel_ai import VERCEL_AI_HEADERS, VercelAIEventStream, VercelChatRequest, dump_messages, parse_request
-from ..core.messages import ModelMessage
+from ..adapters.vercel_ai.provider_metadata import SIDECAR_KEY
+from ..core.messages import ModelMessage, ModelResponse
 from ..core.provenance import Keyring
 from ..core.run import RunInput
 from ..core.stream import EventStreamEncoder
@@ -47,6 +48,23 @@ class VercelAIBinding:
         self, encoder: EventStreamEncoder, messages: Sequence[ModelMessage], keyring: Keyring
     ) -> EventStreamEncoder:
         return encoder  # useChat has no snapshot event: a reloaded page loads `GET {api}/{chatId}` instead
+
+    def stamp(
+        self, request: VercelChatRequest, encoder: EventStreamEncoder, messages: list[ModelMessage]
+    ) -> list[ModelMessage]:
+        """The run's new messages, with the streamed assistant message's id kept where `dump_messages` reads a
+        UI message's own id: the stored message then has the id the client got in the stream's `start`, so a
+        resumed replay replaces the message a reloaded `useChat` loaded instead of adding a second one."""
+        if not isinstance(encoder, VercelAIEventStream) or request.continuation_message_id is not None:
+            return messages
+        for index, message in enumerate(messages):
+            if isinstance(message, ModelResponse):
+                metadata = dict(message.metadata or {})
+                sidecar = dict(metadata.get(SIDECAR_KEY) or {})
+                sidecar['message'] = {**(sidecar.get('message') or {}), 'id': encoder.message_id}
+                metadata[SIDECAR_KEY] = sidecar
+                return [*messages[:index], message.model_copy(update={'metadata': metadata}), *messages[index + 1 :]]
+        return messages
 
     def dump_json(self, messages: Sequence[ModelMessage], keyring: Keyring) -> bytes:
         ui = dump_messages(messages, keyring=keyring)
