@@ -86,8 +86,11 @@ def kept_input(added: Sequence[ModelMessage], verified: Sequence[ModelMessage]) 
     return kept
 
 
-def _client_parts(loaded: Sequence[ModelMessage], *, prompts: bool) -> list[ModelMessage]:
-    """Of loaded client messages, the requests' user prompts (when `prompts`) and tool returns; nothing else."""
+def _client_parts(
+    loaded: Sequence[ModelMessage], *, prompts: bool, answered: set[str] | None = None
+) -> list[ModelMessage]:
+    """Of loaded client messages, the requests' user prompts (when `prompts`) and tool returns (for the calls
+    in `answered`, when given); nothing else."""
     added: list[ModelMessage] = []
     for message in loaded:
         if not isinstance(message, ModelRequest):
@@ -95,7 +98,8 @@ def _client_parts(loaded: Sequence[ModelMessage], *, prompts: bool) -> list[Mode
         parts: list[ModelRequestPart] = [
             part
             for part in message.parts
-            if isinstance(part, ToolReturnPart) or (prompts and isinstance(part, UserPromptPart))
+            if (isinstance(part, ToolReturnPart) and (answered is None or part.tool_call_id in answered))
+            or (prompts and isinstance(part, UserPromptPart))
         ]
         if parts:
             added.append(message if len(parts) == len(message.parts) else message.model_copy(update={'parts': parts}))
@@ -150,7 +154,8 @@ _CLIENT_ROLES = frozenset({'user', 'tool'})
 
 
 def agui_input(request: AGUIRunRequest, stored: Sequence[ModelMessage]) -> ManagedInput:
-    stored_ids = [message.id for message in ag_ui.dump_messages(stored)]
+    dumped = ag_ui.dump_messages(stored)
+    stored_ids = [message.id for message in dumped]
     known = set(stored_ids)
     messages = request.input.messages
     start = 0
@@ -164,6 +169,10 @@ def agui_input(request: AGUIRunRequest, stored: Sequence[ModelMessage]) -> Manag
     result = ManagedInput(prefix=len(stored))
     result.behind = bool(stored_ids) and stored_ids[-1] not in {message.id for message in messages}
     if candidates:
-        loaded = ag_ui.load_messages(candidates, claims=result.claims)
-        result.added = _client_parts(loaded, prompts=True)
+        # A tool message loads only after the assistant message with its call: the stored one (from the last
+        # stored assistant message on) goes first, and of what loads only the candidates' parts are taken.
+        context = next((i for i in range(len(dumped) - 1, -1, -1) if dumped[i].role == 'assistant'), len(dumped))
+        answered = {m.tool_call_id for m in candidates if m.role == 'tool'}
+        loaded = ag_ui.load_messages([*dumped[context:], *candidates], claims=result.claims)
+        result.added = _client_parts(loaded, prompts=True, answered=answered)
     return result
