@@ -28,6 +28,7 @@ BENCHMARKS = {
     'e2e': 'bench_e2e.py',
     'provenance': 'bench_provenance.py',
     'hostile': 'bench_hostile.py',
+    'store': 'bench_store.py',
 }
 PACKAGES = ['pydantic-ai-slim', 'pydantic', 'pydantic-core', 'ag-ui-protocol', 'starlette', 'uvicorn', 'pyinstrument']
 

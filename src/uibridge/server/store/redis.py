@@ -192,6 +192,10 @@ def _ms(seconds: float) -> int:
     return max(1, round(seconds * 1000))
 
 
+MAX_CONNECTIONS = 10_000
+"""The connection pool's bound for a store made from a URL (Redis's own default `maxclients`)."""
+
+
 class RedisStore(ChatStore):
     def __init__(
         self,
@@ -205,7 +209,9 @@ class RedisStore(ChatStore):
         super().__init__(**timings)
         self._owns_client = isinstance(client, str)
         self.redis: Redis = (
-            Redis.from_url(client)  # pyright: ignore[reportUnknownMemberType] (its **kwargs are untyped)
+            # Each running run holds a connection (its stop subscription) and each live reader one (XREAD
+            # BLOCK): redis-py's default pool (100) would refuse the 101st stream of a process outright.
+            Redis.from_url(client, max_connections=MAX_CONNECTIONS)  # pyright: ignore[reportUnknownMemberType]
             if isinstance(client, str)
             else client
         )
