@@ -5,6 +5,7 @@
 //   spec: {"api": "http://HOST:PORT/api/chat",          where messages are sent (the producer)
 //          "resumeApi"?: "http://OTHER:PORT/api/chat",  where the stream is resumed (default: api)
 //          "headers"?: {...},                           sent with every request (x-demo-user, say)
+//          "lastOnly"?: true,                           send only the last message (prepareSendMessagesRequest)
 //          "runs": [{"name", "chatId", "text", "dropAfter"?}]}
 //   dropAfter: the number of body chunks the client reads before it drops the connection (aborts the fetch);
 //   then `chat.resumeStream()` fetches GET {resumeApi}/{chatId}/stream. Without it the run is uninterrupted.
@@ -72,6 +73,10 @@ async function play(run) {
       api: spec.api,
       headers: spec.headers ?? {},
       fetch: droppingFetch(run.dropAfter, outcome),
+      // With a store the server needs only the last message: send just that, as the README shows.
+      prepareSendMessagesRequest: spec.lastOnly
+        ? ({ id, messages, trigger, messageId }) => ({ body: { id, messages: messages.slice(-1), trigger, messageId } })
+        : undefined,
       prepareReconnectToStreamRequest: ({ id, headers }) => ({ api: `${resumeApi}/${encodeURIComponent(id)}/stream`, headers }),
     }),
     onError: (e) => errors.push(String(e?.message ?? e)),
