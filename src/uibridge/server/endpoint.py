@@ -104,6 +104,11 @@ class ChatEndpoint(Generic[RequestT]):
     - `max_messages`, `max_parts_per_message`, `max_parts`, `max_id_length`, `max_string_length`,
       `max_json_values`: what one request may hold (`RequestLimits`, where the defaults are); past any of them,
       a 413 naming it.
+    - `store` (a `ChatStore` or a store URL): server-managed history (`uibridge.server.managed_run`): the server
+      keeps each chat, takes only what the client adds, streams to a resumable log, and also answers
+      `GET {api}/{chat_id}` and `GET`/`DELETE {api}/{chat_id}/stream` on routes with a `{chat_id}` parameter.
+    - `authorize(request) -> principal | None`: called first on every request (`None`: 401); the principal
+      owns the chats it creates and reaches the agent as `run.principal`.
     """
 
     def __init__(
