@@ -1,0 +1,202 @@
+"""Neutral history → the input of OpenAI's Chat Completions and Responses APIs (re-exported by `.openai`).
+
+Each request part becomes what that API has for it: system prompts system messages, user prompts user
+messages (text, images, audio and PDFs inline), tool returns and tool retry prompts the call's result
+(`tool` message / `function_call_output`), and a retry that answers no call (a tool-less retry prompt,
+retry feedback) a user message holding the text uibridge renders for it. A response becomes an assistant
+message with its tool calls (Chat Completions) or its items in order (Responses: reasoning items built from
+OpenAI thinking parts, assistant messages, function calls). Thinking from another provider, and files the
+model produced, are not sent: neither API takes them as input. The latest request's `instructions` go first,
+as a system message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Literal
+
+from ..core.messages import (
+    BinaryContent,
+    ImageUrl,
+    ModelMessage,
+    ModelRequest,
+    RetryPromptPart,
+    SystemPromptPart,
+    TextPart,
+    ThinkingPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserContent,
+    UserPromptPart,
+)
+from ._history import instructions, media_kind, result_text, unsupported
+
+if TYPE_CHECKING:
+    from openai.types.chat import (
+        ChatCompletionAssistantMessageParam,
+        ChatCompletionContentPartParam,
+        ChatCompletionMessageFunctionToolCallParam,
+        ChatCompletionMessageParam,
+    )
+    from openai.types.responses import ResponseInputContentParam, ResponseInputItemParam
+
+__all__ = ['to_chat_completions_messages', 'to_responses_input']
+
+_PROVIDER_NAME = 'openai'
+
+
+def to_chat_completions_messages(history: Sequence[ModelMessage]) -> list[ChatCompletionMessageParam]:
+    """`history` as Chat Completions `messages`, in order."""
+    messages: list[ChatCompletionMessageParam] = []
+    if latest := instructions(history):
+        messages.append({'role': 'system', 'content': latest})
+    for message in history:
+        if isinstance(message, ModelRequest):
+            for part in message.parts:
+                if isinstance(part, SystemPromptPart):
+                    messages.append({'role': 'system', 'content': part.content})
+                elif isinstance(part, UserPromptPart):
+                    messages.append({'role': 'user', 'content': _chat_user_content(part.content)})
+                elif isinstance(part, ToolReturnPart | RetryPromptPart) and part.tool_name is not None:
+                    messages.append({'role': 'tool', 'tool_call_id': part.tool_call_id, 'content': result_text(part)})
+                else:
+                    messages.append({'role': 'user', 'content': result_text(part)})
+            continue
+        texts = [part.content for part in message.parts if isinstance(part, TextPart)]
+        calls: list[ChatCompletionMessageFunctionToolCallParam] = [
+            {
+                'id': part.tool_call_id,
+                'type': 'function',
+                'function': {'name': part.tool_name, 'arguments': part.args_as_json_str()},
+            }
+            for part in message.parts
+            if isinstance(part, ToolCallPart)
+        ]
+        if not texts and not calls:
+            continue  # only thinking or files: nothing Chat Completions takes back
+        assistant: ChatCompletionAssistantMessageParam = {'role': 'assistant', 'content': ''.join(texts) or None}
+        if calls:
+            assistant['tool_calls'] = calls
+        messages.append(assistant)
+    return messages
+
+
+def _chat_user_content(content: str | list[UserContent]) -> str | list[ChatCompletionContentPartParam]:
+    if isinstance(content, str):
+        return content
+    parts: list[ChatCompletionContentPartParam] = []
+    for item in content:
+        if isinstance(item, str):
+            parts.append({'type': 'text', 'text': item})
+        elif isinstance(item, ImageUrl):
+            parts.append({'type': 'image_url', 'image_url': {'url': item.url}})
+        elif isinstance(item, BinaryContent):
+            kind = media_kind(item)
+            if kind == 'image':
+                parts.append({'type': 'image_url', 'image_url': {'url': item.data_url}})
+            elif kind == 'audio' and item.media_type.lower() in _AUDIO_FORMATS:
+                audio_format = _AUDIO_FORMATS[item.media_type.lower()]
+                data = item.data_url.partition(',')[2]
+                parts.append({'type': 'input_audio', 'input_audio': {'data': data, 'format': audio_format}})
+            elif kind == 'pdf':
+                parts.append({'type': 'file', 'file': {'file_data': item.data_url, 'filename': 'document.pdf'}})
+            else:
+                raise unsupported('Chat Completions', f'{item.media_type} content')
+        else:
+            raise unsupported('Chat Completions', f'{item.kind} link')
+    return parts
+
+
+_AUDIO_FORMATS: dict[str, Literal['wav', 'mp3']] = {
+    'audio/wav': 'wav',
+    'audio/x-wav': 'wav',
+    'audio/mpeg': 'mp3',
+    'audio/mp3': 'mp3',
+}
+
+
+def to_responses_input(history: Sequence[ModelMessage]) -> list[ResponseInputItemParam]:
+    """`history` as the Responses API's `input` items, in order (for a stateless request: no
+    `previous_response_id`)."""
+    items: list[ResponseInputItemParam] = []
+    if latest := instructions(history):
+        items.append({'type': 'message', 'role': 'system', 'content': latest})
+    for message in history:
+        if isinstance(message, ModelRequest):
+            for part in message.parts:
+                if isinstance(part, SystemPromptPart):
+                    items.append({'type': 'message', 'role': 'system', 'content': part.content})
+                elif isinstance(part, UserPromptPart):
+                    items.append({'type': 'message', 'role': 'user', 'content': _responses_user_content(part.content)})
+                elif isinstance(part, ToolReturnPart | RetryPromptPart) and part.tool_name is not None:
+                    items.append(
+                        {'type': 'function_call_output', 'call_id': part.tool_call_id, 'output': result_text(part)}
+                    )
+                else:
+                    items.append({'type': 'message', 'role': 'user', 'content': result_text(part)})
+            continue
+        reasoning_id: str | None = None
+        for part in message.parts:
+            if isinstance(part, ThinkingPart):
+                if part.provider_name != _PROVIDER_NAME or not part.id:
+                    continue
+                _add_reasoning(items, part, continues=part.id == reasoning_id)
+                reasoning_id = part.id
+                continue
+            reasoning_id = None
+            if isinstance(part, TextPart):
+                items.append({'type': 'message', 'role': 'assistant', 'content': part.content})
+            elif isinstance(part, ToolCallPart):
+                items.append(
+                    {
+                        'type': 'function_call',
+                        'call_id': part.tool_call_id,
+                        'name': part.tool_name,
+                        'arguments': part.args_as_json_str(),
+                    }
+                )
+    return items
+
+
+def _add_reasoning(items: list[ResponseInputItemParam], part: ThinkingPart, *, continues: bool) -> None:
+    """A reasoning item for `part`, or its next summary when `part` continues the item just added (one item
+    streams one thinking part per summary, all with the item's id)."""
+    if continues:
+        item = items[-1]
+        assert item.get('type') == 'reasoning' and 'summary' in item
+        summary = list(item['summary'])  # pyright: ignore[reportGeneralTypeIssues, reportTypedDictNotRequiredAccess]
+    else:
+        summary = []
+        item = None
+    if part.content:
+        summary.append({'type': 'summary_text', 'text': part.content})
+    reasoning: ResponseInputItemParam = {'type': 'reasoning', 'id': part.id or '', 'summary': summary}
+    encrypted = part.signature or (item.get('encrypted_content') if item is not None else None)
+    if encrypted:
+        reasoning['encrypted_content'] = encrypted
+    if continues:
+        items[-1] = reasoning
+    else:
+        items.append(reasoning)
+
+
+def _responses_user_content(content: str | list[UserContent]) -> str | list[ResponseInputContentParam]:
+    if isinstance(content, str):
+        return content
+    parts: list[ResponseInputContentParam] = []
+    for item in content:
+        if isinstance(item, str):
+            parts.append({'type': 'input_text', 'text': item})
+        elif isinstance(item, ImageUrl):
+            parts.append({'type': 'input_image', 'image_url': item.url, 'detail': 'auto'})
+        elif isinstance(item, BinaryContent):
+            kind = media_kind(item)
+            if kind == 'image':
+                parts.append({'type': 'input_image', 'image_url': item.data_url, 'detail': 'auto'})
+            elif kind == 'pdf':
+                parts.append({'type': 'input_file', 'file_data': item.data_url, 'filename': 'document.pdf'})
+            else:
+                raise unsupported('The Responses API', f'{item.media_type} content')
+        else:
+            raise unsupported('The Responses API', f'{item.kind} link')
+    return parts

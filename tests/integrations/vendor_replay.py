@@ -1,0 +1,88 @@
+"""A loopback HTTP server that answers each request with the next recorded SSE body, and keeps what it got.
+
+The vendor SDKs are pointed at it with `base_url`, so their own HTTP client, SSE parser and typed models run
+on bytes in each API's wire format; nothing of the SDK is mocked. One request per connection
+(`connection: close`), which both SDKs' clients handle as any server that closes would.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import TypeAdapter
+
+FIXTURES = Path(__file__).parent / 'fixtures'
+
+
+@dataclass
+class Received:
+    method: str
+    path: str
+    body: Any
+
+
+@dataclass
+class ReplayServer:
+    """Answers the n-th request with `bodies[n]` (`text/event-stream`, status 200)."""
+
+    bodies: list[bytes]
+    received: list[Received] = field(default_factory=list[Received])
+    _server: asyncio.Server | None = None
+
+    @property
+    def base_url(self) -> str:
+        assert self._server is not None
+        host, port = self._server.sockets[0].getsockname()[:2]
+        return f'http://{host}:{port}'
+
+    async def __aenter__(self) -> ReplayServer:
+        self._server = await asyncio.start_server(self._serve, '127.0.0.1', 0)
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        assert self._server is not None
+        self._server.close()
+        await self._server.wait_closed()
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            head = (await reader.readuntil(b'\r\n\r\n')).decode('latin-1')
+            request_line, *header_lines = head.split('\r\n')
+            method, path, _ = request_line.split(' ', 2)
+            headers = {
+                name.strip().lower(): value.strip() for name, _, value in (h.partition(':') for h in header_lines if h)
+            }
+            raw = await reader.readexactly(int(headers.get('content-length', '0')))
+            self.received.append(Received(method, path, json.loads(raw) if raw else None))
+            if len(self.received) > len(self.bodies):
+                body, status = b'{"error": {"message": "no recorded response left"}}', '500 Internal Server Error'
+                content_type = 'application/json'
+            else:
+                body, status, content_type = self.bodies[len(self.received) - 1], '200 OK', 'text/event-stream'
+            writer.write(
+                f'HTTP/1.1 {status}\r\ncontent-type: {content_type}\r\ncontent-length: {len(body)}\r\n'
+                'connection: close\r\n\r\n'.encode()
+                + body
+            )
+            await writer.drain()
+        finally:
+            writer.close()
+
+
+def fixture(name: str) -> bytes:
+    return (FIXTURES / name).read_bytes()
+
+
+def conforms(param_type: Any, value: Any) -> bool:
+    """Whether `value` is exactly what the SDK's own request `TypedDict` describes: it validates, each of its
+    lazily checked iterables too (dumping walks them, a mismatch then warns, here an error), and no key is
+    dropped as unknown on the way."""
+    adapter: TypeAdapter[Any] = TypeAdapter(param_type)
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')
+        return adapter.dump_python(adapter.validate_python(value), mode='json') == value
