@@ -15,7 +15,7 @@ from anthropic.types import (
     ToolResultBlockParam,
     ToolUseBlockParam,
 )
-from vendor_replay import ReplayServer, conforms, fixture
+from vendor_replay import ReplayServer, conforms, fixture, without_timestamps
 
 from uibridge import (
     ModelMessage,
@@ -61,10 +61,6 @@ def messages_conform(messages: list[Any]) -> bool:
         and all(conforms(BLOCK_PARAMS[block['type']], block) for block in message['content'])
         for message in messages
     )
-
-
-def without_timestamps(messages: list[ModelMessage]) -> list[dict[str, Any]]:
-    return [message.model_dump(exclude={'timestamp'}) for message in messages]
 
 
 async def test_messages_tool_loop_keeps_thinking_signatures() -> None:

@@ -19,7 +19,7 @@ from openai.types.chat import (
 )
 from openai.types.responses import EasyInputMessageParam, ResponseFunctionToolCallParam, ResponseReasoningItemParam
 from openai.types.responses.response_input_item_param import FunctionCallOutput
-from vendor_replay import ReplayServer, conforms, fixture
+from vendor_replay import ReplayServer, conforms, fixture, without_timestamps
 
 from uibridge import (
     ModelMessage,
@@ -79,10 +79,6 @@ def responses_conform(items: list[Any]) -> bool:
 
 def client(server: ReplayServer) -> AsyncOpenAI:
     return AsyncOpenAI(api_key='test-key', base_url=f'{server.base_url}/v1', max_retries=0)
-
-
-def without_timestamps(messages: list[ModelMessage]) -> list[dict[str, Any]]:
-    return [message.model_dump(exclude={'timestamp'}) for message in messages]
 
 
 def history_start() -> list[ModelMessage]:

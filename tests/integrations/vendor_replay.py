@@ -74,6 +74,11 @@ class ReplayServer:
             writer.close()
 
 
+def without_timestamps(messages: list[Any]) -> list[dict[str, Any]]:
+    """Messages as dicts without their `timestamp` (set when a message is built, so never equal across runs)."""
+    return [message.model_dump(exclude={'timestamp'}) for message in messages]
+
+
 def fixture(name: str) -> bytes:
     return (FIXTURES / name).read_bytes()
 
