@@ -1,12 +1,17 @@
-"""Errors a client's input can cause: the server answers each with a 4xx, never a 500."""
+"""uibridge's exceptions: `InputError`, what a client's input can cause (a server answers each with a 4xx, never
+a 500), and `UserError`, a mistake in how an application calls uibridge (the message says what to change)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ['InputError']
+__all__ = ['InputError', 'UserError']
 
 _MAX_MESSAGE = 300
+
+
+class UserError(RuntimeError):
+    """A mistake in how uibridge is called: the message says what to change."""
 
 
 class InputError(ValueError):

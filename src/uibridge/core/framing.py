@@ -58,6 +58,8 @@ import unicodedata
 import warnings
 from typing import Literal, NewType, TypeAlias, get_args
 
+from .errors import UserError
+
 __all__ = [
     'DataTag',
     'RegisteredTag',
@@ -68,10 +70,6 @@ __all__ = [
     'register_tag',
     'wrap',
 ]
-
-
-class UserError(RuntimeError):
-    """A mistake in how uibridge is called: the message says what to change."""
 
 
 DataTag: TypeAlias = Literal[

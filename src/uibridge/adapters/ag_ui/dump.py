@@ -81,7 +81,6 @@ __all__ = [
     'legacy_retry_message',
     'request_record',
     'response_record',
-    'retry_prompt_part_dict',
     'thinking_marker',
     'tool_call_wire',
     'tool_message',
@@ -276,16 +275,6 @@ def feedback_message(part: RetryFeedbackPart, keyring: Keyring) -> Draft:
     }
 
 
-def retry_prompt_part_dict(part: RetryPromptPart) -> dict[str, Any]:
-    # `ctx` may hold arbitrary objects (an exception) and is never shown to the model: it stays behind.
-    data = part.model_dump(mode='json', exclude={'content'})
-    content = part.content
-    data['content'] = (
-        content if isinstance(content, str) else [{k: v for k, v in e.items() if k != 'ctx'} for e in content]
-    )
-    return data
-
-
 def tool_message(part: ToolReturnPart | RetryPromptPart, keyring: Keyring) -> Draft:
     """The `ToolMessage` for a tool result (wire form, no id, signed): what `TOOL_CALL_RESULT` also builds."""
     part_record: dict[str, Any] = {'timestamp': iso(part.timestamp)}
@@ -297,7 +286,7 @@ def tool_message(part: ToolReturnPart | RetryPromptPart, keyring: Keyring) -> Dr
             draft['content'] = content
         else:
             part_record['json'] = True
-            # `retry_prompt_part_dict(part)['content']`, without dumping the rest of the part first.
+            # The errors without `ctx` (arbitrary objects, never shown to the model), as compact JSON.
             draft['content'] = compact_json([{k: v for k, v in e.items() if k != 'ctx'} for e in content])
         draft['error'] = part.model_response()
     else:
