@@ -16,6 +16,7 @@ import pytest
 from fake_protocol import event_types
 from test_endpoint import history, make, post, user
 
+import uibridge.server.pump as pump_module
 from uibridge import ModelResponse, TextPart
 from uibridge.core.events import (
     AgentEvent,
@@ -215,6 +216,29 @@ async def test_frames_keep_their_order_however_the_agent_paces_itself() -> None:
         + ['PartEnd', 'ResponseStart', 'PartStart', 'PartEnd', 'RunFinished']
     )
     assert 2 < len(client.bodies) < 200  # some batches, not one send per event
+
+
+async def test_without_asyncio_each_frame_is_sent_as_it_comes(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Sending just before the agent waits is only safe under asyncio; elsewhere every event is one send.
+    monkeypatch.setattr(pump_module, '_on_asyncio', lambda: False)
+
+    async def agent(run: AgentRun) -> AsyncIterator[AgentEvent]:
+        yield PartStart(0, TextPart(content=''))
+        for i in range(3):
+            yield PartDelta(0, str(i))
+        yield PartEnd(0)
+
+    client = Client()
+    await stream(agent, client)
+    assert client.bodies == [
+        b'start\n',
+        b'PartStart \n',
+        b'PartDelta 0\n',
+        b'PartDelta 1\n',
+        b'PartDelta 2\n',
+        b'PartEnd \n',
+        b'RunFinished \n',
+    ]
 
 
 # -------------------------------------------------------------------------------------- backpressure

@@ -1,139 +1,129 @@
-"""`Outbox`: the frames a run has encoded and the socket has not taken yet, between the run and the writer.
+"""`Outbox`: the frames a run has encoded and not yet sent, and the one place that sends them.
 
-The run appends each frame as it is encoded (`put`, no await); the writer takes every frame there is in one
-go (`take`) and sends them as one chunk. So the hand-off from the agent's task to the writer costs one wake-up
-per batch, not per event, and batches form by themselves, without waiting for one to fill:
+The agent's task appends each frame as it encodes it (`put`: no await) and sends everything waiting in one
+ASGI `send` (`flush`) when the agent is about to wait for anything (`before_wait`), when `limit`
+bytes are waiting, and at the end. So a fast agent's frames leave together, a slow agent's frame leaves before
+it waits for the next, and no frame ever waits for a batch to fill or for another task to pick it up.
 
-- a fast agent yields many events before it next awaits anything; the writer only runs once it does (or once
-  the outbox is full), and then sends all of them at once;
-- a slow agent awaits between events; each frame wakes the writer, which sends it before the agent's next one.
+Bounded: past `limit` bytes the agent's task flushes before it asks the agent for more, and a `send` that does
+not return (a client that stopped reading) holds the agent there. At most `limit` bytes and one event's frame
+wait here, whatever the agent does.
 
-Bounded: once the frames waiting reach `limit` bytes, the run waits (`wait_for_room`) until the writer has
-taken them. A client that stops reading blocks the writer in `send`, so at most `limit` bytes wait here, and
-`limit` more in the batch being sent, whatever the agent does.
+Keep-alive comments come from another task while the agent waits; sends never overlap (`sending`), and a
+comment is only sent when nothing else is waiting to go.
 """
 
 from __future__ import annotations
 
-import asyncio
+import logging
 import time
-from typing import TypeAlias
+from collections.abc import Awaitable, Callable, MutableMapping, Sequence
+from typing import Any, TypeAlias
 
 import anyio
+from anyio import CancelScope
+from anyio.lowlevel import checkpoint
 
-from ..core.events import AgentEvent
+from ..core.stream import KEEP_ALIVE
 
-__all__ = ['DEFAULT_LIMIT', 'Outbox']
+__all__ = ['DEFAULT_LIMIT', 'Outbox', 'Send', 'StreamLog']
+
+logger = logging.getLogger('uibridge.server')
+
+Send: TypeAlias = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+StreamLog: TypeAlias = Callable[[Sequence[bytes]], Awaitable[None]]
+"""Awaited with each batch of frames just before it is sent (keep-alive comments aside): where a resumable
+stream's log is kept, on the same batched path as the socket. A log that raises is reported once and not
+called again for that stream; the client's stream goes on."""
 
 DEFAULT_LIMIT = 16 * 1024
-"""Bytes of encoded frames that may wait for the writer: some two hundred text deltas. A fast agent's frames
-leave in a few sends, and no more than this is encoded between two chances for other streams to run."""
-
-_Wakeup: TypeAlias = 'asyncio.Future[None] | anyio.Event'
-"""What a waiting side waits on. A slow agent's every frame wakes the writer, so under asyncio (what uvicorn
-runs) it is a bare future: a third of the cost of an `anyio.Event`, which wraps an `asyncio.Event`, which
-makes a future anyway. Any other backend gets the `anyio.Event`."""
+"""Bytes of encoded frames that may wait: some two hundred text deltas. A fast agent's frames leave in a few
+sends, and no more than this is encoded between two chances for other streams to run."""
 
 
 class Outbox:
-    """One stream's waiting frames. Used from one event loop, by one producer and one writer."""
+    """One response's waiting frames and its `send`. Used from one event loop."""
 
-    __slots__ = (
-        '_loop',
-        '_room',
-        '_writer',
-        'closed',
-        'frames',
-        'keep_alive_due',
-        'last_write',
-        'limit',
-        'size',
-        'terminal',
-    )
+    __slots__ = ('_idle', 'frames', 'gone', 'last_write', 'limit', 'log', 'scope', 'send', 'sending', 'size')
 
-    def __init__(self, limit: int = DEFAULT_LIMIT) -> None:
+    def __init__(self, send: Send, log: StreamLog | None = None, limit: int = DEFAULT_LIMIT) -> None:
+        self.send = send
+        self.log = log
+        self.limit = limit
         self.frames: list[bytes] = []
         self.size = 0
         """Bytes in `frames`."""
-        self.limit = limit
-        self.closed = False
-        """The producer is done: `frames` holds the last of the stream."""
-        self.terminal: AgentEvent | None = None
-        """The event that ended the run, when the producer streamed one."""
-        self.keep_alive_due = False
+        self.gone = False
+        """The client went away (a disconnect, or a `send` that failed): nothing more is sent."""
+        self.scope: CancelScope | None = None
+        """Cancelled when a `send` fails, so the run stops as it does on a disconnect."""
+        self.sending = False
         self.last_write = time.monotonic()
-        """When the writer last sent something (kept by the writer, read by the keep-alive ticker)."""
-        try:
-            self._loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
-        except RuntimeError:
-            self._loop = None
-        self._writer: _Wakeup | None = None
-        self._room: _Wakeup | None = None
+        self._idle: anyio.Event | None = None
 
     def put(self, frame: bytes) -> bool:
-        """Append one encoded frame (never empty) for the writer; whether the outbox is now full (then the
-        producer should `wait_for_room`). One call per event, so it does no more than that."""
+        """Append one encoded frame (never empty); whether `limit` is reached (then `flush`). Once per event,
+        so it does no more than that."""
         self.frames.append(frame)
         self.size += len(frame)
-        if self._writer is not None:
-            _wake(self._writer)
-            self._writer = None
         return self.size >= self.limit
 
-    def close(self, terminal: AgentEvent | None = None) -> None:
-        """Nothing follows what is in `frames`: the writer takes it as the stream's end. `terminal`: the
-        event that ended the run, if one was streamed."""
-        if self.closed:
-            return
-        self.closed = True
-        self.terminal = terminal
-        self._wake_writer()
-
-    def request_keep_alive(self) -> None:
-        """Ask the writer to send a keep-alive comment, if it has nothing else to send."""
-        self.keep_alive_due = True
-        self._wake_writer()
-
-    async def wait_for_room(self) -> None:
-        """Wait until the writer has taken what is waiting (call when `put` says the outbox is full)."""
-        while self.size >= self.limit:
-            room = self._room = self._wakeup()
-            await _wait(room)
-
-    async def take(self) -> list[bytes]:
-        """Every frame waiting, at once; waits only while there is none (and the stream is not closed, and no
-        keep-alive is due). Taking makes room for the producer."""
-        while not self.frames and not self.closed and not self.keep_alive_due:
-            writer = self._writer = self._wakeup()
-            await _wait(writer)
-        frames = self.frames
-        if frames:
-            self.frames = []
+    async def flush(self) -> None:
+        """Send every frame waiting as one chunk (after a keep-alive already on its way, if any)."""
+        if self.gone:
+            self.frames.clear()
             self.size = 0
-            if self._room is not None:
-                _wake(self._room)
-                self._room = None
-        return frames
+            await checkpoint()  # where the run's cancellation lands, however busy the agent keeps it
+            return
+        while self.sending:
+            await self._sent()
+        frames, self.frames, self.size = self.frames, [], 0
+        if frames:
+            await self._log(frames)
+            await self._send(frames[0] if len(frames) == 1 else b''.join(frames), more=True)
 
-    def _wake_writer(self) -> None:
-        if self._writer is not None:
-            _wake(self._writer)
-            self._writer = None
+    async def keep_alive(self) -> None:
+        """Send a keep-alive comment, unless something is being sent or waits to be."""
+        if not (self.gone or self.sending or self.frames):
+            await self._send(KEEP_ALIVE, more=True)
 
-    def _wakeup(self) -> _Wakeup:
-        return anyio.Event() if self._loop is None else self._loop.create_future()
+    async def finish(self, tail: bytes) -> None:
+        """Send what is waiting and `tail` as the end of the body."""
+        if tail:
+            self.frames.append(tail)
+        while self.sending:
+            await self._sent()
+        frames, self.frames, self.size = self.frames, [], 0
+        if frames:
+            await self._log(frames)
+        await self._send(b''.join(frames), more=False)
 
+    async def _log(self, frames: list[bytes]) -> None:
+        if self.log is None:
+            return
+        try:
+            await self.log(frames)
+        except Exception:
+            logger.exception('The stream log failed; the stream goes on without it')
+            self.log = None
 
-def _wake(wakeup: _Wakeup) -> None:
-    if isinstance(wakeup, asyncio.Future):
-        if not wakeup.done():  # a waiter that was cancelled cancelled its future
-            wakeup.set_result(None)
-    else:
-        wakeup.set()
+    async def _send(self, body: bytes, *, more: bool) -> None:
+        self.sending = True
+        try:
+            await self.send({'type': 'http.response.body', 'body': body, 'more_body': more})
+            self.last_write = time.monotonic()
+        except OSError:
+            self.gone = True
+            if self.scope is not None:
+                self.scope.cancel()
+        finally:
+            self.sending = False
+            if self._idle is not None:
+                self._idle.set()
+                self._idle = None
 
-
-async def _wait(wakeup: _Wakeup) -> None:
-    if isinstance(wakeup, asyncio.Future):
-        await wakeup
-    else:
-        await wakeup.wait()
+    async def _sent(self) -> None:
+        """Wait for the send in progress (a keep-alive held up by a client that stopped reading)."""
+        if self._idle is None:
+            self._idle = anyio.Event()
+        await self._idle.wait()

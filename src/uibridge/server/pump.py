@@ -1,7 +1,9 @@
 """`pump`: iterate an agent, encode what it yields, and hand the frames to the stream's `Outbox`.
 
-This is the per-event path of every stream, so it awaits nothing of its own: each event is checked, encoded
-and appended, and the task only yields to the event loop when the agent itself awaits or the outbox is full.
+This is the per-event path of every stream, so it awaits nothing of its own per event: each event is checked,
+encoded and appended to the outbox. The frames waiting are sent when the agent is about to wait for anything
+(`before_wait.resume_after`, under asyncio), when the outbox is full, and at the end. On another
+backend the frames are sent after every event instead.
 
 Agent misuse ends the run the same way in every protocol: anything that is neither an agent event nor a
 message is a failed run (the protocol's error event, with the reason when `expose_errors`), and so is a
@@ -20,6 +22,7 @@ from contextlib import aclosing
 from typing import Any, get_args
 
 import anyio
+from anyio.lowlevel import checkpoint
 
 from ..core.events import (
     AgentEvent,
@@ -32,6 +35,7 @@ from ..core.events import (
 )
 from ..core.messages import ModelRequest, ModelResponse, ToolCallPart
 from ..core.stream import EventStreamEncoder
+from .before_wait import resume_after
 from .outbox import Outbox
 from .run import Agent, AgentRun
 
@@ -53,19 +57,18 @@ class AgentMisuse(TypeError):
     """The agent yielded something that is not an agent event or a message."""
 
 
-async def pump(agent: Agent, run: AgentRun, encoder: EventStreamEncoder, outbox: Outbox, expose_errors: bool) -> None:
-    """Stream the agent's run into `outbox`, and close it with the terminal event streamed, if any. Never
-    raises for what the agent does (its exception becomes `run.error` and the protocol's error event);
-    cancellation from outside propagates."""
+async def pump(
+    agent: Agent, run: AgentRun, encoder: EventStreamEncoder, outbox: Outbox, expose_errors: bool
+) -> AgentEvent | None:
+    """Stream the agent's run into `outbox`; the terminal event streamed, if any (the encoder's `close` ends
+    the stream otherwise). Never raises for what the agent does (its exception becomes `run.error` and the
+    protocol's error event); cancellation from outside propagates."""
     try:
         iterator = agent(run)
         if hasattr(iterator, 'aclose'):
             async with aclosing(iterator):  # pyright: ignore[reportArgumentType]
-                await _forward(iterator, run, encoder, outbox)
-        else:
-            await _forward(iterator, run, encoder, outbox)
-        outbox.close()
-        return
+                return await _forward(iterator, run, encoder, outbox)
+        return await _forward(iterator, run, encoder, outbox)
     except anyio.get_cancelled_exc_class() as exc:
         if _cancelled_from_outside():
             raise
@@ -80,7 +83,7 @@ async def pump(agent: Agent, run: AgentRun, encoder: EventStreamEncoder, outbox:
     error = RunError(message)
     if frame := encode_safely(encoder, error):
         outbox.put(frame)
-    outbox.close(error)
+    return error
 
 
 def _cancelled_from_outside() -> bool:
@@ -93,13 +96,33 @@ def _cancelled_from_outside() -> bool:
     return task is None or task.cancelling() > 0
 
 
-async def _forward(iterator: AsyncIterator[Any], run: AgentRun, encoder: EventStreamEncoder, outbox: Outbox) -> None:
+async def _forward(
+    iterator: AsyncIterator[Any], run: AgentRun, encoder: EventStreamEncoder, outbox: Outbox
+) -> AgentEvent | None:
     known_calls = {call.tool_call_id for call in run.pending_tool_calls()}
     warned_unknown = False
     yielded = False
     encode = encoder.encode
     put = outbox.put
-    async for item in iterator:
+    anext = iterator.__anext__
+    flush = outbox.flush
+    # Under asyncio, what is ready is sent just before the agent waits (`before_wait`); that is not safe
+    # elsewhere, so another backend gets one send per event.
+    batched = _on_asyncio()
+    while True:
+        try:
+            if batched:
+                steps = anext().__await__()
+                try:
+                    waiting_on = steps.send(None)  # the agent runs up to its next item, or to its first wait
+                except StopIteration as ready:
+                    item = ready.value  # it had the item at hand: nothing is sent yet
+                else:
+                    item = await resume_after(steps, waiting_on, flush)  # it waits: what is ready goes out first
+            else:
+                item = await anext()
+        except StopAsyncIteration:
+            break
         yielded = True
         events: Iterable[AgentEvent]
         if type(item) in _EXACT_EVENT_TYPES or isinstance(item, _EVENT_TYPES):
@@ -139,20 +162,34 @@ async def _forward(iterator: AsyncIterator[Any], run: AgentRun, encoder: EventSt
             if terminal:
                 if frame:
                     put(frame)
-                outbox.close(event)  # the writer may finish the stream while the agent is drained
                 await _drain_after_end(iterator, run)
-                return
+                return event
             if frame and put(frame):
-                await outbox.wait_for_room()
+                await flush()
+                await checkpoint()  # an agent that never waits still lets other streams run, a batch at a time
+        if not batched and outbox.frames:
+            await flush()
     if not yielded:
         logger.warning('Run %.64r: the agent yielded nothing', run.run_id)
+    return None
+
+
+def _on_asyncio() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
 
 
 async def _drain_after_end(iterator: AsyncIterator[Any], run: AgentRun) -> None:
-    """After a terminal event nothing more is streamed; say so once if the agent had more."""
-    async for _ in iterator:
-        logger.warning('Run %.64r: the agent yielded events after the run ended; they were dropped', run.run_id)
-        return
+    """After a terminal event nothing more is streamed; say so once if the agent has more at hand. The agent is
+    not waited for: its first wait is cancelled (it is closed right after anyway)."""
+    with anyio.CancelScope() as scope:
+        scope.cancel()
+        async for _ in iterator:
+            logger.warning('Run %.64r: the agent yielded events after the run ended; they were dropped', run.run_id)
+            return
 
 
 def encode_safely(encoder: EventStreamEncoder, event: AgentEvent) -> bytes:
