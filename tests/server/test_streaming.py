@@ -317,6 +317,60 @@ async def test_a_disconnect_cancels_an_agent_that_waits() -> None:
     assert b'RunCancelled' not in client.data
 
 
+async def test_a_cancellation_meant_for_the_agent_loses_no_frame_being_sent() -> None:
+    # The frames ready are sent just before the agent waits, so inside the agent's own cancel scopes: a stop
+    # or a timeout of its own can cut that send short. Nothing may be lost or sent (or logged) twice.
+    gate = anyio.Event()
+    blocked = anyio.Event()
+    inner: list[anyio.CancelScope] = []
+    bodies: list[bytes] = []
+    logged: list[bytes] = []
+
+    async def send(message: dict[str, Any]) -> None:
+        if message['type'] != 'http.response.body':
+            return
+        if message['body'] != b'start\n' and not gate.is_set():
+            blocked.set()
+            await gate.wait()  # as uvicorn drains before it writes: cut short here, nothing was written
+        bodies.append(message['body'])
+
+    async def log(frames: Any) -> None:
+        logged.extend(frames)
+
+    async def agent(run: AgentRun) -> AsyncIterator[AgentEvent]:
+        yield PartStart(0, TextPart(content=''))
+        yield PartDelta(0, 'a')
+        with anyio.CancelScope() as scope:
+            inner.append(scope)
+            await anyio.sleep_forever()  # the frames above are being sent when this scope is cancelled
+        yield PartDelta(0, 'b')
+
+    run = new_run()
+    client = Client()
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as group:
+            group.start_soon(
+                lambda: stream_run(
+                    agent=agent,
+                    run=run,
+                    encoder=LineEncoder(),
+                    send=send,
+                    receive=client.receive,
+                    keep_alive=None,
+                    expose_errors=False,
+                    log=log,
+                )
+            )
+            await blocked.wait()
+            inner[0].cancel()  # the agent's own scope, not the stream's
+            await spin(100)
+            gate.set()
+    expected = b'start\nPartStart \nPartDelta a\nPartDelta b\nRunFinished \n'
+    assert b''.join(bodies) == expected
+    assert b''.join(logged) == expected
+    assert run.status == 'finished'
+
+
 # ----------------------------------------------------------------------------------------- endings
 
 

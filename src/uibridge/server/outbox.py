@@ -11,6 +11,12 @@ wait here, whatever the agent does.
 
 Keep-alive comments come from another task while the agent waits; sends never overlap (`sending`), and a
 comment is only sent when nothing else is waiting to go.
+
+A flush just before the agent waits runs inside whatever cancel scopes the agent is in at that moment, so a
+cancellation meant for the agent (its own timeout, a stop) can land in the middle of a `send`. Servers wait
+for room before they write (uvicorn drains first), so a `send` cut short wrote nothing: the frames go back
+to the head of the outbox and leave with the next flush, and the agent gets the cancellation where it waits.
+The log is awaited shielded, so it never holds half a batch; frames put back are not logged twice.
 """
 
 from __future__ import annotations
@@ -44,7 +50,19 @@ sends, and no more than this is encoded between two chances for other streams to
 class Outbox:
     """One response's waiting frames and its `send`. Used from one event loop."""
 
-    __slots__ = ('_idle', 'frames', 'gone', 'last_write', 'limit', 'log', 'scope', 'send', 'sending', 'size')
+    __slots__ = (
+        '_idle',
+        '_logged',
+        'frames',
+        'gone',
+        'last_write',
+        'limit',
+        'log',
+        'scope',
+        'send',
+        'sending',
+        'size',
+    )
 
     def __init__(self, send: Send, log: StreamLog | None = None, limit: int = DEFAULT_LIMIT) -> None:
         self.send = send
@@ -60,6 +78,8 @@ class Outbox:
         self.sending = False
         self.last_write = time.monotonic()
         self._idle: anyio.Event | None = None
+        self._logged = 0
+        """How many frames at the head of `frames` the log already has (a send cut short put them back)."""
 
     def put(self, frame: bytes) -> bool:
         """Append one encoded frame (never empty); whether `limit` is reached (then `flush`). Once per event,
@@ -77,10 +97,16 @@ class Outbox:
             return
         while self.sending:
             await self._sent()
-        frames, self.frames, self.size = self.frames, [], 0
-        if frames:
-            await self._log(frames)
-            await self._send(frames[0] if len(frames) == 1 else b''.join(frames), more=True)
+        if self.frames:
+            frames = await self._take()
+            try:
+                await self._send(frames[0] if len(frames) == 1 else b''.join(frames), more=True)
+            except BaseException:
+                # Cancelled before the server took it: the frames go first next time, already logged.
+                self.frames[:0] = frames
+                self.size += sum(map(len, frames))
+                self._logged = len(frames)
+                raise
 
     async def keep_alive(self) -> None:
         """Send a keep-alive comment, unless something is being sent or waits to be."""
@@ -90,22 +116,24 @@ class Outbox:
     async def finish(self, tail: bytes) -> None:
         """Send what is waiting and `tail` as the end of the body."""
         if tail:
-            self.frames.append(tail)
+            self.put(tail)
         while self.sending:
             await self._sent()
-        frames, self.frames, self.size = self.frames, [], 0
-        if frames:
-            await self._log(frames)
-        await self._send(b''.join(frames), more=False)
+        await self._send(b''.join(await self._take()), more=False)
 
-    async def _log(self, frames: list[bytes]) -> None:
-        if self.log is None:
-            return
-        try:
-            await self.log(frames)
-        except Exception:
-            logger.exception('The stream log failed; the stream goes on without it')
-            self.log = None
+    async def _take(self) -> list[bytes]:
+        """Every frame waiting, the log given those it does not have yet."""
+        frames, self.frames, self.size = self.frames, [], 0
+        fresh = frames[self._logged :] if self._logged else frames
+        self._logged = 0
+        if fresh and self.log is not None:
+            try:
+                with CancelScope(shield=True):
+                    await self.log(fresh)
+            except Exception:
+                logger.exception('The stream log failed; the stream goes on without it')
+                self.log = None
+        return frames
 
     async def _send(self, body: bytes, *, more: bool) -> None:
         self.sending = True
