@@ -33,6 +33,7 @@ def __getattr__(name: str) -> Any:
         return create_app
     raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
 
+
 __all__ = [
     'DEFAULT_MAX_BODY_BYTES',
     'AGUIBinding',

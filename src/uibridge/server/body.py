@@ -9,15 +9,13 @@ itself is read by `core.client_input.json_object`, the decoder the adapters' `pa
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Collection, MutableMapping
-from typing import Any, TypeAlias
+from collections.abc import Collection
+from typing import Any
 
 from ..core.client_input import MAX_JSON_DEPTH, BodyError, json_object
+from .asgi import Receive
 
 __all__ = ['MAX_JSON_DEPTH', 'Rejected', 'check_content_type', 'parse_json_object', 'read_body']
-
-Message: TypeAlias = MutableMapping[str, Any]
-Receive: TypeAlias = Callable[[], Awaitable[Message]]
 
 
 class Rejected(Exception):

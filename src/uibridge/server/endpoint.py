@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Awaitable, Callable, Generator, Iterable, Mapping, MutableMapping, Sequence
+from collections.abc import Generator, Iterable, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any, Generic, Protocol, TypeAlias, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 import anyio
 import anyio.to_thread
@@ -39,6 +39,7 @@ from ..core.stream import EventStreamEncoder
 from ..core.verification import Verified, verify_history
 from . import limits
 from .approvals import ApprovalLedger, verify_approvals
+from .asgi import Receive, Scope, Send
 from .auth import ANONYMOUS, Authorize, RequestInfo
 from .body import Disconnected, Rejected, check_content_type, parse_json_object, read_body
 from .limits import RequestLimits, check_limits
@@ -51,10 +52,6 @@ __all__ = ['DEFAULT_BODY_TIMEOUT', 'DEFAULT_MAX_BODY_BYTES', 'ChatEndpoint', 'Pr
 
 logger = logging.getLogger('uibridge.server')
 
-Scope: TypeAlias = MutableMapping[str, Any]
-Message: TypeAlias = MutableMapping[str, Any]
-Receive: TypeAlias = Callable[[], Awaitable[Message]]
-Send: TypeAlias = Callable[[Message], Awaitable[None]]
 
 DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024
 DEFAULT_BODY_TIMEOUT = 30.0

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Awaitable, Callable, Mapping, MutableMapping, Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import suppress
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.to_thread
@@ -31,6 +31,7 @@ from ..core.messages import ModelMessage
 from ..core.provenance import Keyring
 from ..core.run import RunInput
 from ..core.stream import EventStreamEncoder
+from .asgi import Receive, Send
 from .body import Rejected
 from .managed import ManagedInput, kept_input, stored_claims
 from .resume import Detached, Stoppable, serve_stream
@@ -44,9 +45,6 @@ __all__ = ['StoredBinding', 'run_managed', 'serve_chat']
 
 logger = logging.getLogger('uibridge.server')
 
-Message: TypeAlias = MutableMapping[str, Any]
-Receive: TypeAlias = Callable[[], Awaitable[Message]]
-Send: TypeAlias = Callable[[Message], Awaitable[None]]
 
 _INLINE_BODY_BYTES = 64 * 1024
 _COMMIT_TIMEOUT = 30.0

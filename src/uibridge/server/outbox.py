@@ -23,20 +23,20 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Awaitable, Callable, MutableMapping, Sequence
-from typing import Any, TypeAlias
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TypeAlias
 
 import anyio
 from anyio import CancelScope
 from anyio.lowlevel import checkpoint
 
 from ..core.stream import KEEP_ALIVE
+from .asgi import Send
 
 __all__ = ['DEFAULT_LIMIT', 'Outbox', 'Send', 'StreamLog']
 
 logger = logging.getLogger('uibridge.server')
 
-Send: TypeAlias = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 StreamLog: TypeAlias = Callable[[Sequence[bytes]], Awaitable[None]]
 """Awaited with each batch of frames just before it is sent (keep-alive comments aside): where a resumable
 stream's log is kept, on the same batched path as the socket. A log that raises is reported once and not

@@ -14,24 +14,20 @@ client goes away, a stop that reaches it from any process, and the readers that 
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, MutableMapping
-from typing import Any, TypeAlias
+from collections.abc import AsyncIterator, Mapping
 
 import anyio
 from anyio import CancelScope
 
 from ..core.events import AgentEvent, RunCancelled
 from ..core.messages import ModelMessage
+from .asgi import Message, Receive, Send
 from .run import Agent, AgentRun
 from .store import ChatNotFound, ChatStore, StreamAborted
 
 __all__ = ['Detached', 'Stoppable', 'serve_stream']
 
 logger = logging.getLogger('uibridge.server')
-
-Message: TypeAlias = MutableMapping[str, Any]
-Receive: TypeAlias = Callable[[], Awaitable[Message]]
-Send: TypeAlias = Callable[[Message], Awaitable[None]]
 
 
 class Detached:

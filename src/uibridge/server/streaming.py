@@ -24,13 +24,12 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any, TypeAlias
 
 import anyio
 
 from ..core.events import AgentEvent, RunCancelled, RunError
 from ..core.stream import EventStreamEncoder
+from .asgi import Receive
 from .outbox import Outbox, Send, StreamLog
 from .pump import encode_safely, pump
 from .run import Agent, AgentRun
@@ -38,9 +37,6 @@ from .run import Agent, AgentRun
 __all__ = ['StreamLog', 'response_headers', 'stream_run']
 
 logger = logging.getLogger('uibridge.server')
-
-Message: TypeAlias = MutableMapping[str, Any]
-Receive: TypeAlias = Callable[[], Awaitable[Message]]
 
 
 def response_headers(encoder: EventStreamEncoder) -> list[tuple[bytes, bytes]]:

@@ -1,17 +1,26 @@
 """The UI message stream chunks (`ai` 7.0 `ui-message-stream/ui-message-chunks.ts`), as pydantic models.
 
-The encoder (`stream.py`) writes chunks as plain dicts for speed; these models are the schema it keeps to,
-for tests and for applications that want to build or check chunks themselves. `UIMessageChunk` validates any
-chunk dict; a `type` outside the protocol fails, as it does in the client (an unknown chunk kills the stream).
+These models are the one declaration of the chunk wire format: the encoder (`stream.py`) writes every chunk
+through a writer derived from its model (`frames.chunk_writer`), byte for byte what the model serializes to, so
+a field added here is sent with no other edit. Applications can build or check chunks with them too.
+`UIMessageChunk` validates any chunk dict; a `type` outside the protocol fails, as it does in the client (an
+unknown chunk kills the stream).
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, TypeAlias
+from typing import Annotated, Any, Literal, TypeAlias, get_args
 
 from pydantic import Discriminator, Field, Tag, TypeAdapter
 
-from .types import FileUIPart, ProviderMetadata, TextUIPart, UIModel
+from .types import (
+    CustomUIPart,
+    ProviderMetadata,
+    SourceDocumentUIPart,
+    SourceUrlUIPart,
+    SteeringMessageUIPart,
+    UIModel,
+)
 
 __all__ = [
     'AbortChunk',
@@ -51,18 +60,28 @@ __all__ = [
 
 FinishReasonUI: TypeAlias = Literal['stop', 'length', 'content-filter', 'tool-calls', 'error', 'interrupted', 'other']
 
+# Fields are declared in the order of the client's schema (`uiMessageChunkSchema`), the order `ai`'s own server
+# writes them in, and so the order they are written in here: `type` first (the serializer puts it there), then
+# the fields, a base class's first.
 
-class TextStartChunk(UIModel):
-    type: Literal['text-start'] = 'text-start'
+
+class _PartChunk(UIModel):
     id: str
     provider_metadata: ProviderMetadata | None = None
 
 
-class TextDeltaChunk(UIModel):
-    type: Literal['text-delta'] = 'text-delta'
+class _DeltaChunk(UIModel):
     id: str
     delta: str
     provider_metadata: ProviderMetadata | None = None
+
+
+class TextStartChunk(_PartChunk):
+    type: Literal['text-start'] = 'text-start'
+
+
+class TextDeltaChunk(_DeltaChunk):
+    type: Literal['text-delta'] = 'text-delta'
 
 
 class TextEndChunk(UIModel):
@@ -72,23 +91,16 @@ class TextEndChunk(UIModel):
     provider_metadata: ProviderMetadata | None = None
 
 
-class ReasoningStartChunk(UIModel):
+class ReasoningStartChunk(_PartChunk):
     type: Literal['reasoning-start'] = 'reasoning-start'
-    id: str
-    provider_metadata: ProviderMetadata | None = None
 
 
-class ReasoningDeltaChunk(UIModel):
+class ReasoningDeltaChunk(_DeltaChunk):
     type: Literal['reasoning-delta'] = 'reasoning-delta'
-    id: str
-    delta: str
-    provider_metadata: ProviderMetadata | None = None
 
 
-class ReasoningEndChunk(UIModel):
+class ReasoningEndChunk(_PartChunk):
     type: Literal['reasoning-end'] = 'reasoning-end'
-    id: str
-    provider_metadata: ProviderMetadata | None = None
 
 
 class ErrorChunk(UIModel):
@@ -96,19 +108,16 @@ class ErrorChunk(UIModel):
     error_text: str
 
 
-class _ToolChunk(UIModel):
+class ToolInputStartChunk(UIModel):
+    type: Literal['tool-input-start'] = 'tool-input-start'
     tool_call_id: str
     tool_name: str
+    input_encoding: Literal['json', 'text'] | None = None
     provider_executed: bool | None = None
     provider_metadata: ProviderMetadata | None = None
     tool_metadata: dict[str, Any] | None = None
     dynamic: bool | None = None
     title: str | None = None
-
-
-class ToolInputStartChunk(_ToolChunk):
-    type: Literal['tool-input-start'] = 'tool-input-start'
-    input_encoding: Literal['json', 'text'] | None = None
 
 
 class ToolInputDeltaChunk(UIModel):
@@ -117,17 +126,26 @@ class ToolInputDeltaChunk(UIModel):
     input_text_delta: str
 
 
-class ToolInputAvailableChunk(_ToolChunk):
+class _ToolInputChunk(UIModel):
+    tool_call_id: str
+    tool_name: str
+    input: Any
+    provider_executed: bool | None = None
+    provider_metadata: ProviderMetadata | None = None
+    tool_metadata: dict[str, Any] | None = None
+    dynamic: bool | None = None
+    _keep_null = frozenset({'input'})
+
+
+class ToolInputAvailableChunk(_ToolInputChunk):
     type: Literal['tool-input-available'] = 'tool-input-available'
-    input: Any
-    _keep_null = frozenset({'input'})
+    title: str | None = None
 
 
-class ToolInputErrorChunk(_ToolChunk):
+class ToolInputErrorChunk(_ToolInputChunk):
     type: Literal['tool-input-error'] = 'tool-input-error'
-    input: Any
     error_text: str
-    _keep_null = frozenset({'input'})
+    title: str | None = None
 
 
 class ToolApprovalRequestChunk(UIModel):
@@ -177,53 +195,32 @@ class ToolOutputDeniedChunk(UIModel):
     tool_call_id: str
 
 
-class CustomChunk(UIModel):
-    type: Literal['custom'] = 'custom'
-    kind: str
-    provider_metadata: ProviderMetadata | None = None
+# A chunk that carries a whole part is that part's model: the client adds it to the message field for field.
+CustomChunk = CustomUIPart
+SourceUrlChunk = SourceUrlUIPart
+SourceDocumentChunk = SourceDocumentUIPart
+SteeringMessageChunk = SteeringMessageUIPart
 
 
-class SourceUrlChunk(UIModel):
-    type: Literal['source-url'] = 'source-url'
-    source_id: str
+class _FileChunk(UIModel):
+    # Not the file part: the url first, and neither a filename nor a provider reference.
     url: str
-    title: str | None = None
-    provider_metadata: ProviderMetadata | None = None
-
-
-class SourceDocumentChunk(UIModel):
-    type: Literal['source-document'] = 'source-document'
-    source_id: str
     media_type: str
-    title: str
-    filename: str | None = None
     provider_metadata: ProviderMetadata | None = None
 
 
-class FileChunk(UIModel):
+class FileChunk(_FileChunk):
     type: Literal['file'] = 'file'
-    url: str
-    media_type: str
-    provider_metadata: ProviderMetadata | None = None
 
 
-class ReasoningFileChunk(UIModel):
+class ReasoningFileChunk(_FileChunk):
     type: Literal['reasoning-file'] = 'reasoning-file'
-    url: str
-    media_type: str
-    provider_metadata: ProviderMetadata | None = None
-
-
-class SteeringMessageChunk(UIModel):
-    type: Literal['steering-message'] = 'steering-message'
-    id: str
-    parts: list[Annotated[TextUIPart | FileUIPart, Discriminator('type')]]
 
 
 class DataChunk(UIModel):
     type: Annotated[str, Field(pattern=r'^data-')]
-    data: Any
     id: str | None = None
+    data: Any
     transient: bool | None = None
     _keep_null = frozenset({'data'})
 
@@ -263,49 +260,13 @@ class MessageMetadataChunk(UIModel):
     _keep_null = frozenset({'messageMetadata'})
 
 
-_CHUNKS: dict[str, type[UIModel]] = {
-    cls.model_fields['type'].default: cls
-    for cls in (
-        TextStartChunk,
-        TextDeltaChunk,
-        TextEndChunk,
-        ReasoningStartChunk,
-        ReasoningDeltaChunk,
-        ReasoningEndChunk,
-        ErrorChunk,
-        ToolInputStartChunk,
-        ToolInputDeltaChunk,
-        ToolInputAvailableChunk,
-        ToolInputErrorChunk,
-        ToolApprovalRequestChunk,
-        ToolApprovalResponseChunk,
-        ToolOutputAvailableChunk,
-        ToolOutputErrorChunk,
-        ToolOutputDeniedChunk,
-        CustomChunk,
-        SourceUrlChunk,
-        SourceDocumentChunk,
-        FileChunk,
-        ReasoningFileChunk,
-        SteeringMessageChunk,
-        StartStepChunk,
-        FinishStepChunk,
-        ResetStepChunk,
-        StartChunk,
-        FinishChunk,
-        AbortChunk,
-        MessageMetadataChunk,
-    )
-}
-
-
 def _chunk_tag(value: Any) -> str | None:
     chunk_type = value.get('type') if isinstance(value, dict) else getattr(value, 'type', None)  # pyright: ignore[reportUnknownMemberType,reportUnknownVariableType]
     if not isinstance(chunk_type, str):
         return None
     if chunk_type.startswith('data-'):
         return 'data'
-    return chunk_type if chunk_type in _CHUNKS else None
+    return chunk_type if chunk_type in _CHUNKS and chunk_type != 'data' else None
 
 
 UIMessageChunk: TypeAlias = Annotated[
@@ -343,3 +304,8 @@ UIMessageChunk: TypeAlias = Annotated[
 ]
 
 UIMessageChunkAdapter: TypeAdapter[UIMessageChunk] = TypeAdapter(UIMessageChunk)
+
+_CHUNKS: dict[str, type[UIModel]] = {
+    tag.tag: cls for cls, tag in (get_args(member) for member in get_args(get_args(UIMessageChunk)[0]))
+}
+"""Each chunk class by its discriminator tag (`'data'` for every `data-*` type), read from the union."""
