@@ -2,11 +2,12 @@
 
 The server is `e2e_app.py` (`create_app` with an agent that streams 500 text deltas whatever the history) in
 its own uvicorn process on 127.0.0.1, with the endpoints' default limits (8 MiB body, 5,000 messages, 2,000
-parts per message, 256-character ids, 1,000,000 JSON values); this process is the client (plain asyncio
-sockets, one connection per request, as in `bench_e2e.py`). Per protocol:
+parts in a message, 20,000 parts in a request, 256-character ids, 500,000 JSON values); this process is the
+client (plain asyncio sockets, one connection per request, as in `bench_e2e.py`). Per protocol:
 
-1. candidates: a few bodies at the limits, each sent alone to a fresh server; the one that costs the server
-   the most CPU is the protocol's worst body;
+1. candidates: the costliest body of each kind the limits admit (see "bodies" below: each checked against
+   the default limits before it is sent), sent alone one after the other to a fresh server; the one that
+   costs the server the most CPU (until it is idle again) is the protocol's worst body;
 2. 200 legitimate streams alone (a fresh server);
 3. the same 200 with 20 worst bodies (10% more requests) interleaved, one after every ten (a fresh server);
 4. one small request at a time, sent while one worst body is being handled: its time to first byte (issue
@@ -14,10 +15,11 @@ sockets, one connection per request, as in `bench_e2e.py`). Per protocol:
 
 Reported per row: errors among the legitimate streams (the bar: none), their time to first byte (median /
 p95), legitimate streams finished per second, the server's peak RSS growth over the batch (`VmHWM`, reset
-before it) and the hostile requests' statuses. Bounded: every request and batch has a deadline (in the mixed
-batch a legitimate stream not finished within `LEGIT_WAIT` seconds is an error, and a worst body not answered
-within `HOSTILE_WAIT` seconds is reported as such, not waited for), every loop a fixed count, and each
-server is stopped at the end whatever happens.
+before it) and the hostile requests' statuses; per candidate, its size, its JSON values (and those inside
+its strings), its answer, the server's CPU and peak RSS growth. Bounded: every request and batch has a
+deadline (in the mixed batch a legitimate stream not finished within `LEGIT_WAIT` seconds is an error, and a
+worst body not answered within `HOSTILE_WAIT` seconds is reported as such, not waited for), every loop a
+fixed count, and each server is stopped at the end whatever happens.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +41,10 @@ from typing import Any
 
 import httpx
 from e2e_script import DELTAS
+
+from uibridge.server import DEFAULT_MAX_BODY_BYTES
+from uibridge.server.body import Rejected
+from uibridge.server.limits import DEFAULT_MAX_MESSAGES, DEFAULT_MAX_PARTS, RequestLimits, check_limits
 
 HERE = Path(__file__).resolve().parent
 
@@ -51,13 +57,16 @@ LEGIT_WAIT = 45.0
 not finished by then is an error."""
 HOSTILE_WAIT = 30.0
 """How long a worst body in the mixed batch is waited for; one still unanswered is reported as such."""
-CANDIDATE_TIMEOUT = 40.0
+CANDIDATE_TIMEOUT = 150.0
+"""How long a candidate alone (or a worst body beside small requests) may take to be answered: the costliest
+take tens of seconds of CPU here."""
+IDLE_WAIT = 150.0
+"""How long, after a candidate's answer (or its deadline), the server is given to become idle again."""
 TTFB_TRIES = 7
 """Small requests sent, one after the other, while one worst body is handled."""
 TTFB_ROUNDS = 3
 """Worst bodies sent at most for that row, when too few small requests landed while one was handled."""
 TTFB_BAR = 0.250
-MAX_BODY = 8 * 1024 * 1024
 
 
 @dataclass
@@ -107,6 +116,30 @@ PROTOCOLS = [
 
 
 # ------------------------------------------------------------------------------------------------ bodies
+#
+# Each candidate is the costliest body of its kind that the default limits admit: it stays just under every
+# limit that binds it (8 MiB, 5,000 messages, 2,000 parts in a message, 20,000 parts in the request, 500,000
+# JSON values; `limits.py`), and says which ones do. What the limits cannot count is the work a value causes
+# after their walk: a tool call's arguments string is one JSON value to the walk, but the server parses it
+# (AG-UI when loading, Vercel when verifying) and puts what it holds in canonical form to check the call's
+# signature; a `.0` anywhere in it sends that through a Python walk that copies every value twice
+# (`canonical_json`'s slow path, for floats JavaScript may spell otherwise). Nested lists are the most
+# containers a byte can hold, and millions of containers alive at once are what the cyclic garbage collector
+# walks on every full collection: most of such a body's CPU is the collector's (in one process, about four
+# fifths of it; on AG-UI, which keeps the parsed arguments in the history, one collection took 2 s).
+# Bodies that fill the parts budget cost a few seconds at most, and bytes spent on parts are bytes not
+# spent on nested lists, so the two are not mixed.
+
+BODY_MARGIN = 4 * 1024
+"""How far under `max_body_bytes` a body that fills it stays."""
+SPREAD = DEFAULT_MAX_PARTS // (DEFAULT_MAX_MESSAGES - 1)
+"""Parts per message when `max_parts` parts are spread over all the messages a request may hold (4): every
+message is a model object too, and a Vercel assistant message a response."""
+NESTING = 250
+"""How deep each list of a nested-arguments body goes: two characters a list, no commas, and the deeper the
+chains the more each list costs (from about 150 levels on, twice as much as `[]` side by side). 250 stays
+well inside the 1,000-frame recursion limit (the slow walk takes two frames a level; at 500 the server gives
+up with a 422)."""
 
 
 def _sig(i: int) -> str:
@@ -118,6 +151,21 @@ def _dumps(body: dict[str, Any]) -> bytes:
     return json.dumps(body, separators=(',', ':')).encode()
 
 
+def _filled(build: Callable[[int], dict[str, Any]], items: int) -> dict[str, Any]:
+    """`build(size)` with the largest `size` (characters in each of its `items` strings) under the body limit:
+    `build` adds `size` characters to each, give or take one list."""
+    room = DEFAULT_MAX_BODY_BYTES - BODY_MARGIN - len(_dumps(build(0)))
+    return build(room // items)
+
+
+def _nested_arguments(size: int) -> str:
+    """A JSON object of about `size` characters: lists nested `NESTING` deep, side by side, and a `.0` (see
+    above) that sends it through the slow canonical walk."""
+    chain = '[' * NESTING + ']' * NESTING
+    head, tail = '{"items":[', '],"note":"x.0"}'
+    return head + ','.join([chain] * max(0, size // (len(chain) + 1))) + tail
+
+
 def _vercel(messages: list[dict[str, Any]]) -> dict[str, Any]:
     return {'id': 'hostile', 'trigger': 'submit-message', 'messages': messages}
 
@@ -126,44 +174,64 @@ def _vercel_user(i: int) -> dict[str, Any]:
     return {'id': f'u{i}', 'role': 'user', 'parts': [{'type': 'text', 'text': 'Tell me about the weather.'}]}
 
 
-def vercel_tool_calls(state: str = 'output-available', calls: int = 1_999, items: int = 480) -> dict[str, Any]:
-    """A user message, then one assistant message: a step start and `calls` tool parts whose signatures do
-    not verify, each input a list of `items` short strings (so the body fills 8 MiB and the value budget).
-    `approval-responded`: each part also answers an approval the server never asked for (a forged id), and
-    the request continues that message."""
-    parts: list[dict[str, Any]] = [{'type': 'step-start'}]
-    for i in range(calls):
-        part: dict[str, Any] = {
-            'type': 'tool-delete_file',
-            'toolCallId': f'call_{i}',
-            'state': state,
-            'input': {'items': [f'{j:05d}' for j in range(items)]},
-            'callProviderMetadata': {'uibridge': {'sig': _sig(i)}},
-        }
-        if state == 'output-available':
-            part['output'] = 'ok'
-            part['resultProviderMetadata'] = {'uibridge': {'sig': _sig(calls + i)}}
-        else:
-            part['approval'] = {'id': f'apr_{_sig(i)[3:]}', 'approved': True}
-        parts.append(part)
-    return _vercel([_vercel_user(0), {'id': 'a1', 'role': 'assistant', 'parts': parts}])
+def _vercel_call(i: int, state: str, **fields: Any) -> dict[str, Any]:
+    call = {'type': 'tool-delete_file', 'toolCallId': f'call_{i}', 'state': state}
+    return {**call, 'input': {}, 'callProviderMetadata': {'uibridge': {'sig': _sig(i)}}, **fields}
 
 
-def vercel_step_starts(messages: int = 4_999, parts: int = 74) -> dict[str, Any]:
-    """`messages` assistant messages of `parts` step starts each (370k parts: each starts a new response),
-    then a user message."""
-    history = [{'id': f'm{i}', 'role': 'assistant', 'parts': [{'type': 'step-start'}] * parts} for i in range(messages)]
-    return _vercel([*history, _vercel_user(messages)])
-
-
-def vercel_text_parts(messages: int = 5_000, parts: int = 60) -> dict[str, Any]:
-    """`messages` messages, user and assistant in turn, of `parts` one-letter text parts each (300k parts, at
-    the value budget); the assistant's carry no signature."""
+def _vercel_spread(part: Callable[[int], dict[str, Any]], messages: int, last: str = 'user') -> dict[str, Any]:
+    """`messages` assistant messages of `SPREAD` parts each (`part(i)` for the i-th), then a user message
+    (`last='user'`, under `max_messages` with it) or nothing (the run continues the last assistant message)."""
     history = [
-        {'id': f'm{i}', 'role': 'user' if i % 2 == 0 else 'assistant', 'parts': [{'type': 'text', 'text': 'a'}] * parts}
-        for i in range(messages - 1)
+        {'id': f'a{m}', 'role': 'assistant', 'parts': [part(m * SPREAD + k) for k in range(SPREAD)]}
+        for m in range(messages)
     ]
-    return _vercel([*history, _vercel_user(messages)])
+    return _vercel([*history, _vercel_user(messages)] if last == 'user' else history)
+
+
+def vercel_nested_arguments(calls: int = 20) -> dict[str, Any]:
+    """`calls` tool calls (signatures that do not verify) whose `args` strings (uibridge's copy of the
+    arguments, which the server takes over `input`) fill the body with nested lists: a few hundred JSON
+    values in the body, millions parsed from the strings and walked. Binds: the body size."""
+
+    def build(size: int) -> dict[str, Any]:
+        arguments = _nested_arguments(size)
+        meta = [{'uibridge': {'sig': _sig(i), 'args': arguments}} for i in range(calls)]
+        parts = [_vercel_call(i, 'input-available', callProviderMetadata=meta[i]) for i in range(calls)]
+        return _vercel([_vercel_user(0), {'id': 'a1', 'role': 'assistant', 'parts': parts}, _vercel_user(1)])
+
+    return _filled(build, calls)
+
+
+def vercel_tool_errors(errors: int = 1) -> dict[str, Any]:
+    """19,996 tool parts, 4 in each of 4,999 assistant messages, then a user message: each part a call and
+    its failed result (signatures that do not verify) with `errors` retry errors to validate and an approval
+    the server never asked for (kept beside the response). Binds: parts, messages, JSON values."""
+
+    def part(i: int) -> dict[str, Any]:
+        retry = {'content': [{'type': 'x', 'loc': ['a'], 'msg': 'm'}] * errors}
+        result = {'resultProviderMetadata': {'uibridge': {'sig': _sig(i), 'retry': retry}}}
+        return _vercel_call(i, 'output-error', errorText='e', approval={'id': f'a{i}', 'approved': True}, **result)
+
+    return _vercel_spread(part, DEFAULT_MAX_MESSAGES - 1)
+
+
+def vercel_forged_approvals(inputs: int = 11) -> dict[str, Any]:
+    """5,000 assistant messages of 4 tool parts each (20,000 parts), the last one continued: each part answers
+    an approval the server never asked for (a forged id) of a call whose signature does not verify, its input
+    `inputs` numbers. Binds: parts, messages, JSON values."""
+
+    def part(i: int) -> dict[str, Any]:
+        answer = {'approval': {'id': f'apr_{_sig(i)[3:]}', 'approved': True}, 'input': {'items': [0] * inputs}}
+        return _vercel_call(i, 'approval-responded', **answer)
+
+    return _vercel_spread(part, DEFAULT_MAX_MESSAGES, last='assistant')
+
+
+def vercel_step_starts() -> dict[str, Any]:
+    """4,999 assistant messages of 4 `step-start` parts each (19,996 parts, each a response), then a user
+    message. Binds: parts, messages."""
+    return _vercel_spread(lambda i: {'type': 'step-start'}, DEFAULT_MAX_MESSAGES - 1)
 
 
 def _agui(messages: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
@@ -175,71 +243,78 @@ def _agui_user(i: int) -> dict[str, Any]:
     return {'id': f'u{i}', 'role': 'user', 'content': 'Tell me about the weather.'}
 
 
-def _agui_call(i: int, arguments: str) -> dict[str, Any]:
+def _agui_call(i: int, arguments: str = '{}') -> dict[str, Any]:
     function = {'name': 'delete_file', 'arguments': arguments}
     return {'id': f'call_{i}', 'type': 'function', 'function': function, 'metadata': {'uibridge': {'sig': _sig(i)}}}
 
 
-def _zeros(count: int) -> str:
-    return '{"items":[' + ','.join(['0'] * count) + ']}'
+def agui_nested_arguments(calls: int = 20) -> dict[str, Any]:
+    """`calls` tool calls (signatures that do not verify) whose arguments strings fill the body with nested
+    lists: parsed when loading and kept (so every garbage collection meanwhile walks them too), then walked
+    to check the signatures. Binds: the body size."""
+
+    def build(size: int) -> dict[str, Any]:
+        arguments = _nested_arguments(size)
+        tool_calls = [_agui_call(i, arguments) for i in range(calls)]
+        return _agui([_agui_user(0), {'id': 'a1', 'role': 'assistant', 'toolCalls': tool_calls}, _agui_user(1)])
+
+    return _filled(build, calls)
 
 
-def agui_messages(pairs: int = 2_499, zeros: int = 1_450) -> dict[str, Any]:
-    """5,000 messages filling 8 MiB: `pairs` assistant messages, each a tool call (its arguments a list of
-    `zeros` numbers) answered by a tool message, all signed with signatures that do not verify."""
-    arguments = _zeros(zeros)
-    history = [_agui_user(0)]
-    for i in range(pairs):
-        meta = {'uibridge': {'part': {'sig': _sig(i)}}}
-        history.append({'id': f'a{i}', 'role': 'assistant', 'toolCalls': [_agui_call(i, arguments)], 'metadata': meta})
-        meta = {'uibridge': {'part': {'sig': _sig(pairs + i)}}}
-        history.append({'id': f't{i}', 'role': 'tool', 'content': 'ok', 'toolCallId': f'call_{i}', 'metadata': meta})
-    return _agui([*history, _agui_user(1)])
+def agui_tool_messages(pairs: int = DEFAULT_MAX_MESSAGES // 2) -> dict[str, Any]:
+    """`pairs` assistant messages of 8 tool calls each (20,000 calls), each message answered by a tool message
+    whose JSON content is parsed, all signed with signatures that do not verify; the last tool message gives
+    way to a user message (5,000 messages). Binds: parts, messages."""
+    per = DEFAULT_MAX_PARTS // pairs
+    arguments = '{"path":"notes.txt"}'
+    history: list[dict[str, Any]] = []
+    for m in range(pairs):
+        calls = [_agui_call(m * per + k, arguments) for k in range(per)]
+        history.append({'id': f'a{m}', 'role': 'assistant', 'toolCalls': calls})
+        meta = {'uibridge': {'part': {'json': True, 'sig': _sig(m)}}}
+        history.append(
+            {'id': f't{m}', 'role': 'tool', 'content': arguments, 'toolCallId': calls[0]['id'], 'metadata': meta}
+        )
+    return _agui([*history[:-1], _agui_user(1)])
 
 
-def agui_trailing_calls(calls: int = 2_000, zeros: int = 1_950) -> dict[str, Any]:
-    """The history ends with `calls` tool calls (signatures that do not verify), and `resume` answers each
-    with a forged approval (issue 11's first row, at the parts limit and 8 MiB)."""
-    arguments = _zeros(zeros)
-    tool_calls = [_agui_call(i, arguments) for i in range(calls)]
-    resume = [
-        {'interruptId': f'apr_{_sig(i)[3:]}', 'status': 'resolved', 'payload': {'approved': True}} for i in range(calls)
-    ]
+def agui_image_parts() -> dict[str, Any]:
+    """5,000 user messages of 4 image content parts each (20,000 parts), each a data source decoded into a
+    binary part. Binds: parts, messages."""
+    part = {'type': 'image', 'source': {'type': 'data', 'value': 'AA==', 'mimeType': 'image/png'}}
+    return _agui([{'id': f'u{i}', 'role': 'user', 'content': [part] * SPREAD} for i in range(DEFAULT_MAX_MESSAGES)])
+
+
+def agui_forged_resume(calls: int = 2_000, answers: int = 95_000) -> dict[str, Any]:
+    """The history ends with `calls` tool calls (signatures that do not verify) and `resume` holds `answers`
+    approvals with forged interrupt ids (issue 11's first row). Binds: parts in a message, JSON values."""
+    tool_calls = [_agui_call(i) for i in range(calls)]
+    # Short ids: a forged one need not look like the server's, and the longer ones would pass the body size first.
+    resume = [{'interruptId': f'apr_{i}', 'status': 'resolved', 'payload': {'approved': True}} for i in range(answers)]
     return _agui([_agui_user(0), {'id': 'a1', 'role': 'assistant', 'toolCalls': tool_calls}], resume=resume)
-
-
-def agui_content_parts(messages: int = 5_000, parts: int = 60) -> dict[str, Any]:
-    """`messages` user messages of `parts` one-letter text content parts each (300k parts, at the value budget)."""
-    part = {'type': 'text', 'text': 'a'}
-    return _agui([{'id': f'u{i}', 'role': 'user', 'content': [part] * parts} for i in range(messages)])
-
-
-def agui_argument_values(calls: int = 20, objects: int = 139_000) -> dict[str, Any]:
-    """`calls` tool calls whose arguments strings hold `objects` empty objects each: 2.8M JSON values parsed from
-    strings, which the body's value budget does not count."""
-    arguments = '{"items":[' + ','.join(['{}'] * objects) + ']}'
-    tool_calls = [_agui_call(i, arguments) for i in range(calls)]
-    return _agui([_agui_user(0), {'id': 'a1', 'role': 'assistant', 'toolCalls': tool_calls}, _agui_user(1)])
 
 
 CANDIDATES: dict[str, list[tuple[str, Callable[[], dict[str, Any]]]]] = {
     'Vercel AI': [
-        ('1,999 tool calls (signatures that do not verify), 480-item inputs', vercel_tool_calls),
-        ('1,999 forged approvals of such calls', lambda: vercel_tool_calls('approval-responded')),
-        ('4,999 messages × 74 `step-start` parts', vercel_step_starts),
-        ('5,000 messages × 60 text parts', vercel_text_parts),
+        (f'20 tool calls whose `args` strings hold lists nested {NESTING} deep', vercel_nested_arguments),
+        ('19,996 failed tool results with retry errors and approvals', vercel_tool_errors),
+        ('20,000 forged approvals', vercel_forged_approvals),
+        ('19,996 `step-start` parts', vercel_step_starts),
     ],
     'AG-UI': [
-        ('5,000 messages: 2,499 tool calls and results (signatures that do not verify)', agui_messages),
-        ('2,000 trailing tool calls and 2,000 forged `resume` approvals', agui_trailing_calls),
-        ('5,000 user messages × 60 text content parts', agui_content_parts),
-        ('20 tool calls with 139k objects each in their arguments strings', agui_argument_values),
+        (f'20 tool calls whose arguments strings hold lists nested {NESTING} deep', agui_nested_arguments),
+        ('20,000 tool calls in 2,500 messages answered by 2,499 tool messages', agui_tool_messages),
+        ('20,000 image content parts', agui_image_parts),
+        ('2,000 trailing tool calls and 95,000 forged `resume` approvals', agui_forged_resume),
     ],
 }
 
 
-def _json_values(value: Any) -> int:
-    count, stack = 0, [value]
+def _json_values(value: Any) -> tuple[int, int]:
+    """The JSON values in a body (what `max_json_values` counts), and those inside its strings that hold JSON
+    arrays or objects (which the server parses later, uncounted); each such string object is read once."""
+    count, inner, stack = 0, 0, [value]
+    parsed: dict[int, int] = {}
     while stack:
         item = stack.pop()
         count += 1
@@ -247,7 +322,14 @@ def _json_values(value: Any) -> int:
             stack.extend(item.values())  # pyright: ignore[reportUnknownArgumentType, reportUnknownMemberType]
         elif isinstance(item, list):
             stack.extend(item)  # pyright: ignore[reportUnknownArgumentType]
-    return count
+        elif isinstance(item, str) and len(item) > 2 and item[0] in '[{':
+            if id(item) not in parsed:
+                try:
+                    parsed[id(item)] = _json_values(json.loads(item))[0]
+                except ValueError:
+                    parsed[id(item)] = 0
+            inner += parsed[id(item)]
+    return count, inner
 
 
 # ---------------------------------------------------------------------------------------------- requests
@@ -438,7 +520,7 @@ def _wait_ready(base: str, server: subprocess.Popen[bytes]) -> None:
 
 
 @contextmanager
-def _server() -> Iterator[tuple[int, int]]:
+def _server() -> Generator[tuple[int, int]]:
     """A fresh uvicorn server for `e2e_app:app`, warmed up on both protocols: its port and pid."""
     port = _free_port()
     cmd = [sys.executable, '-m', 'uvicorn', 'e2e_app:app', '--app-dir', str(HERE), '--host', '127.0.0.1']
@@ -465,6 +547,19 @@ async def _warm(port: int, protocol: Protocol) -> list[Answer]:
     return list(await asyncio.gather(*(_request(port, protocol, protocol.body, REQUEST_TIMEOUT) for _ in range(10))))
 
 
+def _wait_idle(pid: int) -> bool:
+    """Wait (at most `IDLE_WAIT` seconds) until the server spends no CPU for a moment: whether it did."""
+    deadline = time.monotonic() + IDLE_WAIT
+    before = _cpu_seconds(pid)
+    while time.monotonic() < deadline:
+        time.sleep(0.5)
+        now = _cpu_seconds(pid)
+        if now - before < 0.05:
+            return True
+        before = now
+    return False
+
+
 def _peak_growth(pid: int, rest_kb: int, peak_known: bool) -> str:
     if not peak_known:
         return 'n/a (cannot reset VmHWM)'
@@ -479,9 +574,24 @@ class Candidate:
     name: str
     body: bytes
     values: int
+    """JSON values in the body: what `max_json_values` counts."""
+    inner: int
+    """JSON values inside its strings that hold JSON (tool arguments), which the server parses uncounted."""
     answer: Answer | None = None
+    idle: bool = True
+    """Whether the server was idle again within `IDLE_WAIT` seconds of the answer (else its CPU is a floor)."""
     cpu: float = 0.0
     memory: str = ''
+
+
+def _check_admitted(name: str, body: dict[str, Any], raw: bytes) -> None:
+    """A candidate the default limits refuse measures nothing: it is a bug in this script."""
+    try:
+        if len(raw) > DEFAULT_MAX_BODY_BYTES:
+            raise Rejected(413, f'{len(raw):,} bytes, over max_body_bytes')
+        check_limits(body, RequestLimits())
+    except Rejected as refused:
+        raise RuntimeError(f'candidate {name!r} is refused by the default limits: {refused.error}') from None
 
 
 def _ms(seconds: float) -> str:
@@ -535,15 +645,14 @@ def _stream_row(protocol: Protocol, worst: Candidate | None) -> tuple[str, bool]
 
 
 def _candidates_and_ttfb(protocol: Protocol) -> tuple[list[Candidate], Candidate, str, bool]:
-    """Each candidate alone on a fresh server (its answer, the server's CPU and peak RSS growth), the worst of
-    them (by server CPU), then row 3 on the same server."""
+    """Each candidate alone, one after the other on a fresh server (its answer, the server's CPU and peak RSS
+    growth until the server is idle again), the worst of them (by server CPU), then row 3 on the same server."""
     candidates: list[Candidate] = []
     for name, build in CANDIDATES[protocol.name]:
         body = build()
         raw = _dumps(body)
-        if len(raw) > MAX_BODY:
-            raise RuntimeError(f'candidate {name!r} is {len(raw)} bytes: over the 8 MiB limit')
-        candidates.append(Candidate(name, raw, _json_values(body)))
+        _check_admitted(name, body, raw)
+        candidates.append(Candidate(name, raw, *_json_values(body)))
         del body
     with _server() as (port, pid):
         for candidate in candidates:
@@ -551,6 +660,8 @@ def _candidates_and_ttfb(protocol: Protocol) -> tuple[list[Candidate], Candidate
             peak_known = _reset_peak(pid)
             cpu_before = _cpu_seconds(pid)
             candidate.answer = asyncio.run(_request(port, protocol, candidate.body, CANDIDATE_TIMEOUT))
+            # A body not answered in time is still being worked on: its cost is what the server spends on it.
+            candidate.idle = _wait_idle(pid)
             candidate.cpu = _cpu_seconds(pid) - cpu_before
             candidate.memory = _peak_growth(pid, rest_kb, peak_known)
             _progress(f'candidate ({protocol.name}) {candidate.name}: {_statuses([candidate.answer])}')
@@ -593,11 +704,13 @@ def _candidate_note(protocol: Protocol, candidates: list[Candidate], worst: Cand
         answered = _statuses([c.answer]).split(' (')[0]
         head = f'answer began after {c.answer.head:.2f} s' if c.answer.status is not None else 'no answer'
         picked = ' — **the worst: picked**' if c is worst else ''
+        inner = f' + {c.inner:,} inside strings' if c.inner else ''
+        cpu = f'{c.cpu:.2f} s server CPU' + ('' if c.idle else f' (still busy {IDLE_WAIT:g} s after)')
         parts.append(
-            f'{c.name} ({len(c.body) / 2**20:.2f} MiB, {c.values:,} JSON values): {answered}, {head}, '
-            f'{c.cpu:.2f} s server CPU, peak RSS +{c.memory}{picked}'
+            f'{c.name} ({len(c.body) / 2**20:.2f} MiB, {c.values:,} JSON values{inner}): {answered}, {head}, '
+            f'{cpu}, peak RSS +{c.memory}{picked}'
         )
-    return f'candidates, {protocol.name} (each alone on a fresh server): ' + '; '.join(parts) + '.'
+    return f'candidates, {protocol.name} (each alone, one after the other on a fresh server): ' + '; '.join(parts) + '.'
 
 
 _STARTED = time.perf_counter()
@@ -607,8 +720,13 @@ def _progress(text: str) -> None:
     print(f'[{time.perf_counter() - _STARTED:5.0f} s] {text}', file=sys.stderr, flush=True)
 
 
+def _load() -> str:
+    return ' / '.join(f'{load:.2f}' for load in os.getloadavg())
+
+
 def main() -> bool:
     started = time.perf_counter()
+    load_before = _load()
     rows: list[str] = []
     notes: list[str] = []
     passed = True
@@ -648,7 +766,8 @@ def main() -> bool:
         "the time that body took alone; counted are those whose first byte came before the worst body's answer "
         f'began (up to {TTFB_ROUNDS} worst bodies, until {TTFB_TRIES} such); beside it, the median of {TTFB_TRIES} '
         'such requests to the same server with nothing else to do. Whole run: '
-        f'{time.perf_counter() - started:.0f} s.'
+        f'{time.perf_counter() - started:.0f} s; load average (1 / 5 / 15 min) {load_before} before it, '
+        f'{_load()} after it.'
     )
     print()
     return passed

@@ -4,8 +4,9 @@ Each benchmark runs in its own process and prints its markdown table; this scrip
 machine, the versions and the command, plus the profiles of the hot paths. Everything in `RESULTS.md`
 after the `ANALYSIS` marker line is written by hand and kept as it is when the file is regenerated.
 
-`run_all.py NAME ...` runs only the named benchmarks (`framing`, `messages`, `streams`, `e2e`, `provenance`) and prints
-their tables without writing `RESULTS.md`. The exit status is 1 when a benchmark crashed or missed a bar.
+`run_all.py NAME ...` runs only the named benchmarks (`framing`, `messages`, `streams`, `e2e`, `provenance`,
+`hostile`) and prints their tables without writing `RESULTS.md`. The exit status is 1 when a benchmark crashed or
+missed a bar.
 """
 
 from __future__ import annotations
