@@ -244,7 +244,7 @@ class RetryFeedbackPart(_Model):
             retry = nested.get('retry')
             if isinstance(retry, dict) and 'cause' in retry:
                 return {**nested, 'cause': cast('dict[str, Any]', retry)['cause']}
-        return cast(Any, data)
+        return cast('Any', data)
 
     @pydantic.model_serializer(mode='wrap')
     def _write_nested_cause_too(self, serialize: pydantic.SerializerFunctionWrapHandler) -> dict[str, Any]:

@@ -122,13 +122,13 @@ def _walk(body: dict[str, Any], limits: RequestLimits) -> None:
                     budget -= 1
                     _check_string(key, item, (*path, key), in_content, limits)
                 elif isinstance(item, dict | list):
-                    stack.append((cast(Any, item), (*path, key), in_content or key in _CONTENT_KEYS))
+                    stack.append((cast('Any', item), (*path, key), in_content or key in _CONTENT_KEYS))
                 else:
                     budget -= 1
         elif isinstance(value, list):
             for index, item in enumerate(cast('list[Any]', value)):
                 if isinstance(item, dict | list):
-                    stack.append((cast(Any, item), (*path, index), in_content))
+                    stack.append((cast('Any', item), (*path, index), in_content))
                 else:
                     budget -= 1
                     if isinstance(item, str) and not in_content and len(item) > limits.max_string_length:

@@ -264,7 +264,7 @@ def test_the_client_mark_rides_signed_on_the_call_and_round_trips() -> None:
     history = _client_history()
     messages = wire(history)
     assert _records(_call(messages, 'client_call')) == {
-        'sig': default_keyring().sign_part(cast(ToolCallPart, history[1].parts[2]), client=True),
+        'sig': default_keyring().sign_part(cast('ToolCallPart', history[1].parts[2]), client=True),
         'client': True,
     }
     assert 'client' not in _records(_call(messages, 'server_call'))

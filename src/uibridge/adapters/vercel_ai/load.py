@@ -155,7 +155,7 @@ class _Loader:
         first = ours(texts[0].provider_metadata) if texts else {}
         prompt = system_part(texts, first) if message.role == 'system' else user_part(content, message.parts, first)
         if isinstance(prompt, RetryFeedbackPart):
-            self.claims.add(prompt, cast(dict[str, Any], first['retry_feedback']).get(SIG_KEY))
+            self.claims.add(prompt, cast('dict[str, Any]', first['retry_feedback']).get(SIG_KEY))
         request = self._request_for(first.get('request'))
         info = self._message_info(index, message, new=False)
         no_stamp: dict[str, Any] = {}
@@ -168,12 +168,12 @@ class _Loader:
             info['parts'] = inserts
         if info:
             side = _sidecar(request)
-            messages = cast(dict[str, Any], side.setdefault('messages', {}))
+            messages = cast('dict[str, Any]', side.setdefault('messages', {}))
             messages[str(len(request.parts))] = info
         request.parts.append(prompt)
 
     def _request_for(self, info: Any) -> ModelRequest:
-        info = cast(dict[str, Any], info) if isinstance(info, dict) else {}
+        info = cast('dict[str, Any]', info) if isinstance(info, dict) else {}
         if self.request is None or info.get('new') is True:
             self.request = construct(ModelRequest, {'parts': []})
             self.out.append(self.request)
@@ -230,7 +230,7 @@ class _Loader:
         self.response = None
         if self.results:
             if len(self.results) > 1 and all(index is not None for index, _ in self.results):
-                self.results.sort(key=lambda item: cast(int, item[0]))
+                self.results.sort(key=lambda item: cast('int', item[0]))
             self.request = construct(ModelRequest, {'parts': [part for _, part in self.results]})
             self.out.append(self.request)
             _apply_request_info(self.request, self.results_request)
@@ -243,7 +243,7 @@ class _Loader:
                 # The step's first part carries no response info: a client wrote it; dump adds none back.
                 _response_sidecar(response)['bare'] = True
             return
-        info = cast(dict[str, Any], info)
+        info = cast('dict[str, Any]', info)
         for key, value in read_response_fields(info).items():
             setattr(response, key, value)
         metadata = app_metadata(info['metadata']) if isinstance(info.get('metadata'), dict) else None
@@ -262,7 +262,7 @@ class _Loader:
             return
         if part.id is not None:
             # The UI's own id for the part (a stream chunk id), not the provider's: kept beside, not in, the part.
-            ids = cast(dict[str, Any], _response_sidecar(response).setdefault('reasoning_ids', {}))
+            ids = cast('dict[str, Any]', _response_sidecar(response).setdefault('reasoning_ids', {}))
             ids[str(len(response.parts))] = part.id
         values: dict[str, Any] = {'content': part.text, 'id': None, 'signature': None, 'provider_name': None}
         values.update(read_thinking_fields(fields))
@@ -299,34 +299,34 @@ class _Loader:
         if client or call_fields.get('approval') is True:
             if response.metadata is None:
                 response.metadata = {}
-            marks = cast(dict[str, Any], response.metadata.setdefault(ANSWERED_BY_METADATA_KEY, {}))
+            marks = cast('dict[str, Any]', response.metadata.setdefault(ANSWERED_BY_METADATA_KEY, {}))
             marks[part.tool_call_id] = 'client' if client else 'approval'
         if part.approval is not None and part.approval != derived_denial(part, call_fields):
-            approvals = cast(dict[str, Any], _response_sidecar(response).setdefault('approvals', {}))
+            approvals = cast('dict[str, Any]', _response_sidecar(response).setdefault('approvals', {}))
             approvals[part.tool_call_id] = part.approval.model_dump(mode='json')
         result = result_part(part, call_fields)
         if result is not None:
             fields = call_fields.get('result') if part.state == 'output-denied' else ours(part.result_provider_metadata)
             if isinstance(fields, dict):
-                self.claims.add(result, cast(dict[str, Any], fields).get(SIG_KEY))
-            index = cast(dict[str, Any], fields).get('index') if isinstance(fields, dict) else None
+                self.claims.add(result, cast('dict[str, Any]', fields).get(SIG_KEY))
+            index = cast('dict[str, Any]', fields).get('index') if isinstance(fields, dict) else None
             if isinstance(fields, dict) and 'request' in fields:
-                self.results_request = cast(dict[str, Any], fields)['request']
+                self.results_request = cast('dict[str, Any]', fields)['request']
             self.results.append((index if isinstance(index, int) else None, result))
             if not isinstance(fields, dict) or 'timestamp' not in fields:
-                bare = cast(list[str], _response_sidecar(response).setdefault('bare_results', []))
+                bare = cast('list[str]', _response_sidecar(response).setdefault('bare_results', []))
                 bare.append(part.tool_call_id)
 
     def _add_data(self, part: DataUIPart) -> None:
         if part.name == 'retry-feedback':
             feedback = retry_feedback_from_payload(part.data)
             if feedback is not None:
-                self.claims.add(feedback, cast(dict[str, Any], part.data).get(SIG_KEY))
+                self.claims.add(feedback, cast('dict[str, Any]', part.data).get(SIG_KEY))
                 self._add_feedback(feedback)
                 return
         response = self._current_response()
         metadata = response.metadata if response.metadata is not None else {}
-        items = cast(list[dict[str, Any]], metadata.setdefault(CUSTOM_DATA_METADATA_KEY, []))
+        items = cast('list[dict[str, Any]]', metadata.setdefault(CUSTOM_DATA_METADATA_KEY, []))
         items.append(custom_data_item(part.name, part.data, part.id, len(response.parts)))
         response.metadata = metadata
         self.ui_only_slot += 1
@@ -341,8 +341,8 @@ class _Loader:
     def _keep_ui_only(self, part: _UIOnly | FileUIPart) -> None:
         response = self._current_response()
         metadata = response.metadata if response.metadata is not None else {}
-        side = cast(dict[str, Any], metadata.setdefault(SIDECAR_KEY, {}))
-        kept = cast(list[dict[str, Any]], side.setdefault('parts', []))
+        side = cast('dict[str, Any]', metadata.setdefault(SIDECAR_KEY, {}))
+        kept = cast('list[dict[str, Any]]', side.setdefault('parts', []))
         kept.append({'slot': self.ui_only_slot, 'position': len(response.parts), 'part': part.model_dump(mode='json')})
         response.metadata = metadata
         self.ui_only_slot += 1
@@ -366,7 +366,7 @@ class _Loader:
 def _apply_request_info(request: ModelRequest, info: Any) -> None:
     if not isinstance(info, dict):
         return
-    info = cast(dict[str, Any], info)
+    info = cast('dict[str, Any]', info)
     if isinstance(info.get('instructions'), str):
         request.instructions = info['instructions']
     metadata = app_metadata(info['metadata']) if isinstance(info.get('metadata'), dict) else None
@@ -377,10 +377,10 @@ def _apply_request_info(request: ModelRequest, info: Any) -> None:
 def _response_sidecar(response: ModelResponse) -> dict[str, Any]:
     if response.metadata is None:
         response.metadata = {}
-    return cast(dict[str, Any], response.metadata.setdefault(SIDECAR_KEY, {}))
+    return cast('dict[str, Any]', response.metadata.setdefault(SIDECAR_KEY, {}))
 
 
 def _sidecar(request: ModelRequest) -> dict[str, Any]:
     if request.metadata is None:
         request.metadata = {}
-    return cast(dict[str, Any], request.metadata.setdefault(SIDECAR_KEY, {}))
+    return cast('dict[str, Any]', request.metadata.setdefault(SIDECAR_KEY, {}))

@@ -52,7 +52,7 @@ def ours(provider_metadata: Mapping[str, Any] | None) -> dict[str, Any]:
     if not provider_metadata:
         return {}
     value = provider_metadata.get(PROVIDER_KEY)
-    return cast(dict[str, Any], value) if isinstance(value, dict) else {}
+    return cast('dict[str, Any]', value) if isinstance(value, dict) else {}
 
 
 def system_part(texts: list[TextUIPart], first: dict[str, Any]) -> SystemPromptPart | RetryFeedbackPart:
@@ -108,7 +108,7 @@ def call_args(value: Any, fields: dict[str, Any]) -> str | dict[str, Any] | None
     if 'args' in fields and (fields['args'] is None or isinstance(fields['args'], str)):
         return fields['args']
     if isinstance(value, dict):
-        value = cast(dict[str, Any], value)
+        value = cast('dict[str, Any]', value)
         if list(value) == ['INVALID_JSON'] and isinstance(value['INVALID_JSON'], str):
             return value['INVALID_JSON']
         return value
@@ -140,7 +140,7 @@ def result_part(part: ToolUIPart | DynamicToolUIPart, call_fields: dict[str, Any
         return None
     if state == 'output-denied':
         result = call_fields.get('result')
-        fields = cast(dict[str, Any], result) if isinstance(result, dict) else {}
+        fields = cast('dict[str, Any]', result) if isinstance(result, dict) else {}
     else:
         fields = ours(part.result_provider_metadata)
     timestamp = parse_iso(fields.get('timestamp'))
@@ -148,7 +148,7 @@ def result_part(part: ToolUIPart | DynamicToolUIPart, call_fields: dict[str, Any
     name, call_id = part.tool_name, part.tool_call_id
     if state == 'output-error' and isinstance(fields.get('retry'), dict):
         try:
-            content = _retry_content.validate_python(cast(dict[str, Any], fields['retry']).get('content'))
+            content = _retry_content.validate_python(cast('dict[str, Any]', fields['retry']).get('content'))
         except pydantic.ValidationError:
             content = None
         if content is not None:

@@ -246,4 +246,4 @@ def sidecar(metadata: dict[str, Any] | None) -> dict[str, Any]:
     if not metadata:
         return {}
     value = metadata.get(SIDECAR_KEY)
-    return cast(dict[str, Any], value) if isinstance(value, dict) else {}
+    return cast('dict[str, Any]', value) if isinstance(value, dict) else {}

@@ -111,7 +111,7 @@ def parse_request(body: bytes | str | Mapping[str, Any]) -> VercelChatRequest:
     if not raw_messages:
         raise InputError('needs at least one message', 'messages')
     messages = [
-        validate_ui_message(message, 'messages', index) for index, message in enumerate(cast(list[Any], raw_messages))
+        validate_ui_message(message, 'messages', index) for index, message in enumerate(cast('list[Any]', raw_messages))
     ]
     trigger = data.get('trigger', 'submit-message')
     if trigger not in ('submit-message', 'regenerate-message'):
