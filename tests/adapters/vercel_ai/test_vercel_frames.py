@@ -20,7 +20,9 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from vercel_ai_cases import RANDOM_SCENARIOS, SCENARIOS, scenario_stream
 
+from uibridge.adapters.vercel_ai import UIMessageChunkAdapter, encode_events
 from uibridge.adapters.vercel_ai.chunks import (
     _CHUNKS,  # pyright: ignore[reportPrivateUsage]
     DataChunk,
@@ -35,7 +37,17 @@ from uibridge.adapters.vercel_ai.chunks import (
 )
 from uibridge.adapters.vercel_ai.frames import chunk_writer, delta_prefix
 from uibridge.adapters.vercel_ai.types import UIModel
+from uibridge.core.events import (
+    CustomData,
+    PartDelta,
+    PartEnd,
+    PartStart,
+    ResponseStart,
+    RunCancelled,
+    ToolResult,
+)
 from uibridge.core.json_text import json_string, utf8_json
+from uibridge.core.messages import TextPart, ToolCallPart, ToolReturnPart
 
 # Characters that JSON escapes or that UTF-8 cannot hold, besides anything at all.
 _char = st.characters(exclude_categories=()) | st.sampled_from(['"', '\\', '\n', '\x00', '\x7f', '\u2028', '\ud83d'])
@@ -209,3 +221,50 @@ def test_a_prefix_needs_a_text_field_that_nothing_follows_for_sure() -> None:
 def test_the_only_value_of_a_one_value_type_is_written() -> None:
     # A valid model holds nothing else; the writer does not spend a string escape on it.
     assert chunk_writer(TextStartChunk)(id='t', type='text-start') == b'data: {"type":"text-start","id":"t"}\n\n'
+
+
+@pytest.mark.parametrize('name', [*SCENARIOS, *RANDOM_SCENARIOS])
+def test_every_chunk_the_stream_sends_is_its_model_serialized(name: str) -> None:
+    scenario = {**SCENARIOS, **RANDOM_SCENARIOS}[name]
+    stream = scenario_stream(scenario)
+    data = stream.start() + b''.join(stream.encode(event) for event in scenario.events) + stream.close()
+    _assert_sent_as_models(data)
+
+
+def test_a_lone_surrogate_is_sent_as_the_model_holds_it() -> None:
+    # A provider split a pair across deltas: the same UTF-16 code unit reaches the client, in every chunk.
+    half = '\ud83d'
+    events = [
+        ResponseStart(),
+        PartStart(0, TextPart(content=f'é{half}')),
+        PartDelta(0, half),
+        PartEnd(0),
+        PartStart(1, ToolCallPart(tool_name=f't{half}', args=f'{{"{half}": 1e-05}}', tool_call_id=f'c{half}')),
+        PartEnd(1),
+        ToolResult(ToolReturnPart(tool_name='t', content={half: [half, 1e17]}, tool_call_id=f'c{half}')),
+        CustomData('n', {half: 1.5e-9}, id=half, transient=True),  # (a `data-*` type is checked by a UTF-8 regex)
+        RunCancelled(reason=half),
+    ]
+    sent = _assert_sent_as_models(encode_events(events, message_id=half))
+    assert len(sent) == 13
+    carrying = [json.loads(event.removeprefix(b'data: '))['type'] for event in sent if b'\\ud83d' in event]
+    assert carrying == [
+        'start',
+        'text-delta',
+        'text-delta',
+        'tool-input-start',
+        'tool-input-delta',
+        'tool-input-available',
+        'tool-output-available',
+        'data-n',
+        'abort',
+    ]
+
+
+def _assert_sent_as_models(data: bytes) -> list[bytes]:
+    events = data.split(b'\n\n')
+    assert events[-2:] == [b'data: [DONE]', b'']
+    for event in events[:-2]:
+        chunk = UIMessageChunkAdapter.validate_python(json.loads(event.removeprefix(b'data: ')))
+        assert event + b'\n\n' == model_sse(chunk)
+    return events[:-2]

@@ -31,10 +31,11 @@ its result, a new call reusing its id, or the end of its step (sent unmarked); r
 tool twice (`onToolCall`). Each part is signed once, when it is complete; deltas cost nothing more.
 
 The run's state (started and ended, the collector, open parts, held calls, dispatch) is `core.encoder`'s; this
-module writes the chunks. Chunks are plain dicts serialized by pydantic-core (`core.json_text.sse_data`), and
-each open part keeps its delta prefix pre-encoded, so a text delta costs one string escape: about 1 µs per delta
-with the message collection, where building and dumping a pydantic `TextDeltaChunk` alone takes 6 to 11 µs and
-`json.dumps(chunk, separators=...)` 4 to 6 µs (measured on the development machine, 200 000 deltas).
+module writes the chunks, each through the writer `frames` derives from its model in `chunks.py` (the bytes the
+model serializes to, without building it), and each open part keeps its delta prefix pre-encoded, so a text
+delta costs one string escape: about 1 µs per delta with the message collection, where building and dumping a
+pydantic `TextDeltaChunk` alone takes 6 to 11 µs and `json.dumps(chunk, separators=...)` 4 to 6 µs (measured on
+the development machine, 200 000 deltas).
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ from typing import Any, Literal
 
 from ...core import events as ev
 from ...core.encoder import OpenPart, StreamEncoder
-from ...core.json_text import json_string, sse_data, utf8_json, wire_json
+from ...core.json_text import json_string, utf8_json, wire_json
 from ...core.messages import (
     FinishReason,
     ModelMessage,
@@ -59,6 +60,33 @@ from ...core.messages import (
 )
 from ...core.provenance import Keyring
 from ...core.stream import encode_all
+from .chunks import (
+    AbortChunk,
+    DataChunk,
+    ErrorChunk,
+    FileChunk,
+    FinishChunk,
+    FinishReasonUI,
+    FinishStepChunk,
+    ReasoningDeltaChunk,
+    ReasoningEndChunk,
+    ReasoningStartChunk,
+    StartChunk,
+    StartStepChunk,
+    TextDeltaChunk,
+    TextEndChunk,
+    TextStartChunk,
+    ToolApprovalRequestChunk,
+    ToolApprovalResponseChunk,
+    ToolInputAvailableChunk,
+    ToolInputDeltaChunk,
+    ToolInputErrorChunk,
+    ToolInputStartChunk,
+    ToolOutputAvailableChunk,
+    ToolOutputDeniedChunk,
+    ToolOutputErrorChunk,
+)
+from .frames import chunk_writer, delta_prefix
 from .provider_metadata import (
     PROVIDER_KEY,
     SIDECAR_KEY,
@@ -85,9 +113,29 @@ VERCEL_AI_HEADERS: Mapping[str, str] = {
 }
 
 _DONE = b'data: [DONE]\n\n'
-_START_STEP = b'data: {"type":"start-step"}\n\n'
-_FINISH_STEP = b'data: {"type":"finish-step"}\n\n'
-_FINISH_REASONS: dict[FinishReason, str] = {
+
+# Every chunk is written by a writer derived from its model (`frames.chunk_writer`), never spelt out here.
+_START_STEP = chunk_writer(StartStepChunk)()
+_FINISH_STEP = chunk_writer(FinishStepChunk)()
+_start = chunk_writer(StartChunk)
+_part_start = {'text': chunk_writer(TextStartChunk), 'reasoning': chunk_writer(ReasoningStartChunk)}
+_part_end = {'text': chunk_writer(TextEndChunk), 'reasoning': chunk_writer(ReasoningEndChunk)}
+_delta_prefix = {'text': delta_prefix(TextDeltaChunk, 'delta'), 'reasoning': delta_prefix(ReasoningDeltaChunk, 'delta')}
+_tool_input_start = chunk_writer(ToolInputStartChunk)
+_tool_input_prefix = delta_prefix(ToolInputDeltaChunk, 'input_text_delta')
+_tool_input_available = chunk_writer(ToolInputAvailableChunk)
+_tool_input_error = chunk_writer(ToolInputErrorChunk)
+_approval_request = chunk_writer(ToolApprovalRequestChunk)
+_approval_response = chunk_writer(ToolApprovalResponseChunk)
+_output_available = chunk_writer(ToolOutputAvailableChunk)
+_output_error = chunk_writer(ToolOutputErrorChunk)
+_output_denied = chunk_writer(ToolOutputDeniedChunk)
+_file = chunk_writer(FileChunk)
+_data = chunk_writer(DataChunk)
+_error = chunk_writer(ErrorChunk)
+_finish = chunk_writer(FinishChunk)
+_abort = chunk_writer(AbortChunk)
+_FINISH_REASONS: dict[FinishReason, FinishReasonUI] = {
     'stop': 'stop',
     'length': 'length',
     'content_filter': 'content-filter',
@@ -95,11 +143,9 @@ _FINISH_REASONS: dict[FinishReason, str] = {
     'error': 'error',
 }
 
-_sse = sse_data
-
 
 def _as_is(value: Any) -> Any:
-    # `sse_data` writes any value as `provider_metadata.jsonable` + JSON would: no JSON-ready copy is needed.
+    # The writers write any value as `provider_metadata.jsonable` + JSON would: no JSON-ready copy is needed.
     return value
 
 
@@ -183,7 +229,7 @@ class VercelAIEventStream(StreamEncoder[_OpenPart]):
         return result
 
     def _stream_started(self) -> bytes:
-        return _sse({'type': 'start', 'messageId': self.message_id})
+        return _start(message_id=self.message_id)
 
     # ------------------------------------------------------------------------------------- steps
 
@@ -214,22 +260,18 @@ class VercelAIEventStream(StreamEncoder[_OpenPart]):
         info = self._take_response_info()
         if isinstance(part, ToolCallPart):
             call_id = part.tool_call_id
-            prefix = f'data: {{"type":"tool-input-delta","toolCallId":{_json(call_id)},"inputTextDelta":'
+            prefix = _tool_input_prefix(tool_call_id=call_id)
             opened = _OpenPart(response, slot, 'tool', call_id, prefix, {'response': info} if info else {})
-            name = _json(part.tool_name)
-            out = f'data: {{"type":"tool-input-start","toolCallId":{_json(call_id)},"toolName":{name}}}\n\n'
+            out = _tool_input_start(tool_call_id=call_id, tool_name=part.tool_name)
             if isinstance(part.args, str) and part.args:
-                out += f'{prefix}{_json(part.args)}}}\n\n'
-            return opened, utf8_json(out)
+                out += utf8_json(f'{prefix}{_json(part.args)}}}\n\n')
+            return opened, out
         kind: Literal['text', 'reasoning'] = 'text' if isinstance(part, TextPart) else 'reasoning'
         self._chunk_ids += 1
         chunk_id = f'{kind[0]}{self._chunk_ids}'
-        prefix = f'data: {{"type":"{kind}-delta","id":{_json(chunk_id)},"delta":'
+        prefix = _delta_prefix[kind](id=chunk_id)
         fields = text_metadata(part, info) if isinstance(part, TextPart) else thinking_metadata(part, info)
-        chunk: dict[str, Any] = {'type': f'{kind}-start', 'id': chunk_id}
-        if fields:
-            chunk['providerMetadata'] = wrap_metadata(fields)
-        out = _sse(chunk)
+        out = _part_start[kind](id=chunk_id, provider_metadata=wrap_metadata(fields))
         if part.content:
             out += utf8_json(f'{prefix}{_json(part.content)}}}\n\n')
         return _OpenPart(response, slot, kind, chunk_id, prefix, fields), out
@@ -250,7 +292,7 @@ class VercelAIEventStream(StreamEncoder[_OpenPart]):
             fields = {**opened.metadata, SIG_KEY: sig}
         else:
             fields = thinking_metadata(part, opened.metadata.get('response'), sig)
-        return _sse({'type': f'{opened.kind}-end', 'id': opened.id, 'providerMetadata': {PROVIDER_KEY: fields}})
+        return _part_end[opened.kind](id=opened.id, provider_metadata={PROVIDER_KEY: fields})
 
     def _send_call(self, held: _OpenPart, mark: ev.AnsweredBy | None, error: str | None = None) -> bytes:
         """`tool-input-available` (or `tool-input-error`) for a finished call, signed with its mark; the
@@ -260,36 +302,29 @@ class VercelAIEventStream(StreamEncoder[_OpenPart]):
         sig = self._keyring.sign_part(call, client=mark == 'client')
         fields = tool_call_metadata(call, held.metadata.get('response'), sig, mark)
         self._started_calls[call.tool_call_id] = fields
-        chunk: dict[str, Any] = {
-            'type': 'tool-input-available',
-            'toolCallId': call.tool_call_id,
-            'toolName': call.tool_name,
-        }
+        # `provider_metadata.tool_input` without its JSON-ready copy: the writer writes the same JSON from the dict.
+        args = call.args_as_dict()
+        metadata = {PROVIDER_KEY: fields}
         if error is not None:
-            chunk['type'] = 'tool-input-error'
-            chunk['errorText'] = error
-        # `provider_metadata.tool_input` without its JSON-ready copy: `sse_data` writes the same JSON from the dict.
-        chunk['input'] = call.args_as_dict()
-        chunk['providerMetadata'] = {PROVIDER_KEY: fields}
-        out = _sse(chunk)
-        return out + self._ask_approval(call) if mark == 'approval' and error is None else out
+            return _tool_input_error(
+                tool_call_id=call.tool_call_id,
+                tool_name=call.tool_name,
+                error_text=error,
+                input=args,
+                provider_metadata=metadata,
+            )
+        out = _tool_input_available(
+            tool_call_id=call.tool_call_id, tool_name=call.tool_name, input=args, provider_metadata=metadata
+        )
+        return out + self._ask_approval(call) if mark == 'approval' else out
 
     def _file_output(self, event: ev.FileOutput) -> bytes:
         part = event.part
-        chunk: dict[str, Any] = {'type': 'file', 'url': part.content.data_url, 'mediaType': part.content.media_type}
         metadata = wrap_metadata(file_metadata(part, self._take_response_info(), self._keyring.sign_part(part)))
-        if metadata is not None:
-            chunk['providerMetadata'] = metadata
-        return _sse(chunk)
+        return _file(url=part.content.data_url, media_type=part.content.media_type, provider_metadata=metadata)
 
     def _custom_data(self, event: ev.CustomData) -> bytes:
-        chunk: dict[str, Any] = {'type': f'data-{event.name}'}
-        if event.id is not None:
-            chunk['id'] = event.id
-        chunk['data'] = event.data
-        if event.transient:
-            chunk['transient'] = True
-        return _sse(chunk)
+        return _data(type=f'data-{event.name}', id=event.id, data=event.data, transient=event.transient or None)
 
     # ------------------------------------------------------------------------------------- tools
 
@@ -316,7 +351,7 @@ class VercelAIEventStream(StreamEncoder[_OpenPart]):
     def _ask_approval(self, call: ToolCallPart) -> bytes:
         approval_id = self._keyring.approval_id(self._thread_id, call)
         self._approvals[call.tool_call_id] = {'id': approval_id}
-        return _sse({'type': 'tool-approval-request', 'approvalId': approval_id, 'toolCallId': call.tool_call_id})
+        return _approval_request(approval_id=approval_id, tool_call_id=call.tool_call_id)
 
     def _retry_prompt(self, part: RetryPromptPart) -> bytes:
         # A legacy tool-less retry has no place in an assistant message: only collected, and counted.
@@ -340,15 +375,10 @@ class VercelAIEventStream(StreamEncoder[_OpenPart]):
             return b''
         state, value, fields = tool_result(part, slot, json_ready=_as_is, sig=self._keyring.sign_part(part))
         if state == 'output-available':
-            chunk: dict[str, Any] = {'type': 'tool-output-available', 'toolCallId': call_id, 'output': value}
-            chunk['providerMetadata'] = {PROVIDER_KEY: fields}
-            return _sse(chunk)
+            return _output_available(tool_call_id=call_id, output=value, provider_metadata={PROVIDER_KEY: fields})
         if state == 'output-error':
-            chunk = {'type': 'tool-output-error', 'toolCallId': call_id, 'errorText': value}
-            chunk['providerMetadata'] = {PROVIDER_KEY: fields}
-            return _sse(chunk)
-        out = self._denial(call_id, value, fields, started)
-        return out + _sse({'type': 'tool-output-denied', 'toolCallId': call_id})
+            return _output_error(tool_call_id=call_id, error_text=value, provider_metadata={PROVIDER_KEY: fields})
+        return self._denial(call_id, value, fields, started) + _output_denied(tool_call_id=call_id)
 
     def _denial(self, call_id: str, reason: str, fields: dict[str, Any], started: bool) -> bytes:
         """The approval answer that carries a denial's result metadata to the client: in the call metadata,
@@ -386,36 +416,29 @@ class VercelAIEventStream(StreamEncoder[_OpenPart]):
     def _retry_feedback(self, event: ev.RetryFeedback) -> bytes:
         self._request_slot += 1
         out = self._close_step()
-        return out + _sse({'type': 'data-retry-feedback', 'data': feedback_marker(event.part, self._keyring)})
+        return out + _data(type='data-retry-feedback', data=feedback_marker(event.part, self._keyring))
 
     # -------------------------------------------------------------------------------------- ends
 
     def _run_finished(self, event: ev.RunFinished) -> bytes:
         reason = 'tool-calls' if self._waiting else _FINISH_REASONS.get(event.finish_reason or 'stop', 'other')
-        return self._close_step() + _sse({'type': 'finish', 'finishReason': reason}) + _DONE
+        return self._close_step() + _finish(finish_reason=reason) + _DONE
 
     def _run_error(self, event: ev.RunError) -> bytes:
-        out = self._close_step() + _sse({'type': 'error', 'errorText': event.message})
-        return out + _sse({'type': 'finish', 'finishReason': 'error'}) + _DONE
+        out = self._close_step() + _error(error_text=event.message)
+        return out + _finish(finish_reason='error') + _DONE
 
     def _run_cancelled(self, event: ev.RunCancelled) -> bytes:
-        chunk: dict[str, Any] = {'type': 'abort'}
-        if event.reason is not None:
-            chunk['reason'] = event.reason
-        return self._close_step() + _sse(chunk) + _DONE
+        return self._close_step() + _abort(reason=event.reason) + _DONE
 
 
 def _denied(approval_id: str, reason: str | None, metadata: dict[str, Any]) -> bytes:
-    chunk: dict[str, Any] = {'type': 'tool-approval-response', 'approvalId': approval_id, 'approved': False}
-    if reason is not None:
-        chunk['reason'] = reason
-    chunk['providerMetadata'] = metadata
-    return _sse(chunk)
+    return _approval_response(approval_id=approval_id, approved=False, reason=reason, provider_metadata=metadata)
 
 
 def _asked_and_denied(call_id: str, reason: str, metadata: dict[str, Any]) -> bytes:
     """An approval request answered `false` at once: the client keeps a denied call only with its approval."""
-    request = _sse({'type': 'tool-approval-request', 'approvalId': call_id, 'toolCallId': call_id})
+    request = _approval_request(approval_id=call_id, tool_call_id=call_id)
     return request + _denied(call_id, reason, metadata)
 
 
