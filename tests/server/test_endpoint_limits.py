@@ -62,6 +62,18 @@ async def test_each_limit_is_a_413_naming_it(body: dict[str, Any], limit: str, p
     check_limits({'messages': [{'parts': [{'type': 't' * 100}] * 10}] * 10}, RequestLimits(**under))
 
 
+def test_json_inside_strings_counts_against_the_budget_and_its_nesting_is_bounded() -> None:
+    limits = RequestLimits(max_json_values=1000)
+    arguments = '[' + ','.join(['{}'] * 2000) + ']'  # one string, ~2,000 values once the server parses it
+    with pytest.raises(Exception, match='max_json_values'):
+        check_limits({'messages': [{'toolCalls': [{'function': {'arguments': arguments}}]}]}, limits)
+    deep = '[' * 150 + ']' * 150 + ' ' * 64
+    with pytest.raises(Exception, match='nested deeper'):
+        check_limits({'messages': [{'toolCalls': [{'function': {'arguments': deep}}]}]}, RequestLimits())
+    # prose that merely mentions brackets is one value, and short strings are never read
+    check_limits({'messages': [{'content': 'a [b] {c}, d' * 10}]}, limits)
+
+
 def test_text_content_is_bounded_by_the_body_size_alone() -> None:
     long = 'x' * 1000
     body = {

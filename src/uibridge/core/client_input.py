@@ -33,6 +33,7 @@ __all__ = [
     'BodyError',
     'BodyFault',
     'Loc',
+    'check_depth',
     'input_error',
     'json_object',
     'request_object',
@@ -95,7 +96,7 @@ def json_object(body: bytes | str) -> dict[str, Any]:
             text = body.decode('utf-8')
         except UnicodeDecodeError:
             raise BodyError('encoding', 'the body is not valid UTF-8') from None
-    _check_depth(text)
+    check_depth(text)
     try:
         value = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
     except (ValueError, RecursionError) as exc:
@@ -136,7 +137,7 @@ def _finite_float(text: str) -> float:
     return value
 
 
-def _check_depth(text: str) -> None:
+def check_depth(text: str) -> None:
     """Refuse nesting deeper than `MAX_JSON_DEPTH` before any recursive parser sees it.
 
     Strings are cut out first (their brackets are text), then the brackets left are counted; both passes

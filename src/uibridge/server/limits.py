@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, cast
 
+from ..core.client_input import MAX_JSON_DEPTH, BodyError, check_depth
 from ..core.json_text import LONE_SURROGATE
 from .body import Rejected
 
@@ -119,7 +120,7 @@ def _walk(body: dict[str, Any], limits: RequestLimits) -> None:
         if isinstance(value, dict):
             for key, item in cast('dict[str, Any]', value).items():
                 if isinstance(item, str):
-                    budget -= 1
+                    budget -= 1 + _embedded_values(item, (*path, key))
                     _check_string(key, item, (*path, key), in_content, limits)
                 elif isinstance(item, dict | list):
                     stack.append((cast('Any', item), (*path, key), in_content or key in _CONTENT_KEYS))
@@ -131,10 +132,26 @@ def _walk(body: dict[str, Any], limits: RequestLimits) -> None:
                     stack.append((cast('Any', item), (*path, index), in_content))
                 else:
                     budget -= 1
-                    if isinstance(item, str) and not in_content and len(item) > limits.max_string_length:
-                        _too_long((*path, index), limits)
+                    if isinstance(item, str):
+                        budget -= _embedded_values(item, (*path, index))
+                        if not in_content and len(item) > limits.max_string_length:
+                            _too_long((*path, index), limits)
         if budget < 0:  # checked once per container: what one container holds is bounded by the body size
             raise Rejected(413, f'more than {limits.max_json_values} JSON values in the body (max_json_values)')
+
+
+def _embedded_values(text: str, path: tuple[str | int, ...]) -> int:
+    """The JSON values a string may hold, for a string that looks like JSON: the server parses some strings
+    (tool arguments, JSON tool results, markers), so what they hold counts against the budget like the body's
+    own values, and their nesting is bounded like the body's. An upper bound counted in C (brackets and
+    commas), so a string that merely looks like JSON costs its budget share and nothing more."""
+    if len(text) < 64 or text.lstrip()[:1] not in ('[', '{'):
+        return 0
+    try:
+        check_depth(text)
+    except BodyError:
+        raise Rejected(422, f'JSON inside a string nested deeper than {MAX_JSON_DEPTH} levels', _join(path)) from None
+    return text.count('[') + text.count('{') + text.count(',')
 
 
 def _check_string(key: str, value: str, path: tuple[str | int, ...], in_content: bool, limits: RequestLimits) -> None:
