@@ -125,10 +125,11 @@ def model_sse(model: UIModel) -> bytes:
 
     A lone surrogate anywhere takes the `json` module: pydantic-core refuses one in a string, and in a key of a
     typed `dict[str, ...]` (`providerMetadata`, `toolMetadata`) it writes three U+FFFD instead, losing it."""
-    values = model.model_dump()
-    if not _has_lone_surrogate(values):
+    if not _has_lone_surrogate(model.model_dump()):
         return b'data: ' + model.model_dump_json().encode() + b'\n\n'
-    text = json.dumps(_finite(values), ensure_ascii=False, separators=(',', ':'), allow_nan=False)
+    # What JSON writes as `null` made `None` first, so the serializer leaves it out where it leaves out `None`.
+    finite = model.model_copy(update={name: _finite(getattr(model, name)) for name in type(model).model_fields})
+    text = json.dumps(finite.model_dump(), ensure_ascii=False, separators=(',', ':'), allow_nan=False)
     text = _LONE_SURROGATE.sub(lambda match: f'\\u{ord(match.group()):04x}', text)
     return f'data: {text}\n\n'.encode()
 
@@ -178,6 +179,9 @@ def test_a_number_json_cannot_hold_is_left_out_where_none_is(number: float) -> N
     # Written as `null`, which an optional field must never be: the model leaves it out; a kept key keeps it.
     assert chunk_writer(StartChunk)(message_metadata=number) == b'data: {"type":"start"}\n\n'
     assert chunk_writer(StartChunk)(message_metadata=number) == model_sse(StartChunk(message_metadata=number))
+    with_surrogate = chunk_writer(StartChunk)(message_id='\ud83d', message_metadata=number)
+    assert with_surrogate == b'data: {"type":"start","messageId":"\\ud83d"}\n\n'
+    assert with_surrogate == model_sse(StartChunk(message_id='\ud83d', message_metadata=number))
     kept = b'data: {"type":"message-metadata","messageMetadata":null}\n\n'
     assert chunk_writer(MessageMetadataChunk)(message_metadata=number) == kept
     assert model_sse(MessageMetadataChunk(message_metadata=number)) == kept
