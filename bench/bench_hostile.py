@@ -44,7 +44,13 @@ from e2e_script import DELTAS
 
 from uibridge.server import DEFAULT_MAX_BODY_BYTES
 from uibridge.server.body import Rejected
-from uibridge.server.limits import DEFAULT_MAX_MESSAGES, DEFAULT_MAX_PARTS, RequestLimits, check_limits
+from uibridge.server.limits import (
+    DEFAULT_MAX_JSON_VALUES,
+    DEFAULT_MAX_MESSAGES,
+    DEFAULT_MAX_PARTS,
+    RequestLimits,
+    check_limits,
+)
 
 HERE = Path(__file__).resolve().parent
 
@@ -135,11 +141,10 @@ BODY_MARGIN = 4 * 1024
 SPREAD = DEFAULT_MAX_PARTS // (DEFAULT_MAX_MESSAGES - 1)
 """Parts per message when `max_parts` parts are spread over all the messages a request may hold (4): every
 message is a model object too, and a Vercel assistant message a response."""
-NESTING = 250
+NESTING = 95
 """How deep each list of a nested-arguments body goes: two characters a list, no commas, and the deeper the
-chains the more each list costs (from about 150 levels on, twice as much as `[]` side by side). 250 stays
-well inside the 1,000-frame recursion limit (the slow walk takes two frames a level; at 500 the server gives
-up with a 422)."""
+chains the more each list costs. The server holds JSON inside strings to the body's 100 levels (422 past
+them) and counts its brackets and commas against `max_json_values`, so 95 is as deep as it admits."""
 
 
 def _sig(i: int) -> str:
@@ -160,7 +165,9 @@ def _filled(build: Callable[[int], dict[str, Any]], items: int) -> dict[str, Any
 
 def _nested_arguments(size: int) -> str:
     """A JSON object of about `size` characters: lists nested `NESTING` deep, side by side, and a `.0` (see
-    above) that sends it through the slow canonical walk."""
+    above) that sends it through the slow canonical walk. No more lists than the 20 strings' share of the
+    values budget: each list counts as a value."""
+    size = min(size, 2 * (DEFAULT_MAX_JSON_VALUES - 20_000) // 20)
     chain = '[' * NESTING + ']' * NESTING
     head, tail = '{"items":[', '],"note":"x.0"}'
     return head + ','.join([chain] * max(0, size // (len(chain) + 1))) + tail
