@@ -91,7 +91,7 @@ def _fields(model: type[UIModel]) -> st.SearchStrategy[dict[str, Any]]:
         values = _values(info.annotation)
         if model is DataChunk and name == 'type':
             # The model's pattern check refuses a lone surrogate in the type (pydantic's regex reads UTF-8).
-            values = st.text(st.characters(), max_size=8).map(lambda name: f'data-{name}')
+            values = st.text(st.characters(codec='utf-8'), max_size=8).map(lambda name: f'data-{name}')
         (required if info.is_required() else optional)[name] = values
     return st.fixed_dictionaries(required, optional=optional)
 
@@ -129,7 +129,8 @@ def model_sse(model: UIModel) -> bytes:
         return b'data: ' + model.model_dump_json().encode() + b'\n\n'
     # What JSON writes as `null` made `None` first, so the serializer leaves it out where it leaves out `None`.
     finite = model.model_copy(update={name: _finite(getattr(model, name)) for name in type(model).model_fields})
-    text = json.dumps(finite.model_dump(), ensure_ascii=False, separators=(',', ':'), allow_nan=False)
+    # (Again after the dump, for what nested models hold.)
+    text = json.dumps(_finite(finite.model_dump()), ensure_ascii=False, separators=(',', ':'), allow_nan=False)
     text = _LONE_SURROGATE.sub(lambda match: f'\\u{ord(match.group()):04x}', text)
     return f'data: {text}\n\n'.encode()
 
