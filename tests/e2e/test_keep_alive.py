@@ -8,9 +8,9 @@ import httpx
 import pytest
 from e2e_support import one_turn_spec, run_node, serve
 
-from uibridge.core.stream import KEEP_ALIVE
 from uibridge.server import create_app
 from uibridge.server.demo import DemoAgent
+from uibridge.server.outbox import KEEP_ALIVE
 
 
 @pytest.fixture(scope='module')

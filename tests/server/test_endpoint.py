@@ -24,8 +24,8 @@ from uibridge import (
 )
 from uibridge.core.events import AgentEvent, PartDelta, PartEnd, PartStart, ResponseStart, ToolCallReady
 from uibridge.core.messages import ModelMessage
-from uibridge.core.stream import KEEP_ALIVE
 from uibridge.server import AgentRun, ChatEndpoint
+from uibridge.server.outbox import KEEP_ALIVE
 
 pytestmark = pytest.mark.anyio
 

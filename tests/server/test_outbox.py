@@ -10,8 +10,7 @@ import anyio
 import anyio.lowlevel
 import pytest
 
-from uibridge.core.stream import KEEP_ALIVE
-from uibridge.server.outbox import Outbox
+from uibridge.server.outbox import KEEP_ALIVE, Outbox
 
 pytestmark = pytest.mark.anyio
 

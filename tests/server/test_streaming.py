@@ -29,9 +29,8 @@ from uibridge.core.events import (
     RunFinished,
 )
 from uibridge.core.messages import ModelMessage
-from uibridge.core.stream import KEEP_ALIVE
 from uibridge.server import AgentRun
-from uibridge.server.outbox import DEFAULT_LIMIT
+from uibridge.server.outbox import DEFAULT_LIMIT, KEEP_ALIVE
 from uibridge.server.streaming import stream_run
 
 pytestmark = pytest.mark.anyio

@@ -12,10 +12,8 @@ from typing import Protocol
 from .events import AgentEvent
 from .messages import ModelMessage
 
-__all__ = ['KEEP_ALIVE', 'EventStreamEncoder', 'encode_all']
+__all__ = ['EventStreamEncoder', 'encode_all']
 
-KEEP_ALIVE = b': keep-alive\n\n'
-"""An SSE comment: both protocols' clients ignore it, and it keeps idle proxies from closing the stream."""
 
 
 class EventStreamEncoder(Protocol):

@@ -30,10 +30,13 @@ import anyio
 from anyio import CancelScope
 from anyio.lowlevel import checkpoint
 
-from ..core.stream import KEEP_ALIVE
 from .asgi import Send
 
-__all__ = ['DEFAULT_LIMIT', 'Outbox', 'Send', 'StreamLog']
+__all__ = ['DEFAULT_LIMIT', 'KEEP_ALIVE', 'Outbox', 'Send', 'StreamLog']
+
+KEEP_ALIVE = b': keep-alive\n\n'
+"""An SSE comment: both protocols' clients ignore it, and it keeps idle proxies from closing the stream. The
+server's framing, not a protocol's: it lives with the one place that sends."""
 
 logger = logging.getLogger('uibridge.server')
 
