@@ -27,7 +27,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -40,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from bench_e2e import _free_port, _reset_peak, _status_kb  # pyright: ignore[reportPrivateUsage]
 from e2e_script import DELTAS
 
 from uibridge.server import DEFAULT_MAX_BODY_BYTES
@@ -483,28 +483,6 @@ async def _one_by_one(port: int, protocol: Protocol) -> list[float]:
 
 
 # ------------------------------------------------------------------------------------------------ server
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(('127.0.0.1', 0))
-        return int(sock.getsockname()[1])
-
-
-def _status_kb(pid: int, field: str) -> int:
-    for line in Path(f'/proc/{pid}/status').read_text().splitlines():
-        if line.startswith(field + ':'):
-            return int(line.split()[1])
-    raise LookupError(field)
-
-
-def _reset_peak(pid: int) -> bool:
-    """Reset the server's peak resident set (`VmHWM`), so the next reading is this batch's peak."""
-    try:
-        Path(f'/proc/{pid}/clear_refs').write_text('5')
-    except OSError:
-        return False
-    return True
 
 
 def _cpu_seconds(pid: int) -> float:
