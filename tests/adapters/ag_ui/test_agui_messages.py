@@ -476,3 +476,42 @@ def test_round_trip_property(history: list[ModelMessage]) -> None:
     # and through plain JSON, as a client would send them
     from_json = load_messages([json.loads(m.model_dump_json(by_alias=True)) for m in dumped])
     assert wire(dump_messages(from_json)) == wire(dumped)
+
+
+def test_a_failure_told_only_in_error_reaches_the_model() -> None:
+    from uibridge.adapters.ag_ui import load_messages as load
+
+    messages = [
+        {
+            'id': 'a',
+            'role': 'assistant',
+            'toolCalls': [{'id': 'c', 'type': 'function', 'function': {'name': 't', 'arguments': '{}'}}],
+        },
+        {'id': 't', 'role': 'tool', 'toolCallId': 'c', 'content': '', 'error': 'boom'},
+    ]
+    [_, request] = load(messages)
+    [result] = request.parts
+    assert isinstance(result, ToolReturnPart)
+    assert result.outcome == 'failed' and result.model_response_str() == 'boom'
+    # and a dump writes it back where a client shows it
+    [_, tool] = [m.model_dump(by_alias=True) for m in dump_messages(load(messages))]
+    assert tool['error'] == 'boom'
+
+
+@pytest.mark.parametrize(
+    ('version', 'cancelled_outcome'),
+    [
+        ('1.0', True),
+        ('1.0.0', True),
+        ('1.2.3+build', True),
+        ('2.0', True),
+        ('1.0.0-rc.1', False),
+        ('0.0.39', False),
+        (None, False),
+        ('x', False),
+    ],
+)
+def test_a_semantic_protocol_version_is_read_as_one(version: str | None, cancelled_outcome: bool) -> None:
+    from uibridge.adapters.ag_ui.frames import declares_1_0
+
+    assert declares_1_0(version) is cancelled_outcome

@@ -16,6 +16,7 @@ Two paths, both writing exactly the bytes `ag_ui.encoder.EventEncoder` writes fo
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 from typing import Any
@@ -36,14 +37,21 @@ def now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
+_VERSION = re.compile(r'(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(?:\.(0|[1-9][0-9]*))?(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?')
+
+
 def declares_1_0(version: str | None) -> bool:
-    """Whether a client's declared `protocolVersion` is 1.0 or later (`major.minor`; anything else: no)."""
+    """Whether a client's declared `protocolVersion` is 1.0 or later: `major.minor` or a semantic version
+    (`1.0.0`, `1.2.3+build`); a pre-release of 1.0.0 (`1.0.0-rc.1`) comes before it, and anything else is no."""
     if version is None:
         return False
-    major, sep, minor = version.partition('.')
-    if not sep or not major.isdigit() or not minor.isdigit():
+    match = _VERSION.fullmatch(version)
+    if match is None:
         return False
-    return int(major) >= 1
+    major, minor, patch, prerelease = int(match[1]), int(match[2]), int(match[3] or 0), match[4]
+    if major == 1 and minor == 0 and patch == 0 and prerelease:
+        return False
+    return major >= 1
 
 
 def sdk_frame(event: BaseEvent) -> bytes:

@@ -286,6 +286,9 @@ class _Loader:
         outcome = part_record.get('outcome')
         if not (isinstance(outcome, str) and outcome in _OUTCOMES):
             outcome = 'failed' if message.error is not None else 'success'
+        if content == '' and message.error:
+            # A failure told only in `error` (AG-UI keeps it beside the content): the model is shown why.
+            content = message.error
         fields['content'] = content
         fields['outcome'] = outcome
         fields['metadata'] = part_record.get('metadata')
