@@ -38,8 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx
-from bench_e2e import _free_port, _reset_peak, _status_kb  # pyright: ignore[reportPrivateUsage]
+from bench_e2e import _free_port, _reset_peak, _status_kb, _wait_ready  # pyright: ignore[reportPrivateUsage]
 from e2e_script import DELTAS
 
 from uibridge.server import DEFAULT_MAX_BODY_BYTES
@@ -488,20 +487,6 @@ async def _one_by_one(port: int, protocol: Protocol) -> list[float]:
 def _cpu_seconds(pid: int) -> float:
     fields = Path(f'/proc/{pid}/stat').read_text().rsplit(')', 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK')  # utime + stime
-
-
-def _wait_ready(base: str, server: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            raise RuntimeError(f'uvicorn exited with {server.returncode}')
-        try:
-            if httpx.get(base + '/', timeout=1).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.1)
-    raise RuntimeError('uvicorn did not start within 30 s')
 
 
 @contextmanager

@@ -23,7 +23,7 @@ What counts as a framing-tag spelling (each of these has its `<` escaped as `&lt
   fillers, and the code points Unicode reserves as ignorable), every other format character (category Cf),
   and the C0 and C1 control characters and DEL that are not whitespace (`\x00`-`\x08`, `\x0e`-`\x1b`,
   `\x7f`-`\x84`, `\x86`-`\x9f`). The set is derived from `unicodedata` when the module is imported (see
-  `_ignorable_ranges`). So `<sys\u200btem>`, `<\u200b/system>`, `<sys\u034ftem>`, `<system\ufe0f>`,
+  `uibridge.core.ignorable`). So `<sys\u200btem>`, `<\u200b/system>`, `<sys\u034ftem>`, `<system\ufe0f>`,
   `<sys\u3164tem>`, `<\x00system>`, `</\x01system>` and `<system\x7f>` are all escaped, and a name is
   never too long to be read: ignorable characters padding it out do not hide it.
 - *Case and look-alikes*: after that, Unicode compatibility normalisation (NFKC) and full case folding. So
@@ -59,6 +59,7 @@ import warnings
 from typing import Literal, NewType, TypeAlias, get_args
 
 from .errors import UserError
+from .ignorable import IGNORABLE_RANGES, char_class
 
 __all__ = [
     'DataTag',
@@ -92,106 +93,11 @@ _NAME_RE = re.compile(r'[a-z][a-z0-9]*(?:_[a-z0-9]+)*')
 _ATTR_NAME_RE = re.compile(r'[a-z_][a-z0-9_]*')
 _MAX_NAME = 64
 
-# What is removed from a tag-like span before its name is read: every character that renders as nothing or
-# is not text at all, derived from `unicodedata` when this module is imported.
-#
-# Unicode's Default_Ignorable_Code_Point (DerivedCoreProperties.txt) is Other_Default_Ignorable_Code_Point +
-# format characters (Cf) + Variation_Selector, minus White_Space, U+FFF9-FFFB, U+13430-1343F and the prepended
-# concatenation marks. `unicodedata` has general categories but neither that property nor its two PropList
-# inputs, so those two are written out below, from PropList.txt (Unicode 14.0, the version Python 3.11's
-# `unicodedata` implements). The set used here is larger than Default_Ignorable_Code_Point: it keeps the Cf
-# characters the property leaves out (prepended concatenation marks such as U+0600 ARABIC NUMBER SIGN, the
-# interlinear annotation and Egyptian hieroglyph format controls), which belong in no tag name either, so
-# removing them only escapes more; and it adds the controls (Cc: C0, DEL and C1). It leaves out whatever
-# `str.isspace` calls whitespace (tab, newline, `\x1c`-`\x1f`, NEL ...): the matcher reads those as a gap.
-_OTHER_DEFAULT_IGNORABLE = (
-    (0x034F, 0x034F),  # COMBINING GRAPHEME JOINER
-    (0x115F, 0x1160),  # HANGUL CHOSEONG FILLER, HANGUL JUNGSEONG FILLER
-    (0x17B4, 0x17B5),  # KHMER VOWEL INHERENT AQ, AA
-    (0x2065, 0x2065),  # reserved
-    (0x3164, 0x3164),  # HANGUL FILLER
-    (0xFFA0, 0xFFA0),  # HALFWIDTH HANGUL FILLER
-    (0xFFF0, 0xFFF8),  # reserved
-    (0xE0000, 0xE0000),  # reserved
-    (0xE0002, 0xE001F),  # reserved
-    (0xE0080, 0xE00FF),  # reserved
-    (0xE01F0, 0xE0FFF),  # reserved
-)
-_VARIATION_SELECTORS = (
-    (0x180B, 0x180D),  # MONGOLIAN FREE VARIATION SELECTOR ONE to THREE
-    (0x180F, 0x180F),  # MONGOLIAN FREE VARIATION SELECTOR FOUR
-    (0xFE00, 0xFE0F),  # VARIATION SELECTOR-1 to -16
-    (0xE0100, 0xE01EF),  # VARIATION SELECTOR-17 to -256
-)
-_CODE_SPACE = 0x110000
-_ASSIGNED_PLANES = frozenset({0, 1, 2, 3, 14})
-"""The planes that hold characters other than private use: planes 4-13 are unassigned and 15-16 private use
-(category Co), so no control or format character can stand there. Skipping them saves most of the import
-time (unassigned code points are not printable, so each would be read); a test checks the whole code space."""
-_CONTROL_OR_FORMAT = re.compile('C[cf]')
-
-
-def _all_code_points() -> str:
-    """Every code point, U+0000 to U+10FFFF, as one string (surrogates included), built without 1.1M `chr` calls.
-
-    Each code point is four little-endian bytes of UTF-32: its low byte cycles through 0-255, its second byte
-    steps once per 256 code points, its third once per plane.
-    """
-    raw = bytearray(4 * _CODE_SPACE)
-    raw[0::4] = bytes(range(256)) * (_CODE_SPACE // 256)
-    raw[1::4] = b''.join(bytes([byte]) * 256 for byte in range(256)) * (_CODE_SPACE // 65536)
-    raw[2::4] = b''.join(bytes([plane]) * 65536 for plane in range(_CODE_SPACE // 65536))
-    return raw.decode('utf-32-le', 'surrogatepass')
-
-
-def _ignorable_ranges() -> list[tuple[int, int]]:
-    """The code points removed before a name is read (see above), as sorted ranges of consecutive ones.
-
-    Categories are read 1,024 code points at a time, as one string of two-letter codes in which `Cc` and
-    `Cf` can only stand at even offsets (the second letter of a code is lowercase). A block that
-    `str.isprintable` passes is skipped whole: no Cc or Cf character is printable.
-    """
-    points = set[int]()
-    for first, last in (*_OTHER_DEFAULT_IGNORABLE, *_VARIATION_SELECTORS):
-        points.update(range(first, last + 1))
-    category = unicodedata.category
-    everything = _all_code_points()
-    for start in range(0, _CODE_SPACE, 1024):
-        if (start >> 16) not in _ASSIGNED_PLANES:
-            continue
-        block = everything[start : start + 1024]
-        if block.isprintable():
-            continue
-        categories = ''.join(map(category, block))
-        if 'Cc' in categories or 'Cf' in categories:
-            points.update(start + found.start() // 2 for found in _CONTROL_OR_FORMAT.finditer(categories))
-    ranges: list[tuple[int, int]] = []
-    for point in sorted(points):
-        if chr(point).isspace():
-            continue
-        if ranges and ranges[-1][1] == point - 1:
-            ranges[-1] = (ranges[-1][0], point)
-        else:
-            ranges.append((point, point))
-    return ranges
-
-
-def _escaped(point: int) -> str:
-    return f'\\x{point:02x}' if point < 0x100 else f'\\u{point:04x}' if point < 0x10000 else f'\\U{point:08x}'
-
-
-def _char_class(ranges: list[tuple[int, int]]) -> str:
-    """The body of a regex character class (without its brackets) holding exactly `ranges`."""
-    return ''.join(
-        _escaped(first) if first == last else f'{_escaped(first)}-{_escaped(last)}' for first, last in ranges
-    )
-
-
-_IGNORABLE_RANGES = _ignorable_ranges()
-_IGNORABLE = _char_class(_IGNORABLE_RANGES)
+_IGNORABLE_RANGES = IGNORABLE_RANGES
+_IGNORABLE = char_class(_IGNORABLE_RANGES)
 _IGNORABLE_RE = re.compile(f'[{_IGNORABLE}]+')
 # The ASCII ones (C0 controls that are not whitespace, and DEL): the first pass reads them itself.
-_ASCII_IGNORABLE = _char_class([(first, min(last, 0x7F)) for first, last in _IGNORABLE_RANGES if first < 0x80])
+_ASCII_IGNORABLE = char_class([(first, min(last, 0x7F)) for first, last in _IGNORABLE_RANGES if first < 0x80])
 # The first pass matches ASCII spellings case-insensitively without `re.IGNORECASE`: each letter of a name
 # becomes a class of itself, its upper case and the non-ASCII letters that IGNORECASE also takes for it
 # (Python's `re` has four: `İ` and `ı` for i, the Kelvin sign for k, `ſ` for s), so it matches exactly what
