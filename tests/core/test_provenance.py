@@ -59,8 +59,10 @@ json_values = st.recursive(
     | st.integers(min_value=-(2**70), max_value=2**70)
     | st.floats(allow_nan=False, allow_infinity=False)
     | st.text(max_size=6),
-    lambda inner: st.lists(inner, max_size=3)
-    | st.dictionaries(st.text(max_size=4) | st.integers(0, 2**33).map(str), inner, max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(st.text(max_size=4) | st.integers(0, 2**33).map(str), inner, max_size=3)
+    ),
     max_leaves=10,
 )
 

@@ -15,7 +15,6 @@ from .messages import ModelMessage
 __all__ = ['EventStreamEncoder', 'encode_all']
 
 
-
 class EventStreamEncoder(Protocol):
     @property
     def headers(self) -> Mapping[str, str]:

@@ -9,7 +9,7 @@ from typing import Any
 from typing_extensions import Unpack
 
 from ..adapters.vercel_ai import VERCEL_AI_HEADERS, VercelAIEventStream, VercelChatRequest, dump_messages, parse_request
-from ..adapters.vercel_ai.provider_metadata import SIDECAR_KEY
+from ..adapters.vercel_ai._provider_metadata import SIDECAR_KEY
 from ..core.messages import ModelMessage, ModelResponse
 from ..core.provenance import Keyring
 from ..core.run import RunInput

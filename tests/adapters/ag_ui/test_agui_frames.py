@@ -23,7 +23,8 @@ from agui_helpers import sse_events
 from hypothesis import given
 from hypothesis import strategies as st
 
-from uibridge.adapters.ag_ui import encode_events, frames
+from uibridge.adapters.ag_ui import _frames as frames
+from uibridge.adapters.ag_ui import encode_events
 from uibridge.core.events import PartDelta, PartEnd, PartStart, ToolResult
 from uibridge.core.messages import TextPart, ToolCallPart, ToolReturnPart
 

@@ -23,7 +23,8 @@ from uibridge import (
     ToolCallPart,
     ToolReturnPart,
 )
-from uibridge.adapters.ag_ui import AGUIEventStream, dump_messages, encode_events, frames
+from uibridge.adapters.ag_ui import AGUIEventStream, dump_messages, encode_events
+from uibridge.adapters.ag_ui import _frames as frames
 from uibridge.core.events import (
     PartDelta,
     PartEnd,

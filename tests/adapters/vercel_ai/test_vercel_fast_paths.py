@@ -37,7 +37,7 @@ from uibridge import (
     UserPromptPart,
 )
 from uibridge.adapters.vercel_ai import dump_messages, load_messages
-from uibridge.adapters.vercel_ai.provider_metadata import derived_message_id
+from uibridge.adapters.vercel_ai._provider_metadata import derived_message_id
 from uibridge.adapters.vercel_ai.types import (
     DataUIPart,
     StepStartUIPart,

@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from vercel_ai_cases import RANDOM_SCENARIOS, SCENARIOS, scenario_stream
 
 from uibridge.adapters.vercel_ai import UIMessageChunkAdapter, encode_events
+from uibridge.adapters.vercel_ai._frames import chunk_writer, delta_prefix
 from uibridge.adapters.vercel_ai.chunks import (
     _CHUNKS,  # pyright: ignore[reportPrivateUsage]
     DataChunk,
@@ -35,7 +36,6 @@ from uibridge.adapters.vercel_ai.chunks import (
     ToolInputDeltaChunk,
     ToolOutputAvailableChunk,
 )
-from uibridge.adapters.vercel_ai.frames import chunk_writer, delta_prefix
 from uibridge.adapters.vercel_ai.types import UIModel
 from uibridge.core.events import (
     CustomData,

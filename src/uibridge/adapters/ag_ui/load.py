@@ -73,6 +73,7 @@ from ...core.metadata import ANSWERED_BY_METADATA_KEY, app_metadata
 from ...core.records import read_response_fields, read_thinking_fields
 from ...core.trusted import construct
 from ...core.verification import SignatureClaims
+from ._validation import client_part_numbered, prefilter_message, validation_error
 from ._wire import (
     METADATA_KEY,
     RECORD_METADATA_KEYS,
@@ -84,7 +85,6 @@ from ._wire import (
     records,
     warn,
 )
-from .validation import client_part_numbered, prefilter_message, validation_error
 
 __all__ = ['load_messages']
 

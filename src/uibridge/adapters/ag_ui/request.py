@@ -31,9 +31,9 @@ from ...core.client_input import request_object
 from ...core.errors import InputError
 from ...core.run import ClientTool, RunInput, ToolApproval
 from ...core.verification import SignatureClaims
+from ._validation import client_numbered, prefilter_message, validation_error
 from ._wire import message_adapter
 from .load import load_messages
-from .validation import client_numbered, prefilter_message, validation_error
 
 __all__ = ['AGUIRunRequest', 'parse_request']
 

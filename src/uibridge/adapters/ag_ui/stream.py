@@ -88,9 +88,9 @@ from ...core.json_text import compact_json
 from ...core.messages import ModelMessage, ModelResponse, RetryPromptPart, TextPart, ThinkingPart, ToolCallPart
 from ...core.provenance import Keyring
 from ...core.stream import encode_all
+from ._frames import CONTENT_TYPE, declares_1_0, delta_frame, event_frame, now_ms, sdk_frame
 from ._wire import METADATA_KEY, SIG_KEY, WIRE_KEY
 from .dump import call_record, feedback_message, legacy_retry_message, response_record, thinking_marker, tool_message
-from .frames import CONTENT_TYPE, declares_1_0, delta_frame, event_frame, now_ms, sdk_frame
 
 __all__ = ['AGUIEventStream', 'encode_events']
 

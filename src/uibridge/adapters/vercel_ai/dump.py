@@ -49,8 +49,8 @@ from ...core.messages import (
 from ...core.metadata import answered_by, app_metadata
 from ...core.provenance import Keyring
 from ...core.trusted import construct
-from .dump_parts import add_ui_only, tool_part, ui_only_part, ui_only_sequence, user_content_parts, with_request
-from .provider_metadata import (
+from ._dump_parts import add_ui_only, tool_part, ui_only_part, ui_only_sequence, user_content_parts, with_request
+from ._provider_metadata import (
     derived_message_id,
     feedback_marker,
     iso,

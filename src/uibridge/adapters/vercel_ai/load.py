@@ -45,8 +45,9 @@ from ...core.metadata import ANSWERED_BY_METADATA_KEY, CUSTOM_DATA_METADATA_KEY,
 from ...core.records import read_response_fields, read_thinking_fields
 from ...core.trusted import construct
 from ...core.verification import SignatureClaims
-from .load_parts import derived_denial, ours, result_part, system_part, tool_call, user_file, user_part
-from .provider_metadata import DERIVED_ID, SIDECAR_KEY, SIG_KEY, derived_message_id
+from ._load_parts import derived_denial, ours, result_part, system_part, tool_call, user_file, user_part
+from ._provider_metadata import DERIVED_ID, SIDECAR_KEY, SIG_KEY, derived_message_id
+from ._validation import validate_ui_message
 from .types import (
     CustomUIPart,
     DataUIPart,
@@ -63,7 +64,6 @@ from .types import (
     UIMessage,
     UnknownUIPart,
 )
-from .validation import validate_ui_message
 
 __all__ = ['load_messages']
 

@@ -26,9 +26,9 @@ from ...core.client_input import request_object
 from ...core.errors import InputError
 from ...core.run import RunInput, ToolApproval
 from ...core.verification import SignatureClaims
+from ._validation import validate_ui_message
 from .load import load_messages
 from .types import DynamicToolUIPart, ToolUIPart, UIMessage
-from .validation import validate_ui_message
 
 __all__ = ['VercelChatRequest', 'parse_request']
 

@@ -60,6 +60,21 @@ from ...core.messages import (
 )
 from ...core.provenance import Keyring
 from ...core.stream import encode_all
+from ._frames import chunk_writer, delta_prefix
+from ._provider_metadata import (
+    PROVIDER_KEY,
+    SIDECAR_KEY,
+    SIG_KEY,
+    denial_text,
+    feedback_marker,
+    file_metadata,
+    response_info,
+    text_metadata,
+    thinking_metadata,
+    tool_call_metadata,
+    tool_result,
+    wrap_metadata,
+)
 from .chunks import (
     AbortChunk,
     DataChunk,
@@ -85,21 +100,6 @@ from .chunks import (
     ToolOutputAvailableChunk,
     ToolOutputDeniedChunk,
     ToolOutputErrorChunk,
-)
-from .frames import chunk_writer, delta_prefix
-from .provider_metadata import (
-    PROVIDER_KEY,
-    SIDECAR_KEY,
-    SIG_KEY,
-    denial_text,
-    feedback_marker,
-    file_metadata,
-    response_info,
-    text_metadata,
-    thinking_metadata,
-    tool_call_metadata,
-    tool_result,
-    wrap_metadata,
 )
 from .types import DynamicToolUIPart, ToolUIPart, UIMessage
 

@@ -2,7 +2,7 @@
 
 The chunk models in `chunks.py` are the one declaration of the wire format. Building a model and dumping it
 costs 6 to 11 µs a chunk, so the stream does not: it calls writers generated from the model classes (as
-`ag_ui.frames.event_frame` is generated from the SDK's event models), which write the bytes `model_dump_json`
+`ag_ui._frames.event_frame` is generated from the SDK's event models), which write the bytes `model_dump_json`
 writes for the same fields, in about a tenth of the time. A field added to a model reaches the wire with no
 other edit. Property tests hold every chunk type's writer to the model's own serialization, byte for byte.
 

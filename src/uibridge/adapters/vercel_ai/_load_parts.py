@@ -30,7 +30,7 @@ from ...core.messages import (
     UserPromptPart,
 )
 from ...core.trusted import construct
-from .provider_metadata import DENIED, PROVIDER_KEY, parse_iso
+from ._provider_metadata import DENIED, PROVIDER_KEY, parse_iso
 from .types import DynamicToolUIPart, FileUIPart, TextUIPart, ToolApprovalUI, ToolUIPart, UIMessagePart
 
 __all__ = [

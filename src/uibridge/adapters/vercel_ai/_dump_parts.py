@@ -21,7 +21,7 @@ from ...core.messages import (
 )
 from ...core.metadata import custom_data_items
 from ...core.trusted import construct
-from .provider_metadata import (
+from ._provider_metadata import (
     denial_text,
     iso,
     sidecar,
