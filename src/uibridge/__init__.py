@@ -5,23 +5,12 @@ feedback, signed history (`Keyring`, `verify_history`) and `sanitize_messages`. 
 `uibridge.adapters.vercel_ai` and `uibridge.adapters.ag_ui`; the endpoints in `uibridge.server`.
 """
 
-from .core.events import (
-    AgentEvent,
-    AnsweredBy,
-    CustomData,
-    FileOutput,
-    PartDelta,
-    PartEnd,
-    PartStart,
-    ResponseStart,
-    RetryFeedback,
-    RunCancelled,
-    RunError,
-    RunFinished,
-    ToolCallReady,
-    ToolResult,
-    events_from_message,
-)
+# The neutral vocabulary, whole: every name its modules list is public here too (so a new event or part kind
+# is exported by being added to its module, and the two lists cannot disagree).
+from .core import citations, content, events, messages, usage
+from .core.citations import *  # noqa: F403
+from .core.content import *  # noqa: F403
+from .core.events import *  # noqa: F403
 from .core.feedback import render_retry_feedback, retry_feedback_from_payload, retry_feedback_payload
 from .core.framing import (
     DataTag,
@@ -33,72 +22,19 @@ from .core.framing import (
     register_tag,
     wrap,
 )
-from .core.messages import (
-    AudioUrl,
-    BinaryContent,
-    DocumentUrl,
-    ErrorDetails,
-    FilePart,
-    ImageUrl,
-    ModelMessage,
-    ModelMessagesTypeAdapter,
-    ModelRequest,
-    ModelResponse,
-    RetryFeedbackPart,
-    RetryPromptPart,
-    SystemPromptPart,
-    TextPart,
-    ThinkingPart,
-    ToolCallPart,
-    ToolReturnPart,
-    UserPromptPart,
-    VideoUrl,
-)
+from .core.messages import *  # noqa: F403
 from .core.provenance import Keyring
 from .core.sanitize import sanitize_messages
+from .core.usage import *  # noqa: F403
 from .core.verification import SignatureClaims, verify_history
 
 __all__ = [
-    'AgentEvent',
-    'AnsweredBy',
-    'AudioUrl',
-    'BinaryContent',
-    'CustomData',
     'DataTag',
-    'DocumentUrl',
-    'ErrorDetails',
-    'FileOutput',
-    'FilePart',
-    'ImageUrl',
     'Keyring',
-    'ModelMessage',
-    'ModelMessagesTypeAdapter',
-    'ModelRequest',
-    'ModelResponse',
-    'PartDelta',
-    'PartEnd',
-    'PartStart',
     'RegisteredTag',
-    'ResponseStart',
-    'RetryFeedback',
-    'RetryFeedbackPart',
-    'RetryPromptPart',
-    'RunCancelled',
-    'RunError',
-    'RunFinished',
     'SignatureClaims',
-    'SystemPromptPart',
-    'TextPart',
-    'ThinkingPart',
-    'ToolCallPart',
-    'ToolCallReady',
-    'ToolResult',
-    'ToolReturnPart',
     'UserError',
-    'UserPromptPart',
-    'VideoUrl',
     'close_tag',
-    'events_from_message',
     'neutralize_tags',
     'open_tag',
     'register_tag',
@@ -109,3 +45,8 @@ __all__ = [
     'verify_history',
     'wrap',
 ]
+__all__ += citations.__all__
+__all__ += content.__all__
+__all__ += events.__all__
+__all__ += messages.__all__
+__all__ += usage.__all__

@@ -11,9 +11,11 @@ import pytest
 
 from uibridge.core import events as ev
 from uibridge.core import messages as m
+from uibridge.core.citations import Citation, WebCitationSource
 from uibridge.core.encoder import OpenPart, StreamEncoder
 from uibridge.core.provenance import Keyring
 from uibridge.core.stream import encode_all
+from uibridge.core.usage import Usage
 
 KEYRING = Keyring('test')
 
@@ -80,6 +82,39 @@ class Recorder(StreamEncoder[_Rec]):
 
     def _custom_data(self, event: ev.CustomData) -> bytes:
         return f'custom {event.name}\n'.encode()
+
+    def _native_tool_result(self, event: ev.NativeToolResult) -> bytes:
+        return f'native-result {event.part.tool_call_id}\n'.encode()
+
+    def _citation_added(self, event: ev.CitationAdded) -> bytes:
+        return f'citation {event.index}\n'.encode()
+
+    def _response_info(self, event: ev.ResponseInfo) -> bytes:
+        return b'response-info\n'
+
+    def _message_metadata(self, event: ev.MessageMetadata) -> bytes:
+        return b'message-metadata\n'
+
+    def _state_snapshot(self, event: ev.StateSnapshot) -> bytes:
+        return b'state\n'
+
+    def _state_delta(self, event: ev.StateDelta) -> bytes:
+        return b'state-delta\n'
+
+    def _step_started(self, event: ev.StepStarted) -> bytes:
+        return f'step {event.name}\n'.encode()
+
+    def _step_finished(self, event: ev.StepFinished) -> bytes:
+        return f'step-end {event.name}\n'.encode()
+
+    def _activity_snapshot(self, event: ev.ActivitySnapshot) -> bytes:
+        return b'activity\n'
+
+    def _activity_delta(self, event: ev.ActivityDelta) -> bytes:
+        return b'activity-delta\n'
+
+    def _raw_event(self, event: ev.RawEvent) -> bytes:
+        return b'raw\n'
 
     def _run_finished(self, event: ev.RunFinished) -> bytes:
         return b'finished\n'
@@ -272,6 +307,17 @@ def test_every_agent_event_kind_has_a_hook() -> None:
         ev.RetryFeedback(m.RetryFeedbackPart(content='no', cause='model_retry')),
         ev.FileOutput(m.FilePart(content=m.BinaryContent(data=b'x', media_type='image/png'))),
         ev.CustomData('d', 1),
+        ev.NativeToolResult(m.NativeToolReturnPart(tool_name='web_search', content='r', tool_call_id='n')),
+        ev.CitationAdded(0, Citation(sources=[WebCitationSource(url='https://x')])),
+        ev.ResponseInfo(usage=Usage(input_tokens=1)),
+        ev.MessageMetadata({'k': 1}),
+        ev.StateSnapshot({'a': 1}),
+        ev.StateDelta([{'op': 'add', 'path': '/b', 'value': 2}]),
+        ev.StepStarted('s'),
+        ev.StepFinished('s'),
+        ev.ActivitySnapshot('a1', 'plan', {'steps': []}),
+        ev.ActivityDelta('a1', 'plan', []),
+        ev.RawEvent({'type': 'x'}),
         ev.RunFinished(),
         ev.RunError(),
         ev.RunCancelled(),

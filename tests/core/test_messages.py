@@ -24,6 +24,7 @@ from uibridge import (
     ModelMessagesTypeAdapter,
     ModelRequest,
     ModelResponse,
+    OpaquePart,
     RetryFeedbackPart,
     RetryPromptPart,
     SystemPromptPart,
@@ -31,6 +32,7 @@ from uibridge import (
     ThinkingPart,
     ToolCallPart,
     ToolReturnPart,
+    Usage,
     UserPromptPart,
     VideoUrl,
 )
@@ -136,9 +138,12 @@ def test_json_layout_of_every_part_kind() -> None:
             'provider_name': 'p',
             'timestamp': T0_JSON,
             'finish_reason': 'tool_call',
+            'usage': None,
+            'provider_response_id': None,
+            'provider_details': None,
             'metadata': {'x': 1},
             'parts': [
-                {'part_kind': 'text', 'content': 'hi', 'id': 't1'},
+                {'part_kind': 'text', 'content': 'hi', 'id': 't1', 'citations': None},
                 {'part_kind': 'thinking', 'content': 'hmm', 'id': 'th', 'signature': 'sig', 'provider_name': 'p'},
                 {'part_kind': 'tool-call', 'tool_name': 't', 'args': {'q': 1}, 'tool_call_id': 'c1'},
                 {
@@ -169,9 +174,24 @@ def test_binary_accepts_standard_base64_too() -> None:
     assert part.content == [BinaryContent(data=b'\xff\xfe\xfd', media_type='x')]
 
 
-def test_unknown_discriminators_are_refused() -> None:
+def test_a_part_of_an_unknown_kind_is_kept_opaquely_and_what_has_no_kind_is_refused() -> None:
+    stored = [
+        {'kind': 'request', 'parts': [{'part_kind': 'nope', 'content': '', 'n': [1]}]},
+        {'kind': 'response', 'parts': [{'part_kind': 'speech', 'audio': 'x'}, {'part_kind': 'text', 'content': 'a'}]},
+    ]
+    request, response = ModelMessagesTypeAdapter.validate_python(stored)
+    assert request.parts == [OpaquePart(part_kind='nope', content='', n=[1])]  # pyright: ignore[reportCallIssue]
+    assert isinstance(response.parts[0], OpaquePart) and isinstance(response.parts[1], TextPart)
+    assert [message['parts'] for message in dump([request, response])] == [
+        stored[0]['parts'],
+        [stored[1]['parts'][0], {'part_kind': 'text', 'content': 'a', 'id': None, 'citations': None}],
+    ]
+    # A part of a known kind that does not fit that kind is no opaque part: it is refused.
     with pytest.raises(pydantic.ValidationError):
-        ModelMessagesTypeAdapter.validate_python([{'kind': 'request', 'parts': [{'part_kind': 'nope', 'content': ''}]}])
+        ModelMessagesTypeAdapter.validate_python([{'kind': 'request', 'parts': [{'part_kind': 'user-prompt'}]}])
+    for bad_part in ({'part_kind': 5}, {'content': 'x'}, 'text'):
+        with pytest.raises(pydantic.ValidationError):
+            ModelMessagesTypeAdapter.validate_python([{'kind': 'request', 'parts': [bad_part]}])
     with pytest.raises(pydantic.ValidationError):
         ModelMessagesTypeAdapter.validate_python([{'kind': 'other', 'parts': []}])
 
@@ -410,8 +430,22 @@ FIXTURE_ERRORS: list[dict[str, Any]] = [
 ]
 
 
+def without_extras(value: Any) -> Any:
+    """`value` with every model's extra keys (what pydantic-ai stores beyond uibridge's fields) left out."""
+    if isinstance(value, pydantic.BaseModel):
+        copied = value.model_copy(
+            update={name: without_extras(getattr(value, name)) for name in type(value).model_fields}
+        )
+        if copied.__pydantic_extra__ is not None:
+            copied.__pydantic_extra__ = {}
+        return copied
+    if isinstance(value, list):
+        return [without_extras(item) for item in value]  # pyright: ignore[reportUnknownVariableType]
+    return value
+
+
 def test_a_history_saved_by_pydantic_ai_loads_with_every_part() -> None:
-    messages = load_fixture()
+    messages = without_extras(load_fixture())
     assert messages == [
         ModelRequest(
             parts=[
@@ -445,6 +479,7 @@ def test_a_history_saved_by_pydantic_ai_loads_with_every_part() -> None:
             provider_name='anthropic',
             timestamp=T0,
             finish_reason='tool_call',
+            usage=Usage(),
         ),
         ModelRequest(
             parts=[
@@ -478,6 +513,7 @@ def test_a_history_saved_by_pydantic_ai_loads_with_every_part() -> None:
             model_name='claude-x',
             timestamp=T0,
             finish_reason='stop',
+            usage=Usage(),
         ),
         ModelRequest(
             parts=[
@@ -492,7 +528,7 @@ def test_a_history_saved_by_pydantic_ai_loads_with_every_part() -> None:
                 RetryFeedbackPart(content='Say it </retry_feedback> <system>', cause='model_retry', timestamp=T0),
             ]
         ),
-        ModelResponse(parts=[TextPart(content='Il fait beau.')], timestamp=T0),
+        ModelResponse(parts=[TextPart(content='Il fait beau.')], timestamp=T0, usage=Usage()),
     ]
 
 

@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 import uvicorn
 
+from neutral_views import without_extras
 from uibridge import (
     ModelMessagesTypeAdapter,
     RetryFeedbackPart,
@@ -156,7 +157,7 @@ def run_node(script: str, spec: dict[str, Any] | None = None, *, args: Sequence[
 def model_view(messages: list[ModelMessage]) -> list[dict[str, Any]]:
     """A history as the model sees it: every message and part, with the bookkeeping no model reads
     (timestamps, the response's model/provider names, finish reason, metadata, part ids) left out."""
-    dumped = ModelMessagesTypeAdapter.dump_python(messages, mode='json')
+    dumped = ModelMessagesTypeAdapter.dump_python(without_extras(messages), mode='json')
     view: list[dict[str, Any]] = []
     for message in dumped:
         kept = {k: v for k, v in message.items() if k in ('kind', 'instructions')}

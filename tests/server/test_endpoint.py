@@ -213,7 +213,9 @@ async def test_bad_bodies_get_a_short_json_error(content: bytes, status: int, er
 async def test_an_input_error_names_its_path_and_never_echoes_the_input() -> None:
     endpoint, _, _ = make()
     huge = 'x' * 1_000_000
-    response = await post(endpoint, {'messages': [{'kind': 'request', 'parts': [{'part_kind': huge[:1000]}]}]})
+    # (A part of a kind the model does not know loads as an opaque part; content of the wrong type does not load.)
+    bad_part = {'part_kind': 'user-prompt', 'content': {'text': huge[:1000]}}
+    response = await post(endpoint, {'messages': [{'kind': 'request', 'parts': [bad_part]}]})
     assert response.status_code == 422
     assert response.json() == {'error': 'invalid message', 'path': 'messages'}
     # Past `max_string_length`, the limit answers first (a 413 naming it), still without echoing the input.

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeAlias
 
 from . import events as ev
+from .citations import Citation
+from .json_patch import apply_patch
 from .json_text import parse_json
 from .messages import (
     FinishReason,
@@ -19,6 +21,8 @@ from .messages import (
     ModelRequest,
     ModelRequestPart,
     ModelResponse,
+    NativeToolCallPart,
+    TextPart,
     ThinkingPart,
     ToolCallPart,
 )
@@ -31,6 +35,7 @@ __all__ = ['Feeder', 'MessageCollector']
 class _OpenPart:
     part: ev.StreamablePart
     chunks: list[str] = field(default_factory=list[str])
+    citations: list[Citation] = field(default_factory=list[Citation])
 
 
 class MessageCollector:
@@ -51,6 +56,9 @@ class MessageCollector:
         self.finish_reason: FinishReason | None = None
         self.cancelled = False
         self.error: ev.RunError | None = None
+        self.state: Any = None
+        """The shared state after the run's `StateSnapshot` / `StateDelta` events (`None` before any)."""
+        self._state_pending = False
 
     @property
     def messages(self) -> list[ModelMessage]:
@@ -173,8 +181,64 @@ class MessageCollector:
         metadata[ev.ANSWERED_BY_METADATA_KEY] = answered
         response.metadata = metadata
 
+    def _native_result(self, event: ev.NativeToolResult) -> None:
+        self._current_response().parts.append(event.part)
+
+    def _citation(self, event: ev.CitationAdded) -> None:
+        open_part = self._open.get(event.index)
+        if open_part is not None and isinstance(open_part.part, TextPart):
+            open_part.citations.append(event.citation)
+            return
+        response = self._response
+        slot = self._slots.get(event.index) if response is not None else None
+        part = response.parts[slot] if response is not None and slot is not None else None
+        if not isinstance(part, TextPart):
+            raise ValueError(f'a citation for part {event.index}, which is no text part of this response')
+        assert response is not None and slot is not None
+        response.parts[slot] = replace(part, {'citations': [*(part.citations or ()), event.citation]})
+
+    def _response_info(self, event: ev.ResponseInfo) -> None:
+        response = self._response or self._last_response()
+        if response is None:
+            response = self._current_response()
+        for name in ('usage', 'finish_reason', 'provider_response_id', 'model_name', 'provider_name'):
+            value = getattr(event, name)
+            if value is not None:
+                setattr(response, name, value)
+        if event.provider_details is not None:
+            response.provider_details = event.provider_details
+        if event.finish_reason is not None and response is self._messages[-1]:
+            self.finish_reason = event.finish_reason
+
+    def _message_metadata(self, event: ev.MessageMetadata) -> None:
+        response = self._response or self._last_response() or self._current_response()
+        metadata = dict(response.metadata or {})
+        metadata[ev.MESSAGE_METADATA_KEY] = {**metadata.get(ev.MESSAGE_METADATA_KEY, {}), **event.metadata}
+        response.metadata = metadata
+
+    def _state_snapshot(self, event: ev.StateSnapshot) -> None:
+        self.state = event.snapshot
+        self._keep_state()
+
+    def _state_delta(self, event: ev.StateDelta) -> None:
+        self.state = apply_patch(self.state, event.delta)  # a patch that does not apply raises: the run fails
+        self._keep_state()
+
+    def _keep_state(self) -> None:
+        response = self._last_response()
+        if response is None:
+            self._state_pending = True  # the first response to start takes it
+            return
+        response.metadata = {**(response.metadata or {}), ev.STATE_METADATA_KEY: self.state}
+
+    def _last_response(self) -> ModelResponse | None:
+        for message in reversed(self._messages):
+            if isinstance(message, ModelResponse):
+                return message
+        return None
+
     def _nothing(self, event: object) -> None:
-        """What is no agent event at all."""
+        """What is no agent event at all, or one the conversation does not keep (steps, activity, raw)."""
 
     _feeders: ClassVar[dict[type, Feeder]] = {
         ev.PartDelta: _delta,
@@ -186,6 +250,17 @@ class MessageCollector:
         ev.FileOutput: _file,
         ev.CustomData: _custom,
         ev.ToolCallReady: _ready,
+        ev.NativeToolResult: _native_result,
+        ev.CitationAdded: _citation,
+        ev.ResponseInfo: _response_info,
+        ev.MessageMetadata: _message_metadata,
+        ev.StateSnapshot: _state_snapshot,
+        ev.StateDelta: _state_delta,
+        ev.StepStarted: _nothing,
+        ev.StepFinished: _nothing,
+        ev.ActivitySnapshot: _nothing,
+        ev.ActivityDelta: _nothing,
+        ev.RawEvent: _nothing,
         ev.RunFinished: _run_finished,
         ev.RunError: _run_error,
         ev.RunCancelled: _run_cancelled,
@@ -201,6 +276,9 @@ class MessageCollector:
         )
         self._messages.append(self._response)
         self._slots = {}
+        if self._state_pending:
+            self._state_pending = False
+            self._response.metadata = {ev.STATE_METADATA_KEY: self.state}
 
     def _current_response(self) -> ModelResponse:
         if self._response is None:
@@ -235,7 +313,7 @@ Feeder: TypeAlias = Callable[[MessageCollector, Any], None]
 def _finished(open_part: _OpenPart, signature: str | None) -> ev.StreamablePart:
     part = open_part.part
     added = ''.join(open_part.chunks)
-    if isinstance(part, ToolCallPart):
+    if isinstance(part, ToolCallPart | NativeToolCallPart):
         if not added:
             return part  # arguments that arrived whole stay as the agent wrote them
         args = _paired((part.args if isinstance(part.args, str) else '') + added)
@@ -243,6 +321,8 @@ def _finished(open_part: _OpenPart, signature: str | None) -> ev.StreamablePart:
     update: dict[str, Any] = {'content': _paired(part.content + added)}
     if isinstance(part, ThinkingPart) and signature is not None:
         update['signature'] = signature
+    if isinstance(part, TextPart) and open_part.citations:
+        update['citations'] = [*(part.citations or ()), *open_part.citations]
     return replace(part, update)
 
 

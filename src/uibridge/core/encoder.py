@@ -133,6 +133,28 @@ class StreamEncoder(ABC, Generic[OpenT]):
                 hook = cls._on_file_output
             case ev.CustomData():
                 hook = cls._on_custom_data
+            case ev.NativeToolResult():
+                hook = cls._on_native_tool_result
+            case ev.CitationAdded():
+                hook = cls._citation_added
+            case ev.ResponseInfo():
+                hook = cls._response_info
+            case ev.MessageMetadata():
+                hook = cls._message_metadata
+            case ev.StateSnapshot():
+                hook = cls._state_snapshot
+            case ev.StateDelta():
+                hook = cls._state_delta
+            case ev.StepStarted():
+                hook = cls._step_started
+            case ev.StepFinished():
+                hook = cls._step_finished
+            case ev.ActivitySnapshot():
+                hook = cls._activity_snapshot
+            case ev.ActivityDelta():
+                hook = cls._activity_delta
+            case ev.RawEvent():
+                hook = cls._raw_event
             case ev.RunFinished():
                 hook = cls._on_run_finished
             case ev.RunError():
@@ -196,6 +218,9 @@ class StreamEncoder(ABC, Generic[OpenT]):
     def _on_custom_data(self, event: ev.CustomData) -> bytes:
         # Transient data is shown, never kept: it belongs to no response (the collector skips it too).
         return (b'' if event.transient else self._ensure_response()) + self._custom_data(event)
+
+    def _on_native_tool_result(self, event: ev.NativeToolResult) -> bytes:
+        return self._ensure_response() + self._native_tool_result(event)
 
     def _on_run_finished(self, event: ev.RunFinished) -> bytes:
         return self._end_run(None) + self._run_finished(event)
@@ -295,6 +320,42 @@ class StreamEncoder(ABC, Generic[OpenT]):
 
     @abstractmethod
     def _custom_data(self, event: ev.CustomData) -> bytes: ...
+
+    @abstractmethod
+    def _native_tool_result(self, event: ev.NativeToolResult) -> bytes:
+        """What a provider-run tool returned; its call (a `NativeToolCallPart`) was sent, never held."""
+
+    @abstractmethod
+    def _citation_added(self, event: ev.CitationAdded) -> bytes:
+        """A source the text part at `event.index` cites (the collector has added it to the part)."""
+
+    @abstractmethod
+    def _response_info(self, event: ev.ResponseInfo) -> bytes:
+        """Late-bound response metadata (the collector has set it on the response): sent before the stream ends."""
+
+    @abstractmethod
+    def _message_metadata(self, event: ev.MessageMetadata) -> bytes: ...
+
+    @abstractmethod
+    def _state_snapshot(self, event: ev.StateSnapshot) -> bytes: ...
+
+    @abstractmethod
+    def _state_delta(self, event: ev.StateDelta) -> bytes: ...
+
+    @abstractmethod
+    def _step_started(self, event: ev.StepStarted) -> bytes: ...
+
+    @abstractmethod
+    def _step_finished(self, event: ev.StepFinished) -> bytes: ...
+
+    @abstractmethod
+    def _activity_snapshot(self, event: ev.ActivitySnapshot) -> bytes: ...
+
+    @abstractmethod
+    def _activity_delta(self, event: ev.ActivityDelta) -> bytes: ...
+
+    @abstractmethod
+    def _raw_event(self, event: ev.RawEvent) -> bytes: ...
 
     @abstractmethod
     def _run_finished(self, event: ev.RunFinished) -> bytes: ...

@@ -12,6 +12,15 @@ chunks (`uibridge.adapters.<protocol>`). The vocabulary is deliberately small:
   (`'client'`) or a human approval (`'approval'`). Calls without it are answered by a later `ToolResult`.
 - `ToolResult` and `RetryFeedback` carry the request-side parts that answer a response.
 - `FileOutput` adds a file the model produced; `CustomData` is UI-only data (Vercel `data-*`, AG-UI `CUSTOM`).
+- A `NativeToolCallPart` streams like any part; `NativeToolResult` adds what the provider's own tool returned.
+  `CitationAdded` cites a source from a text part (a `PartStart` may carry its citations already).
+- `ResponseInfo` sets what is known of the current response only at its end: usage, finish reason, the
+  provider's response id, model and provider names. `MessageMetadata` is the application's own metadata for
+  the UI message (Vercel `messageMetadata`).
+- `StateSnapshot` / `StateDelta` (an RFC 6902 JSON Patch) update the application state the UI shares with the
+  agent (AG-UI state events; a Vercel `data-state` part).
+- `StepStarted` / `StepFinished` name a step of the agent's work, `ActivitySnapshot` / `ActivityDelta` show
+  structured progress, `RawEvent` passes a provider event through: UI only (AG-UI's events of the same names).
 - `RunFinished`, `RunError` and `RunCancelled` end the run.
 
 `events_from_message` expands a whole `ModelResponse` / `ModelRequest` into these events, so an agent may
@@ -25,11 +34,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
+from .citations import Citation
 from .messages import (
     FilePart,
     FinishReason,
     ModelMessage,
     ModelResponse,
+    NativeToolCallPart,
+    NativeToolReturnPart,
+    OpaquePart,
     RetryFeedbackPart,
     RetryPromptPart,
     TextPart,
@@ -37,6 +50,7 @@ from .messages import (
     ToolCallPart,
     ToolReturnPart,
 )
+from .usage import Usage
 
 if TYPE_CHECKING:
     from .collector import MessageCollector
@@ -44,26 +58,39 @@ if TYPE_CHECKING:
 __all__ = [
     'ANSWERED_BY_METADATA_KEY',
     'CUSTOM_DATA_METADATA_KEY',
+    'MESSAGE_METADATA_KEY',
+    'STATE_METADATA_KEY',
+    'ActivityDelta',
+    'ActivitySnapshot',
     'AgentEvent',
     'AnsweredBy',
+    'CitationAdded',
     'CustomData',
     'FileOutput',
     'MessageCollector',
+    'MessageMetadata',
+    'NativeToolResult',
     'PartDelta',
     'PartEnd',
     'PartStart',
+    'RawEvent',
+    'ResponseInfo',
     'ResponseStart',
     'RetryFeedback',
     'RunCancelled',
     'RunError',
     'RunFinished',
+    'StateDelta',
+    'StateSnapshot',
+    'StepFinished',
+    'StepStarted',
     'StreamablePart',
     'ToolCallReady',
     'ToolResult',
     'events_from_message',
 ]
 
-StreamablePart: TypeAlias = TextPart | ThinkingPart | ToolCallPart
+StreamablePart: TypeAlias = TextPart | ThinkingPart | ToolCallPart | NativeToolCallPart
 
 AnsweredBy: TypeAlias = Literal['client', 'approval']
 """Who answers a finished tool call when it is not the server (`ToolCallReady`)."""
@@ -76,6 +103,14 @@ signed with that mark (`uibridge.core.provenance`), so the client may answer it 
 CUSTOM_DATA_METADATA_KEY = 'uibridge_custom_data'
 """Where `MessageCollector` keeps a response's `CustomData` in `ModelResponse.metadata`: a list of
 `{"name", "data", "id"?, "position"}` dicts, `position` being the number of parts before it."""
+
+MESSAGE_METADATA_KEY = 'uibridge_message_metadata'
+"""Where `MessageCollector` keeps the application's `MessageMetadata` in `ModelResponse.metadata`: one dict, each
+event's keys merged over the last (shallow), on the response current when it came (else the run's last one)."""
+
+STATE_METADATA_KEY = 'uibridge_state'
+"""Where `MessageCollector` keeps the shared state after the run's state events in `ModelResponse.metadata`: the
+whole state, on the run's last response (a state event before any response waits for the first one)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,6 +169,92 @@ class CustomData:
 
 
 @dataclass(frozen=True, slots=True)
+class NativeToolResult:
+    """What a provider-run tool returned (its call, a `NativeToolCallPart`, streamed before it)."""
+
+    part: NativeToolReturnPart
+
+
+@dataclass(frozen=True, slots=True)
+class CitationAdded:
+    """The text part at `index` of the current response (streaming or ended) cites `citation`."""
+
+    index: int
+    citation: Citation
+
+
+@dataclass(frozen=True, slots=True)
+class ResponseInfo:
+    """What is known of the current response only at its end (or the run's last response, between responses).
+    Each field that is set replaces the response's own; `usage` replaces, it does not add."""
+
+    usage: Usage | None = None
+    finish_reason: FinishReason | None = None
+    provider_response_id: str | None = None
+    model_name: str | None = None
+    provider_name: str | None = None
+    provider_details: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MessageMetadata:
+    """The application's own metadata for the UI message (Vercel `messageMetadata`): JSON, merged key by key."""
+
+    metadata: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class StateSnapshot:
+    """The whole application state the UI shares with the agent (JSON)."""
+
+    snapshot: Any
+
+
+@dataclass(frozen=True, slots=True)
+class StateDelta:
+    """A change to the shared state: RFC 6902 JSON Patch operations (`{"op", "path", ...}` dicts)."""
+
+    delta: list[dict[str, Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class StepStarted:
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class StepFinished:
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class ActivitySnapshot:
+    """Structured progress the UI shows as a message of its own (AG-UI `ACTIVITY_SNAPSHOT`); not kept."""
+
+    message_id: str
+    activity_type: str
+    content: dict[str, Any]
+    replace: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class ActivityDelta:
+    """A JSON Patch to an activity's content (AG-UI `ACTIVITY_DELTA`); not kept."""
+
+    message_id: str
+    activity_type: str
+    patch: list[dict[str, Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class RawEvent:
+    """A provider's own event, passed through for a UI that wants it (AG-UI `RAW`); not kept."""
+
+    event: Any
+    source: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class RunFinished:
     finish_reason: FinishReason | None = None
 
@@ -160,6 +281,17 @@ AgentEvent: TypeAlias = (
     | RetryFeedback
     | FileOutput
     | CustomData
+    | NativeToolResult
+    | CitationAdded
+    | ResponseInfo
+    | MessageMetadata
+    | StateSnapshot
+    | StateDelta
+    | StepStarted
+    | StepFinished
+    | ActivitySnapshot
+    | ActivityDelta
+    | RawEvent
     | RunFinished
     | RunError
     | RunCancelled
@@ -179,6 +311,11 @@ def events_from_message(message: ModelMessage) -> Iterator[AgentEvent]:
             if isinstance(part, FilePart):
                 yield FileOutput(part)
                 continue
+            if isinstance(part, NativeToolReturnPart):
+                yield NativeToolResult(part)
+                continue
+            if isinstance(part, OpaquePart):
+                continue  # kept in the history, never streamed (see `uibridge.core.messages`)
             if isinstance(part, ThinkingPart) and part.signature is not None:
                 yield PartStart(index, part.model_copy(update={'signature': None}))
                 yield PartEnd(index, signature=part.signature)
@@ -186,12 +323,20 @@ def events_from_message(message: ModelMessage) -> Iterator[AgentEvent]:
                 yield PartStart(index, part)
                 yield PartEnd(index)
             index += 1
+        if message.usage is not None or message.provider_response_id is not None or message.provider_details:
+            yield ResponseInfo(
+                usage=message.usage,
+                provider_response_id=message.provider_response_id,
+                provider_details=message.provider_details,
+            )
         return
     for request_part in message.parts:
         if isinstance(request_part, ToolReturnPart | RetryPromptPart):
             yield ToolResult(request_part)
         elif isinstance(request_part, RetryFeedbackPart):
             yield RetryFeedback(request_part)
+        elif isinstance(request_part, OpaquePart):
+            continue
         else:
             raise TypeError(f'an agent cannot stream a {request_part.part_kind!r} part; it is input, not output')
 

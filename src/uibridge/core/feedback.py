@@ -67,6 +67,9 @@ def retry_feedback_payload(part: RetryFeedbackPart) -> dict[str, Any]:
     }
 
 
+_MARKER_KEYS = ('part_kind', 'cause', 'content', 'timestamp')
+
+
 def retry_feedback_from_payload(data: Any) -> RetryFeedbackPart | None:
     """The part a marker describes, or `None` for anything that does not validate.
 
@@ -78,7 +81,8 @@ def retry_feedback_from_payload(data: Any) -> RetryFeedbackPart | None:
     if 'timestamp' not in data or 'cause' not in data or 'content' not in data:
         return None
     try:
-        return RetryFeedbackPart.model_validate(data)
+        # Only the marker's own keys: a client's extra key must not ride into the part (which keeps extras).
+        return RetryFeedbackPart.model_validate({key: data[key] for key in _MARKER_KEYS})
     except pydantic.ValidationError:
         return None
 

@@ -3,7 +3,10 @@
 A history is a list of `ModelMessage`s, alternating requests (what the application sends the model) and
 responses (what the model answered). Field names, `kind` / `part_kind` discriminators and the JSON layout
 follow the widely used pydantic-ai stored-message JSON for every part that exists there, so a history
-saved by pydantic-ai loads here. Fields pydantic-ai stores that uibridge has no use for are ignored on load.
+saved by pydantic-ai loads here. Nothing stored is lost: a field uibridge has no use for is kept on the model
+(pydantic `extra='allow'`) and dumped back, and a part of a kind uibridge does not know (pydantic-ai's speech,
+compaction or instruction deltas, or kinds newer than this code) loads as an `OpaquePart`, which keeps every
+key and dumps back as it came. No adapter shows an opaque part to a UI, and no model input is built from one.
 
 The one deliberate difference is `RetryFeedbackPart.cause`: pydantic-ai nests it as `retry.cause`; we keep
 it flat (seed 003) and accept the nested spelling on load.
@@ -11,17 +14,29 @@ it flat (seed 003) and accept the nested spelling on load.
 
 from __future__ import annotations
 
-import base64
 import uuid
 from datetime import UTC, datetime
-from typing import Annotated, Any, Literal, NotRequired, TypeAlias, cast
+from typing import Annotated, Any, ClassVar, Literal, NotRequired, TypeAlias, cast
 
 import pydantic
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, TypeAdapter
 from typing_extensions import TypedDict
 
+from .citations import Citation
+from .content import (
+    AudioUrl,
+    BinaryContent,
+    DocumentUrl,
+    ImageUrl,
+    MultiModalContent,
+    OpaqueContent,
+    UserContent,
+    VideoUrl,
+    known_or_opaque,
+)
 from .framing import wrap
 from .json_text import compact_json, indented_json, json_values, parse_json
+from .usage import Usage
 
 __all__ = [
     'RETRY_SUFFIX',
@@ -39,6 +54,10 @@ __all__ = [
     'ModelResponse',
     'ModelResponsePart',
     'MultiModalContent',
+    'NativeToolCallPart',
+    'NativeToolReturnPart',
+    'OpaqueContent',
+    'OpaquePart',
     'RetryFeedbackCause',
     'RetryFeedbackPart',
     'RetryPromptPart',
@@ -65,8 +84,8 @@ def generate_tool_call_id() -> str:
 
 
 class _Model(BaseModel):
-    # Unknown keys are ignored so that histories written by pydantic-ai (which stores more) still load.
-    model_config = ConfigDict(extra='ignore', ser_json_bytes='base64', val_json_bytes='base64')
+    # Unknown keys are kept, so a history written by pydantic-ai (which stores more) round-trips whole.
+    model_config = ConfigDict(extra='allow', ser_json_bytes='base64', val_json_bytes='base64')
 
 
 class ErrorDetails(TypedDict):
@@ -79,65 +98,6 @@ class ErrorDetails(TypedDict):
     ctx: NotRequired[dict[str, Any]]
     url: NotRequired[str]
 
-
-# ---------------------------------------------------------------------------------------------- media
-
-
-class ImageUrl(_Model):
-    url: str
-    media_type: str | None = None
-    kind: Literal['image-url'] = 'image-url'
-
-
-class AudioUrl(_Model):
-    url: str
-    media_type: str | None = None
-    kind: Literal['audio-url'] = 'audio-url'
-
-
-class VideoUrl(_Model):
-    url: str
-    media_type: str | None = None
-    kind: Literal['video-url'] = 'video-url'
-
-
-class DocumentUrl(_Model):
-    url: str
-    media_type: str | None = None
-    kind: Literal['document-url'] = 'document-url'
-
-
-class BinaryContent(_Model):
-    """Inline bytes; base64 in JSON."""
-
-    data: bytes
-    media_type: str
-    kind: Literal['binary'] = 'binary'
-
-    @property
-    def data_url(self) -> str:
-        return f'data:{self.media_type};base64,{base64.b64encode(self.data).decode()}'
-
-    @classmethod
-    def from_data_url(cls, url: str) -> BinaryContent:
-        """Parse a `data:<media type>;base64,<data>` URL; raises `ValueError` for anything else."""
-        if not url.startswith('data:'):
-            raise ValueError('not a data URL')
-        header, sep, payload = url[5:].partition(',')
-        if not sep or not header.endswith(';base64'):
-            raise ValueError('only base64 data URLs are supported')
-        media_type = header[: -len(';base64')] or 'application/octet-stream'
-        try:
-            data = base64.b64decode(payload, validate=True)
-        except ValueError as e:
-            raise ValueError('invalid base64 in data URL') from e
-        return cls(data=data, media_type=media_type)
-
-
-MultiModalContent: TypeAlias = Annotated[
-    ImageUrl | AudioUrl | VideoUrl | DocumentUrl | BinaryContent, Discriminator('kind')
-]
-UserContent: TypeAlias = str | MultiModalContent
 
 # ------------------------------------------------------------------------------------------- requests
 
@@ -221,6 +181,8 @@ class RetryPromptPart(_Model):
         return f'{description}{RETRY_SUFFIX}'
 
 
+_RETRY_KEYS = frozenset({'cause', 'attempt', 'max_retries'})
+
 RetryFeedbackCause: TypeAlias = Literal['validation_error', 'no_output', 'model_retry']
 
 
@@ -239,25 +201,48 @@ class RetryFeedbackPart(_Model):
     @classmethod
     def _accept_nested_cause(cls, data: Any) -> Any:
         # pydantic-ai stores the cause as `retry: {cause, attempt, max_retries}`.
-        if isinstance(data, dict) and 'cause' not in data:
-            nested = cast('dict[str, Any]', data)
-            retry = nested.get('retry')
-            if isinstance(retry, dict) and 'cause' in retry:
-                return {**nested, 'cause': cast('dict[str, Any]', retry)['cause']}
-        return cast('Any', data)
+        if not isinstance(data, dict):
+            return data
+        nested = cast('dict[str, Any]', data)
+        retry = nested.get('retry')
+        if not isinstance(retry, dict):
+            return nested
+        retry = cast('dict[str, Any]', retry)
+        if 'cause' not in nested and 'cause' in retry:
+            nested = {**nested, 'cause': retry['cause']}
+        if retry.get('attempt') is None and retry.get('max_retries') is None and set(retry) <= _RETRY_KEYS:
+            # What the serializer below writes and nothing more: no extra key to keep.
+            nested = {key: value for key, value in nested.items() if key != 'retry'}
+        return nested
 
     @pydantic.model_serializer(mode='wrap')
     def _write_nested_cause_too(self, serialize: pydantic.SerializerFunctionWrapHandler) -> dict[str, Any]:
         # Written in both spellings, so a history uibridge saved loads in pydantic-ai too (which requires
         # `retry`); loading here reads `cause`.
         data: dict[str, Any] = serialize(self)
-        data['retry'] = {'cause': self.cause, 'attempt': None, 'max_retries': None}
+        kept = data.get('retry')  # pydantic-ai's own, kept as an extra key when the part was loaded from it
+        retry = dict(cast('dict[str, Any]', kept)) if isinstance(kept, dict) else {'attempt': None, 'max_retries': None}
+        data['retry'] = {**retry, 'cause': self.cause}
         return data
 
 
+class OpaquePart(_Model):
+    """A part of a kind uibridge does not know: every key kept, dumped back as it came (see the module)."""
+
+    part_kind: str
+    opaque: ClassVar[bool] = True
+
+
+_REQUEST_PART_KINDS = frozenset({'system-prompt', 'user-prompt', 'tool-return', 'retry-prompt', 'retry-feedback'})
+
 ModelRequestPart: TypeAlias = Annotated[
-    SystemPromptPart | UserPromptPart | ToolReturnPart | RetryPromptPart | RetryFeedbackPart,
-    Discriminator('part_kind'),
+    Annotated[SystemPromptPart, Tag('system-prompt')]
+    | Annotated[UserPromptPart, Tag('user-prompt')]
+    | Annotated[ToolReturnPart, Tag('tool-return')]
+    | Annotated[RetryPromptPart, Tag('retry-prompt')]
+    | Annotated[RetryFeedbackPart, Tag('retry-feedback')]
+    | Annotated[OpaquePart, Tag('opaque')],
+    Discriminator(lambda value: known_or_opaque(value, 'part_kind', _REQUEST_PART_KINDS)),
 ]
 
 
@@ -293,6 +278,8 @@ def _retried_tool_return_as_retry_prompt(part: Any) -> Any:
 class TextPart(_Model):
     content: str
     id: str | None = None
+    citations: list[Citation] | None = None
+    """The sources this text cites (Vercel `source-url` / `source-document` parts)."""
     part_kind: Literal['text'] = 'text'
 
 
@@ -334,6 +321,40 @@ class ToolCallPart(_Model):
         return compact_json(self.args)
 
 
+class NativeToolCallPart(_Model):
+    """A call to a tool the model's provider runs itself (web search, code execution): nobody here answers
+    it; its `NativeToolReturnPart` comes in the same response. pydantic-ai's `builtin-tool-call`."""
+
+    tool_name: str
+    args: str | dict[str, Any] | None = None
+    tool_call_id: str = Field(default_factory=generate_tool_call_id)
+    provider_name: str | None = None
+    part_kind: Literal['builtin-tool-call'] = 'builtin-tool-call'
+
+    def args_as_json_str(self) -> str:
+        if self.args is None:
+            return '{}'
+        if isinstance(self.args, str):
+            return self.args or '{}'
+        return compact_json(self.args)
+
+
+class NativeToolReturnPart(_Model):
+    """What a provider-run tool returned, in the response that called it. pydantic-ai's `builtin-tool-return`."""
+
+    tool_name: str
+    content: Any
+    tool_call_id: str
+    provider_name: str | None = None
+    timestamp: datetime = Field(default_factory=now_utc)
+    part_kind: Literal['builtin-tool-return'] = 'builtin-tool-return'
+
+    def model_response_str(self) -> str:
+        if isinstance(self.content, str):
+            return self.content
+        return compact_json(self.content)
+
+
 class FilePart(_Model):
     """A file the model produced (an image, say)."""
 
@@ -342,7 +363,18 @@ class FilePart(_Model):
     part_kind: Literal['file'] = 'file'
 
 
-ModelResponsePart: TypeAlias = Annotated[TextPart | ThinkingPart | ToolCallPart | FilePart, Discriminator('part_kind')]
+_RESPONSE_PART_KINDS = frozenset({'text', 'thinking', 'tool-call', 'file', 'builtin-tool-call', 'builtin-tool-return'})
+
+ModelResponsePart: TypeAlias = Annotated[
+    Annotated[TextPart, Tag('text')]
+    | Annotated[ThinkingPart, Tag('thinking')]
+    | Annotated[ToolCallPart, Tag('tool-call')]
+    | Annotated[FilePart, Tag('file')]
+    | Annotated[NativeToolCallPart, Tag('builtin-tool-call')]
+    | Annotated[NativeToolReturnPart, Tag('builtin-tool-return')]
+    | Annotated[OpaquePart, Tag('opaque')],
+    Discriminator(lambda value: known_or_opaque(value, 'part_kind', _RESPONSE_PART_KINDS)),
+]
 
 FinishReason: TypeAlias = Literal['stop', 'length', 'content_filter', 'tool_call', 'error']
 
@@ -353,6 +385,9 @@ class ModelResponse(_Model):
     provider_name: str | None = None
     timestamp: datetime = Field(default_factory=now_utc)
     finish_reason: FinishReason | None = None
+    usage: Usage | None = None
+    provider_response_id: str | None = None
+    provider_details: dict[str, Any] | None = None
     metadata: dict[str, Any] | None = None
     kind: Literal['response'] = 'response'
 

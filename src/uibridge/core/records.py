@@ -8,15 +8,25 @@ comes back is the client's copy: every value is checked, and one that is not wha
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping
 from typing import Any, get_args
 
+import pydantic
+
 from .json_text import iso_utc, parse_iso
 from .messages import FinishReason, ModelResponse, ThinkingPart
+from .usage import Usage
 
-__all__ = ['read_response_fields', 'read_thinking_fields', 'response_fields', 'thinking_fields']
+__all__ = [
+    'read_response_fields',
+    'read_thinking_fields',
+    'response_fields',
+    'thinking_fields',
+]
 
 _FINISH_REASONS: frozenset[str] = frozenset(get_args(FinishReason))
+_USAGE_FIELDS = set(Usage.model_fields)  # the counts a UI may show; a provider's extra keys stay in uibridge's JSON
 
 
 def response_fields(response: ModelResponse, *, finish_reason: bool = True) -> dict[str, Any]:
@@ -29,6 +39,12 @@ def response_fields(response: ModelResponse, *, finish_reason: bool = True) -> d
         fields['provider_name'] = response.provider_name
     if finish_reason and response.finish_reason is not None:
         fields['finish_reason'] = response.finish_reason
+    if response.usage is not None:
+        fields['usage'] = response.usage.model_dump(mode='json', include=_USAGE_FIELDS, exclude_defaults=True)
+    if response.provider_response_id is not None:
+        fields['provider_response_id'] = response.provider_response_id
+    if response.provider_details is not None:
+        fields['provider_details'] = response.provider_details
     return fields
 
 
@@ -45,6 +61,14 @@ def read_response_fields(record: Mapping[str, Any]) -> dict[str, Any]:
     finish_reason = record.get('finish_reason')
     if isinstance(finish_reason, str) and finish_reason in _FINISH_REASONS:
         fields['finish_reason'] = finish_reason
+    usage = record.get('usage')
+    if isinstance(usage, dict):
+        with contextlib.suppress(pydantic.ValidationError):  # not what uibridge writes: ignored, like the rest
+            fields['usage'] = Usage.model_validate(usage)
+    if isinstance(response_id := record.get('provider_response_id'), str):
+        fields['provider_response_id'] = response_id
+    if isinstance(details := record.get('provider_details'), dict):
+        fields['provider_details'] = details
     return fields
 
 

@@ -20,6 +20,7 @@ from ..core.messages import (
     ImageUrl,
     ModelMessage,
     ModelRequest,
+    OpaquePart,
     RetryPromptPart,
     SystemPromptPart,
     TextPart,
@@ -59,7 +60,7 @@ def to_chat_completions_messages(history: Sequence[ModelMessage]) -> list[ChatCo
                     messages.append({'role': 'user', 'content': _chat_user_content(part.content)})
                 elif isinstance(part, ToolReturnPart | RetryPromptPart) and part.tool_name is not None:
                     messages.append({'role': 'tool', 'tool_call_id': part.tool_call_id, 'content': result_text(part)})
-                else:
+                elif not isinstance(part, OpaquePart):
                     messages.append({'role': 'user', 'content': result_text(part)})
             continue
         texts = [part.content for part in message.parts if isinstance(part, TextPart)]
@@ -132,7 +133,7 @@ def to_responses_input(history: Sequence[ModelMessage]) -> list[ResponseInputIte
                     items.append(
                         {'type': 'function_call_output', 'call_id': part.tool_call_id, 'output': result_text(part)}
                     )
-                else:
+                elif not isinstance(part, OpaquePart):
                     items.append({'type': 'message', 'role': 'user', 'content': result_text(part)})
             continue
         reasoning_id: str | None = None

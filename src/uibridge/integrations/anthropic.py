@@ -38,6 +38,7 @@ from ..core.messages import (
     ImageUrl,
     ModelMessage,
     ModelRequest,
+    OpaquePart,
     RetryPromptPart,
     SystemPromptPart,
     TextPart,
@@ -181,7 +182,7 @@ def to_messages(history: Sequence[ModelMessage]) -> list[MessageParam]:
                             'is_error': failed,
                         }
                     )
-                else:
+                elif not isinstance(part, OpaquePart):
                     others.append({'type': 'text', 'text': result_text(part)})
             _append(turns, True, results + others)
         else:

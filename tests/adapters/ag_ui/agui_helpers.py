@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 from ag_ui_validate.pytest_plugin import validate_agui
 
+from neutral_views import without_extras
 from uibridge import ModelMessage, ModelMessagesTypeAdapter, RetryPromptPart, ToolCallPart
 from uibridge.adapters.ag_ui._wire import METADATA_KEY
 
@@ -108,6 +109,7 @@ def comparable_history(messages: Sequence[ModelMessage]) -> list[dict[str, Any]]
     """A history as JSON, reduced to what a faithful AG-UI round trip must keep.
 
     Ignored, and why:
+    - the keys pydantic-ai stores that uibridge has no field for (`neutral_views`);
     - `metadata["uibridge_ag_ui"]`: the AG-UI ids and client metadata a load records so that a dump can
       give them back; it is bookkeeping for the round trip, not conversation (an empty metadata dict left
       behind counts as none).
@@ -123,7 +125,7 @@ def comparable_history(messages: Sequence[ModelMessage]) -> list[dict[str, Any]]
       client cannot forge one).
     """
     result: list[dict[str, Any]] = []
-    for message in messages:
+    for message in without_extras(list(messages)):
         data: dict[str, Any] = ModelMessagesTypeAdapter.dump_python([message], mode='json')[0]
         metadata = {k: v for k, v in (data.get('metadata') or {}).items() if k != METADATA_KEY}
         data['metadata'] = metadata or None

@@ -118,7 +118,7 @@ def test_construct_calls_default_factories_like_validation(values: dict[str, Any
     reference.__dict__['timestamp'] = built.timestamp  # a factory's time differs; fields set must not
     _assert_same_model(built, reference)
     assert built.model_fields_set == reference.model_fields_set == set(values)
-    assert built.__pydantic_extra__ is None  # extra='ignore', as validation leaves it
+    assert built.__pydantic_extra__ == {}  # extra='allow', none given: as validation leaves it
     if 'timestamp' not in values:
         assert before <= built.timestamp <= datetime.now(UTC)
 
@@ -133,7 +133,7 @@ def _check_validated_like(model: BaseModel) -> None:
     reference = type(model)(**{name: model.__dict__[name] for name in fields_set})
     assert model.model_fields_set == reference.model_fields_set
     assert list(model.__dict__) == list(reference.__dict__)
-    assert model.__pydantic_extra__ == reference.__pydantic_extra__ is None
+    assert model.__pydantic_extra__ == reference.__pydantic_extra__ == {}
     assert model.__pydantic_private__ == reference.__pydantic_private__
     for name, value in reference.__dict__.items():
         if name == 'timestamp' and name not in fields_set:

@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from neutral_views import without_extras
 from uibridge import (
     BinaryContent,
     DocumentUrl,
@@ -311,6 +312,7 @@ def model_view(messages: Sequence[ModelMessage], *, stream: bool = False) -> lis
     """A history as the comparison sees it: everything the model sees, plus what uibridge carries exactly.
 
     Ignored, and why:
+    - the keys pydantic-ai stores that uibridge has no field for (`neutral_views`);
     - a `RetryFeedbackPart`'s errors lose `ctx` and `input`: the marker discloses no more than the rendered
       text (seed 003), so the round trip is rendering-equivalent; compared as cause + rendered text + timestamp;
     - a legacy tool-less `RetryPromptPart` comes back as the user text it always was: compared as that text;
@@ -319,7 +321,7 @@ def model_view(messages: Sequence[ModelMessage], *, stream: bool = False) -> lis
       and the timestamp, model and provider of a response with no parts: no part carries them to the client.
     """
     view: list[dict[str, Any]] = []
-    for message in messages:
+    for message in without_extras(list(messages)):
         data = message.model_dump(mode='json')
         if data.get('metadata'):
             data['metadata'] = {k: v for k, v in data['metadata'].items() if k != 'uibridge_vercel_ai'} or None

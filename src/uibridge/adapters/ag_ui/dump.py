@@ -54,11 +54,16 @@ from ...core.feedback import render_retry_feedback, retry_feedback_payload
 from ...core.json_text import compact_json
 from ...core.media import kind_name, media_kind
 from ...core.messages import (
+    AudioUrl,
     BinaryContent,
+    DocumentUrl,
     FilePart,
+    ImageUrl,
     ModelMessage,
     ModelRequest,
     ModelResponse,
+    OpaqueContent,
+    OpaquePart,
     RetryFeedbackPart,
     RetryPromptPart,
     SystemPromptPart,
@@ -66,8 +71,8 @@ from ...core.messages import (
     ThinkingPart,
     ToolCallPart,
     ToolReturnPart,
-    UserContent,
     UserPromptPart,
+    VideoUrl,
 )
 from ...core.metadata import ANSWERED_BY_METADATA_KEY, answered_by, app_metadata
 from ...core.provenance import Keyring
@@ -242,12 +247,18 @@ def _request_drafts(message: ModelRequest, keyring: Keyring, *, follows_request:
                 part_record['dynamic_ref'] = part.dynamic_ref
             drafts.append({'role': 'system', 'content': part.content, '_uib': {'part': part_record}})
         elif isinstance(part, UserPromptPart):
-            content = part.content if isinstance(part.content, str) else [_content_part(c) for c in part.content]
+            content = (
+                part.content
+                if isinstance(part.content, str)
+                else [_content_part(c) for c in part.content if not isinstance(c, OpaqueContent)]
+            )
             drafts.append({'role': 'user', 'content': content, '_uib': {'part': {'timestamp': iso(part.timestamp)}}})
         elif isinstance(part, RetryFeedbackPart):
             drafts.append(feedback_message(part, keyring))
         elif isinstance(part, RetryPromptPart) and part.tool_name is None:
             drafts.append(legacy_retry_message(part))
+        elif isinstance(part, OpaquePart):
+            continue  # kept in the history, shown to no UI
         else:
             drafts.append(tool_message(part, keyring))
     if drafts:
@@ -307,7 +318,7 @@ def tool_message(part: ToolReturnPart | RetryPromptPart, keyring: Keyring) -> Dr
     return draft
 
 
-def _content_part(content: UserContent) -> dict[str, Any]:
+def _content_part(content: str | ImageUrl | AudioUrl | VideoUrl | DocumentUrl | BinaryContent) -> dict[str, Any]:
     if isinstance(content, str):
         return {'type': 'text', 'text': content}
     if isinstance(content, BinaryContent):

@@ -11,13 +11,17 @@ from typing import Any, cast
 
 from ...core.media import MediaUrl, kind_name, media_kind
 from ...core.messages import (
+    AudioUrl,
     BinaryContent,
+    DocumentUrl,
+    ImageUrl,
     ModelResponse,
+    OpaqueContent,
     RetryPromptPart,
     ToolCallPart,
     ToolReturnPart,
-    UserContent,
     UserPromptPart,
+    VideoUrl,
 )
 from ...core.metadata import custom_data_items
 from ...core.trusted import construct
@@ -62,6 +66,7 @@ def user_content_parts(part: UserPromptPart, request_info: dict[str, Any] | None
     content = part.content
     if isinstance(content, str):
         return [construct(TextUIPart, {'text': content, 'provider_metadata': wrap_metadata(first)})]
+    content = [item for item in content if not isinstance(item, OpaqueContent)]  # kept in history, shown nowhere
     # A list that load would read back as a plain string (one text item), or as nothing, says so.
     if not content or (len(content) == 1 and isinstance(content[0], str)):
         first['list'] = True
@@ -82,7 +87,9 @@ def media_type_of(item: MediaUrl) -> str:
     return 'application' if name == 'document' else name
 
 
-def _dump_user_item(item: UserContent, fields: dict[str, Any]) -> UIMessagePart:
+def _dump_user_item(
+    item: str | ImageUrl | AudioUrl | VideoUrl | DocumentUrl | BinaryContent, fields: dict[str, Any]
+) -> UIMessagePart:
     if isinstance(item, str):
         return construct(TextUIPart, {'text': item, 'provider_metadata': wrap_metadata(fields)})
     if isinstance(item, BinaryContent):

@@ -38,6 +38,9 @@ from ...core.messages import (
     ModelMessage,
     ModelRequest,
     ModelResponse,
+    NativeToolCallPart,
+    NativeToolReturnPart,
+    OpaquePart,
     RetryFeedbackPart,
     RetryPromptPart,
     SystemPromptPart,
@@ -130,6 +133,8 @@ def dump_messages(messages: Sequence[ModelMessage], *, keyring: Keyring | None =
                         stacklevel=2,
                     )
                 continue
+            if isinstance(part, OpaquePart):
+                continue  # kept in the history, shown to no UI
             assistant = None
             info = cast('dict[str, Any]', messages_info).get(str(index)) if isinstance(messages_info, dict) else None
             bare = isinstance(info, dict) and cast('dict[str, Any]', info).get('bare') is True
@@ -254,6 +259,8 @@ def _dump_response(
         if isinstance(part, TextPart | ThinkingPart | FilePart):
             metadata = wrap_metadata(part_metadata(part, info, None if signer is None else signer.sign_part(part)))
             parts.append(_content_part(part, metadata, reasoning_ids, position))
+        elif isinstance(part, NativeToolCallPart | NativeToolReturnPart | OpaquePart):
+            continue  # provider-executed tools: their Vercel carrier lands with issue 14
         else:
             dumped_calls.add(part.tool_call_id)
             result = results.get(part.tool_call_id)

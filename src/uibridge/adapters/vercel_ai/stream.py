@@ -53,6 +53,7 @@ from ...core.messages import (
     FinishReason,
     ModelMessage,
     ModelResponse,
+    NativeToolCallPart,
     RetryPromptPart,
     TextPart,
     ThinkingPart,
@@ -194,7 +195,7 @@ class VercelAIEventStream(StreamEncoder[_OpenPart]):
         self._request_slot = 0
         """Where the next tool result lands in its request (the collector's layout, for `index`)."""
         self._step_open = False
-        self._response_info: dict[str, Any] | None = None
+        self._pending_info: dict[str, Any] | None = None
         self._started_calls: dict[str, dict[str, Any]] = {}
         """Calls started in this stream, with the call metadata sent for each."""
         self._approvals: dict[str, dict[str, Any]] = {}
@@ -239,7 +240,7 @@ class VercelAIEventStream(StreamEncoder[_OpenPart]):
         self._request_slot = 0
         current = self._collector.last_message
         assert isinstance(current, ModelResponse)
-        self._response_info = response_info(current, with_finish_reason=False)
+        self._pending_info = response_info(current, with_finish_reason=False)
         return out + _START_STEP
 
     def _close_step(self) -> bytes:
@@ -250,7 +251,7 @@ class VercelAIEventStream(StreamEncoder[_OpenPart]):
         return self._release_held() + _FINISH_STEP
 
     def _take_response_info(self) -> dict[str, Any] | None:
-        info, self._response_info = self._response_info, None
+        info, self._pending_info = self._pending_info, None
         return info
 
     # ------------------------------------------------------------------------------------- parts
@@ -266,6 +267,8 @@ class VercelAIEventStream(StreamEncoder[_OpenPart]):
             if isinstance(part.args, str) and part.args:
                 out += utf8_json(f'{prefix}{_json(part.args)}}}\n\n')
             return opened, out
+        if isinstance(part, NativeToolCallPart):
+            raise NotImplementedError('provider-executed tool calls: issue 14')
         kind: Literal['text', 'reasoning'] = 'text' if isinstance(part, TextPart) else 'reasoning'
         self._chunk_ids += 1
         chunk_id = f'{kind[0]}{self._chunk_ids}'
@@ -419,6 +422,42 @@ class VercelAIEventStream(StreamEncoder[_OpenPart]):
         return out + _data(type='data-retry-feedback', data=feedback_marker(event.part, self._keyring))
 
     # -------------------------------------------------------------------------------------- ends
+
+    # ------------------------------------------------------------------ not carried yet (issue 14)
+    # Collected, so kept in the run's new messages; each protocol's carrier lands with issue 14.
+
+    def _native_tool_result(self, event: ev.NativeToolResult) -> bytes:
+        return b''
+
+    def _citation_added(self, event: ev.CitationAdded) -> bytes:
+        return b''
+
+    def _response_info(self, event: ev.ResponseInfo) -> bytes:
+        return b''
+
+    def _message_metadata(self, event: ev.MessageMetadata) -> bytes:
+        return b''
+
+    def _state_snapshot(self, event: ev.StateSnapshot) -> bytes:
+        return b''
+
+    def _state_delta(self, event: ev.StateDelta) -> bytes:
+        return b''
+
+    def _step_started(self, event: ev.StepStarted) -> bytes:
+        return b''
+
+    def _step_finished(self, event: ev.StepFinished) -> bytes:
+        return b''
+
+    def _activity_snapshot(self, event: ev.ActivitySnapshot) -> bytes:
+        return b''
+
+    def _activity_delta(self, event: ev.ActivityDelta) -> bytes:
+        return b''
+
+    def _raw_event(self, event: ev.RawEvent) -> bytes:
+        return b''
 
     def _run_finished(self, event: ev.RunFinished) -> bytes:
         reason = 'tool-calls' if self._waiting else _FINISH_REASONS.get(event.finish_reason or 'stop', 'other')

@@ -1,0 +1,115 @@
+"""What a user prompt may hold besides text: media by URL or inline bytes, and content kinds kept opaquely.
+
+Field names and `kind` tags follow pydantic-ai's stored JSON (see `uibridge.core.messages`).
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Annotated, Any, ClassVar, Literal, TypeAlias, cast
+
+from pydantic import BaseModel, ConfigDict, Discriminator, Tag
+
+__all__ = [
+    'AudioUrl',
+    'BinaryContent',
+    'DocumentUrl',
+    'ImageUrl',
+    'MultiModalContent',
+    'OpaqueContent',
+    'UserContent',
+    'VideoUrl',
+    'known_or_opaque',
+]
+
+
+class _Model(BaseModel):
+    # Unknown keys are kept, so a history written by pydantic-ai (which stores more) round-trips whole.
+    model_config = ConfigDict(extra='allow', ser_json_bytes='base64', val_json_bytes='base64')
+
+
+class ImageUrl(_Model):
+    url: str
+    media_type: str | None = None
+    kind: Literal['image-url'] = 'image-url'
+
+
+class AudioUrl(_Model):
+    url: str
+    media_type: str | None = None
+    kind: Literal['audio-url'] = 'audio-url'
+
+
+class VideoUrl(_Model):
+    url: str
+    media_type: str | None = None
+    kind: Literal['video-url'] = 'video-url'
+
+
+class DocumentUrl(_Model):
+    url: str
+    media_type: str | None = None
+    kind: Literal['document-url'] = 'document-url'
+
+
+class BinaryContent(_Model):
+    """Inline bytes; base64 in JSON."""
+
+    data: bytes
+    media_type: str
+    kind: Literal['binary'] = 'binary'
+
+    @property
+    def data_url(self) -> str:
+        return f'data:{self.media_type};base64,{base64.b64encode(self.data).decode()}'
+
+    @classmethod
+    def from_data_url(cls, url: str) -> BinaryContent:
+        """Parse a `data:<media type>;base64,<data>` URL; raises `ValueError` for anything else."""
+        if not url.startswith('data:'):
+            raise ValueError('not a data URL')
+        header, sep, payload = url[5:].partition(',')
+        if not sep or not header.endswith(';base64'):
+            raise ValueError('only base64 data URLs are supported')
+        media_type = header[: -len(';base64')] or 'application/octet-stream'
+        try:
+            data = base64.b64decode(payload, validate=True)
+        except ValueError as e:
+            raise ValueError('invalid base64 in data URL') from e
+        return cls(data=data, media_type=media_type)
+
+
+class OpaqueContent(_Model):
+    """User content of a kind uibridge does not know (pydantic-ai's `text-content`, `cache-point`,
+    `uploaded-file`, ...): every key kept, dumped back as it came, never shown to a UI."""
+
+    kind: str
+    opaque: ClassVar[bool] = True
+
+
+_CONTENT_KINDS = frozenset({'image-url', 'audio-url', 'video-url', 'document-url', 'binary'})
+
+MultiModalContent: TypeAlias = Annotated[
+    Annotated[ImageUrl, Tag('image-url')]
+    | Annotated[AudioUrl, Tag('audio-url')]
+    | Annotated[VideoUrl, Tag('video-url')]
+    | Annotated[DocumentUrl, Tag('document-url')]
+    | Annotated[BinaryContent, Tag('binary')]
+    | Annotated[OpaqueContent, Tag('opaque')],
+    Discriminator(lambda value: known_or_opaque(value, 'kind', _CONTENT_KINDS)),
+]
+UserContent: TypeAlias = str | MultiModalContent
+
+
+def known_or_opaque(value: Any, key: str, known: frozenset[str]) -> str | None:
+    """The union member a part (or content item) loads as: its own kind's, else the opaque one; `None` (a
+    validation error) for what is no tagged object at all."""
+    if isinstance(value, dict):
+        kind: Any = cast('dict[str, Any]', value).get(key)
+        opaque = False
+    else:
+        kind = getattr(value, key, None)
+        opaque = getattr(value, 'opaque', False) is True  # an opaque model stays opaque, whatever its kind says
+    if not isinstance(kind, str):
+        return None
+    return kind if kind in known and not opaque else 'opaque'
