@@ -32,10 +32,14 @@ from typing import Any, TypeAlias, cast
 
 import orjson
 
+from .json_text import parse_json
 from .json_text import wire_ready as _wire_ready
 from .messages import (
     FilePart,
     ModelResponsePart,
+    NativeToolCallPart,
+    NativeToolReturnPart,
+    OpaquePart,
     RetryFeedbackPart,
     RetryPromptPart,
     TextPart,
@@ -200,6 +204,9 @@ def default_keyring() -> Keyring:
 def _claim(part: SignedPart, client: bool) -> tuple[str, bytes]:
     """The domain and canonical payload a part's signature covers: everything the model is shown of it."""
     if isinstance(part, TextPart):
+        if part.citations:  # what the text cites is shown beside it: a client may not add or change a source
+            citations = [citation.model_dump(mode='json', exclude_none=True) for citation in part.citations]
+            return 'text/cited', canonical_json([part.content, citations])
         return 'text', _strings_json(part.content)  # strings alone: nothing a round trip could change
     if isinstance(part, ThinkingPart):
         return 'thinking', _strings_json([part.content, part.signature])
@@ -212,9 +219,26 @@ def _claim(part: SignedPart, client: bool) -> tuple[str, bytes]:
         return 'retry-prompt', canonical_json([part.tool_call_id, part.tool_name, _errors(part.content, False)])
     if isinstance(part, RetryFeedbackPart):
         return 'retry-feedback', canonical_json([part.cause, _errors(part.content, True)])
+    if isinstance(part, NativeToolCallPart):
+        return 'native-tool-call', canonical_json([part.tool_call_id, part.tool_name, part.provider_name, _args(part)])
+    if isinstance(part, NativeToolReturnPart):
+        payload = [part.tool_call_id, part.tool_name, part.provider_name, part.content]
+        return 'native-tool-return', canonical_json(payload)
+    if isinstance(part, OpaquePart):
+        raise TypeError('an opaque part is never sent to a client, so never signed')
     assert isinstance(part, FilePart)
     digest = hashlib.sha256(part.content.data).hexdigest()
     return 'file', canonical_json([part.content.media_type, digest])
+
+
+def _args(part: NativeToolCallPart) -> Any:
+    """A native call's arguments as a client gives them back: a JSON object's text parsed, anything else as is."""
+    if isinstance(part.args, str):
+        try:
+            return parse_json(part.args or '{}')
+        except ValueError:
+            return part.args
+    return part.args if part.args is not None else {}
 
 
 def _strings_json(value: str | list[str | None]) -> bytes:

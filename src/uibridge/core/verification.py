@@ -31,6 +31,7 @@ from .messages import (
     ModelRequestPart,
     ModelResponse,
     ModelResponsePart,
+    OpaquePart,
     RetryFeedbackPart,
     RetryPromptPart,
     ToolCallPart,
@@ -146,6 +147,8 @@ def verify_history(messages: Sequence[ModelMessage], claims: SignatureClaims, ke
                         result.feedback.add(id(part))
                 else:
                     result.drop(part.part_kind)
+            elif isinstance(part, OpaquePart):
+                result.drop(part.part_kind)  # no client authors a kind the server does not know
             else:
                 answers_only = False
                 request_parts.append(part)
