@@ -161,8 +161,10 @@ class MessageCollector:
         response.metadata = metadata
 
     def _run_finished(self, event: ev.RunFinished) -> None:
+        if event.finish_reason is None:
+            return  # the run's reason stays the last response's own (`ResponseInfo`), if it said one
         self.finish_reason = event.finish_reason
-        if self._response is not None and event.finish_reason is not None:
+        if self._response is not None:
             self._response.finish_reason = event.finish_reason
 
     def _run_error(self, event: ev.RunError) -> None:
