@@ -98,6 +98,22 @@ def test_response_info_sets_the_current_response_and_between_responses_the_last(
     assert collector.finish_reason == 'tool_call'
 
 
+def test_what_describes_a_response_before_any_starts_waits_for_the_first_one() -> None:
+    collector = collect(
+        [
+            ev.MessageMetadata({'a': 1}),
+            ev.ResponseInfo(provider_response_id='r'),
+            ev.StateSnapshot({'s': 1}),
+            ev.ResponseStart(model_name='m'),
+            ev.PartStart(0, TextPart(content='x')),
+        ]
+    )
+    [response] = collector.messages  # no empty response before it
+    assert isinstance(response, ModelResponse)
+    assert (response.model_name, response.provider_response_id) == ('m', 'r')
+    assert response.metadata == {ev.MESSAGE_METADATA_KEY: {'a': 1}, ev.STATE_METADATA_KEY: {'s': 1}}
+
+
 def test_message_metadata_merges_key_by_key() -> None:
     collector = collect(
         [
@@ -124,8 +140,13 @@ def test_state_is_the_snapshot_with_every_delta_applied_and_kept_on_the_last_res
     )
     first, _request, second = collector.messages
     assert collector.state == {'todo': ['A', 'b']}
-    assert first.metadata == {ev.STATE_METADATA_KEY: {'todo': ['a', 'b']}}
+    assert first.metadata is None  # the state moved on to the run's last response
     assert second.metadata == {ev.STATE_METADATA_KEY: {'todo': ['A', 'b']}}
+    collector.feed(ev.ToolResult(ToolReturnPart(tool_name='t', content='ok', tool_call_id='d')))
+    collector.feed(ev.PartStart(0, TextPart(content='y')))  # a response with no state event of its own
+    *_, third = collector.messages
+    assert third.metadata == {ev.STATE_METADATA_KEY: {'todo': ['A', 'b']}}
+    assert collector.messages[2].metadata is None
 
 
 def test_a_delta_that_does_not_apply_fails_and_leaves_the_state_as_it_was() -> None:
