@@ -72,6 +72,14 @@ class ResponseParts:
             if isinstance(neutral, ThinkingPart) and neutral.signature is not None:
                 # The signature is known whole only at the end: sent once, there (`PartEnd`).
                 neutral = neutral.model_copy(update={'signature': None})
+            if isinstance(neutral, ToolCallPart | NativeToolCallPart) and isinstance(neutral.args, str):
+                # Argument text that came whole streams as one delta, so it is collected as the object it
+                # denotes, like streamed arguments (a JSON string kept as text would come back from a client
+                # as an object: no longer the call the server made).
+                yield ev.PartStart(index, neutral.model_copy(update={'args': ''}))
+                if neutral.args:
+                    yield ev.PartDelta(index, neutral.args)
+                return
             yield ev.PartStart(index, neutral)
         # Any other kind (speech, compaction, a kind newer than uibridge) is not shown to a UI: not streamed.
 
