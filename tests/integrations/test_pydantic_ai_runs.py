@@ -106,8 +106,6 @@ async def test_usage_and_model_name_reach_each_response() -> None:
     played = await play(prompt('weather'))
     responses = [m for m in played.messages if isinstance(m, ModelResponse)]
     assert played.result is not None
-    expected = [m for m in played.result.new_messages() if isinstance(m, type(played.result.new_messages()[0]))]
-    assert expected  # pydantic-ai's responses, in order
     own = [m for m in played.result.new_messages() if m.kind == 'response']
     assert [r.model_name for r in responses] == [r.model_name for r in own] == ['scripted'] * 3
     assert [r.usage and r.usage.output_tokens for r in responses] == [r.usage.output_tokens for r in own]
@@ -207,7 +205,7 @@ def test_histories_cross_both_ways_unchanged() -> None:
     ) == ModelMessagesTypeAdapter.dump_python(native, mode='json')
 
 
-def test_a_call_args_part_is_a_tool_call() -> None:
+def test_a_retry_prompt_uibridge_wrote_loads_as_a_retried_tool_return() -> None:
     # A uibridge-authored retry prompt (no pydantic-ai retry record) loads as pydantic-ai loads a legacy one.
     history = [
         ModelResponse(parts=[ToolCallPart(tool_name='f', args={}, tool_call_id='c')]),
