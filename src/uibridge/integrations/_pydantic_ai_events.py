@@ -1,0 +1,134 @@
+"""pydantic-ai's stream events as uibridge agent events, one model response or tool step at a time.
+
+pydantic-ai numbers the parts of a response from 0 as uibridge does, but counts every part, including those
+uibridge does not stream (a native tool's return, a file, a kind it does not know): `ResponseParts` gives each
+streamed part the next neutral index instead. A part's content and a tool call's arguments stream as deltas;
+anything else a part learns after it started (a thinking part's signature aside, which `PartEnd` carries) has
+no event and is not carried.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from pydantic_ai import messages as pai
+
+from ..core import events as ev
+from ..core.messages import (
+    FilePart,
+    ModelResponse,
+    NativeToolCallPart,
+    NativeToolReturnPart,
+    RetryFeedbackPart,
+    RetryPromptPart,
+    TextPart,
+    ThinkingPart,
+    ToolCallPart,
+    ToolReturnPart,
+)
+from ..core.usage import Usage
+from ._pydantic_ai_messages import request_part, response_part
+
+__all__ = ['ResponseParts', 'request_events', 'response_info']
+
+
+class ResponseParts:
+    """The parts of one model response as they stream: pydantic-ai's part index → the neutral one."""
+
+    def __init__(self) -> None:
+        self._index: dict[int, int] = {}
+        self._kinds: dict[int, type] = {}
+        self._next = 0
+
+    def events(self, event: Any) -> Iterator[ev.AgentEvent]:
+        if isinstance(event, pai.PartStartEvent):
+            yield from self._start(event.index, event.part)
+        elif isinstance(event, pai.PartDeltaEvent):
+            yield from self._delta(event.index, event.delta)
+        elif isinstance(event, pai.PartEndEvent):
+            yield from self._end(event.index, event.part)
+
+    def close(self) -> Iterator[ev.PartEnd]:
+        """End what is still streaming (a stream that stopped without ending its parts)."""
+        for index in sorted(self._index.values()):
+            yield ev.PartEnd(index)
+        self._index.clear()
+
+    def _start(self, source: int, part: Any) -> Iterator[ev.AgentEvent]:
+        if source in self._index:
+            # pydantic-ai restarts a part to replace it; the neutral stream cannot take a part back, so the
+            # old one ends as it got and the replacement streams as a part of its own.
+            yield ev.PartEnd(self._index.pop(source))
+        neutral = response_part(part)
+        if isinstance(neutral, NativeToolReturnPart):
+            yield ev.NativeToolResult(neutral)
+        elif isinstance(neutral, FilePart):
+            yield ev.FileOutput(neutral)
+        elif isinstance(neutral, TextPart | ThinkingPart | ToolCallPart | NativeToolCallPart):
+            self._index[source] = index = self._next
+            self._next += 1
+            self._kinds[source] = type(neutral)
+            if isinstance(neutral, ThinkingPart) and neutral.signature is not None:
+                # The signature is known whole only at the end: sent once, there (`PartEnd`).
+                neutral = neutral.model_copy(update={'signature': None})
+            if isinstance(neutral, ToolCallPart | NativeToolCallPart) and isinstance(neutral.args, str):
+                # Argument text that came whole streams as one delta, so it is collected as the object it
+                # denotes, like streamed arguments (a JSON string kept as text would come back from a client
+                # as an object: no longer the call the server made).
+                yield ev.PartStart(index, neutral.model_copy(update={'args': ''}))
+                if neutral.args:
+                    yield ev.PartDelta(index, neutral.args)
+                return
+            yield ev.PartStart(index, neutral)
+        # Any other kind (speech, compaction, a kind newer than uibridge) is not shown to a UI: not streamed.
+
+    def _delta(self, source: int, delta: Any) -> Iterator[ev.AgentEvent]:
+        index = self._index.get(source)
+        if index is None:
+            return
+        text: str | None = None
+        if isinstance(delta, pai.TextPartDelta | pai.ThinkingPartDelta):
+            text = delta.content_delta
+        elif isinstance(delta, pai.ToolCallPartDelta) and isinstance(delta.args_delta, str):
+            text = delta.args_delta
+        if text:
+            yield ev.PartDelta(index, text)
+
+    def _end(self, source: int, part: Any) -> Iterator[ev.AgentEvent]:
+        index = self._index.pop(source, None)
+        if index is None:
+            return
+        signature = part.signature if isinstance(part, pai.ThinkingPart) else None
+        yield ev.PartEnd(index, signature=signature)
+
+
+def response_info(response: pai.ModelResponse) -> ev.ResponseInfo:
+    """What pydantic-ai knows of a response once it ended: usage, names, finish reason, the provider's id."""
+    neutral = ModelResponse.model_validate({'parts': [], **_response_fields(response)})
+    return ev.ResponseInfo(
+        usage=neutral.usage if isinstance(neutral.usage, Usage) else None,
+        finish_reason=neutral.finish_reason,
+        provider_response_id=neutral.provider_response_id,
+        model_name=neutral.model_name,
+        provider_name=neutral.provider_name,
+        provider_details=neutral.provider_details,
+    )
+
+
+def _response_fields(response: pai.ModelResponse) -> dict[str, Any]:
+    dumped = pai.ModelMessagesTypeAdapter.dump_python([response], mode='json')[0]
+    names = ('usage', 'finish_reason', 'provider_response_id', 'model_name', 'provider_name', 'provider_details')
+    return {name: dumped.get(name) for name in names}
+
+
+def request_events(parts: Any) -> Iterator[ev.AgentEvent]:
+    """The tool results and retry feedback among pydantic-ai request parts, as events (prompts are input)."""
+    for part in parts:
+        if not isinstance(part, pai.ToolReturnPart | pai.RetryFeedbackPart):
+            continue
+        neutral = request_part(part)
+        if isinstance(neutral, ToolReturnPart | RetryPromptPart):
+            yield ev.ToolResult(neutral)
+        elif isinstance(neutral, RetryFeedbackPart):
+            yield ev.RetryFeedback(neutral)
