@@ -30,6 +30,7 @@ from uibridge import (
     ToolCallPart,
     ToolResult,
     ToolReturnPart,
+    Usage,
     UserPromptPart,
     render_retry_feedback,
 )
@@ -107,12 +108,19 @@ async def test_messages_tool_loop_keeps_thinking_signatures() -> None:
         ],
         model_name=MODEL,
         provider_name='anthropic',
+        finish_reason='tool_call',
+        usage=Usage(input_tokens=412, output_tokens=96),
+        provider_response_id='msg_01',
+        provider_details={'finish_reason': 'tool_use'},
     )
     final = ModelResponse(
         parts=[TextPart(content='Paris: 18C. Tokyo: 24C.')],
         model_name=MODEL,
         provider_name='anthropic',
         finish_reason='stop',
+        usage=Usage(input_tokens=560, output_tokens=12),
+        provider_response_id='msg_02',
+        provider_details={'finish_reason': 'end_turn'},
     )
     assert without_timestamps(collector.messages) == without_timestamps([first, history[2], final])
 
