@@ -9,11 +9,14 @@ import anthropic
 import pytest
 from anthropic import AsyncAnthropic
 from anthropic.types import (
+    CodeExecutionToolResultBlockParam,
     RedactedThinkingBlockParam,
+    ServerToolUseBlockParam,
     TextBlockParam,
     ThinkingBlockParam,
     ToolResultBlockParam,
     ToolUseBlockParam,
+    WebSearchToolResultBlockParam,
 )
 from vendor_replay import ReplayServer, conforms, fixture, without_timestamps
 
@@ -50,6 +53,9 @@ BLOCK_PARAMS: dict[str, Any] = {
     'redacted_thinking': RedactedThinkingBlockParam,
     'tool_use': ToolUseBlockParam,
     'tool_result': ToolResultBlockParam,
+    'server_tool_use': ServerToolUseBlockParam,
+    'web_search_tool_result': WebSearchToolResultBlockParam,
+    'code_execution_tool_result': CodeExecutionToolResultBlockParam,
 }
 
 

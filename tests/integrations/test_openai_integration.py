@@ -17,8 +17,15 @@ from openai.types.chat import (
     ChatCompletionToolMessageParam,
     ChatCompletionUserMessageParam,
 )
-from openai.types.responses import EasyInputMessageParam, ResponseFunctionToolCallParam, ResponseReasoningItemParam
-from openai.types.responses.response_input_item_param import FunctionCallOutput
+from openai.types.responses import (
+    EasyInputMessageParam,
+    ResponseCodeInterpreterToolCallParam,
+    ResponseFileSearchToolCallParam,
+    ResponseFunctionToolCallParam,
+    ResponseFunctionWebSearchParam,
+    ResponseReasoningItemParam,
+)
+from openai.types.responses.response_input_item_param import FunctionCallOutput, ImageGenerationCall, McpCall
 from vendor_replay import ReplayServer, conforms, fixture, without_timestamps
 
 from uibridge import (
@@ -65,6 +72,11 @@ RESPONSES_PARAMS: dict[str, Any] = {
     'reasoning': ResponseReasoningItemParam,
     'function_call': ResponseFunctionToolCallParam,
     'function_call_output': FunctionCallOutput,
+    'web_search_call': ResponseFunctionWebSearchParam,
+    'file_search_call': ResponseFileSearchToolCallParam,
+    'code_interpreter_call': ResponseCodeInterpreterToolCallParam,
+    'image_generation_call': ImageGenerationCall,
+    'mcp_call': McpCall,
 }
 
 

@@ -75,8 +75,11 @@ class ReplayServer:
 
 
 def without_timestamps(messages: list[Any]) -> list[dict[str, Any]]:
-    """Messages as dicts without their `timestamp` (set when a message is built, so never equal across runs)."""
-    return [message.model_dump(exclude={'timestamp'}) for message in messages]
+    """Messages as dicts without their or their parts' `timestamp` (set when one is built, so never equal across
+    runs)."""
+    return [
+        message.model_dump(exclude={'timestamp': True, 'parts': {'__all__': {'timestamp'}}}) for message in messages
+    ]
 
 
 def fixture(name: str) -> bytes:
