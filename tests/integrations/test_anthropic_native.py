@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from anthropic import AsyncAnthropic
 from test_anthropic_integration import MODEL, messages_conform
-from vendor_replay import ReplayServer, fixture, without_timestamps
+from vendor_replay import ReplayServer, consume, fixture, without_timestamps
 
 from uibridge import (
     Citation,
@@ -68,13 +68,7 @@ def anthropic_citation(source: Any, raw: dict[str, Any]) -> Citation:
 async def stream_once(server: ReplayServer, history: list[ModelMessage], collector: MessageCollector) -> list[Any]:
     sdk = AsyncAnthropic(api_key='test-key', base_url=server.base_url, max_retries=0)
     stream = await sdk.messages.create(model=MODEL, max_tokens=1024, stream=True, **to_messages_input(history))
-    events = events_from_messages_stream(stream)
-    seen = [event async for event in events]
-    for event in seen:
-        collector.feed(event)
-    history.append(events.response)
-    assert without_timestamps([events.response]) == without_timestamps([collector.messages[-1]])
-    return seen
+    return await consume(events_from_messages_stream(stream), history, collector)
 
 
 async def test_web_search_streams_the_server_tool_its_results_a_cited_answer_and_usage_then_goes_back() -> None:

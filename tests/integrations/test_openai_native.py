@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from test_openai_integration import client, responses_conform
-from vendor_replay import ReplayServer, fixture, without_timestamps
+from vendor_replay import ReplayServer, consume, fixture, without_timestamps
 
 from uibridge import (
     BinaryContent,
@@ -50,15 +50,20 @@ ACTION = {
 }
 
 
-async def stream_once(server: ReplayServer, history: list[ModelMessage], collector: MessageCollector) -> list[Any]:
-    stream = await client(server).responses.create(model='gpt-5', input=to_responses_input(history), stream=True)
-    events = events_from_responses(stream)
-    seen = [event async for event in events]
-    for event in seen:
-        collector.feed(event)
-    history.append(events.response)
-    assert without_timestamps([events.response]) == without_timestamps([collector.messages[-1]])
-    return seen
+async def two_turns(name: str, question: str, follow_up: str) -> tuple[list[Any], list[ModelMessage], list[Any]]:
+    """The events of the recorded response `name` to `question`, the history after a second request that
+    follows up on it (answered by `responses_final.sse`), and the input that second request sent."""
+    history: list[ModelMessage] = [ModelRequest(parts=[UserPromptPart(content=question)])]
+    collector = MessageCollector()
+    async with ReplayServer([fixture(name), fixture('responses_final.sse')]) as server:
+        sdk = client(server)
+        stream = await sdk.responses.create(model='gpt-5', input=to_responses_input(history), stream=True)
+        seen = await consume(events_from_responses(stream), history, collector)
+        history.append(ModelRequest(parts=[UserPromptPart(content=follow_up)]))
+        stream = await sdk.responses.create(model='gpt-5', input=to_responses_input(history), stream=True)
+        await consume(events_from_responses(stream), history, collector)
+    assert without_timestamps(collector.messages) == without_timestamps([history[1], history[3]])
+    return seen, history, server.received[1].body['input']
 
 
 def native(name: str, item_id: str, args: Any = None) -> NativeToolCallPart:
@@ -73,12 +78,7 @@ async def test_web_search_call_a_url_citation_and_usage_then_the_item_goes_back(
     """The web search item opens a native call when added; when done, its action is the call's arguments and
     its status the result. The `url_citation` annotation cites the text part, anchored at its offsets. Sent
     again, the item is whole in the input, before the assistant's text."""
-    history: list[ModelMessage] = [ModelRequest(parts=[UserPromptPart(content='Weather in Paris?')])]
-    collector = MessageCollector()
-    async with ReplayServer([fixture('responses_web_search.sse'), fixture('responses_final.sse')]) as server:
-        seen = await stream_once(server, history, collector)
-        history.append(ModelRequest(parts=[UserPromptPart(content='And Tokyo?')]))
-        await stream_once(server, history, collector)
+    seen, history, sent = await two_turns('responses_web_search.sse', 'Weather in Paris?', 'And Tokyo?')
 
     text = 'Paris is 18°C and sunny ([weather.example](https://weather.example/paris)).'
     citation = Citation(
@@ -128,9 +128,8 @@ async def test_web_search_call_a_url_citation_and_usage_then_the_item_goes_back(
         provider_response_id='resp_3',
         provider_details={'service_tier': 'default', 'finish_reason': 'completed'},
     )
-    assert without_timestamps(collector.messages[:1]) == without_timestamps([searched])
+    assert without_timestamps(history[1:2]) == without_timestamps([searched])
 
-    sent = server.received[1].body['input']
     assert sent == [
         {'type': 'message', 'role': 'user', 'content': 'Weather in Paris?'},
         {'type': 'web_search_call', 'id': 'ws_1', 'status': 'completed', 'action': ACTION},
@@ -145,12 +144,7 @@ async def test_file_search_code_interpreter_image_generation_and_mcp_items_with_
     `file_citation` is anchored as a marker, a `container_file_citation` as a span, a `file_path` cites
     nothing. Sent back, each item is whole again (the image's bytes from its file part); Chat Completions,
     which has no built-in tools, gets the text alone."""
-    history: list[ModelMessage] = [ModelRequest(parts=[UserPromptPart(content='Chart Q3 revenue.')])]
-    collector = MessageCollector()
-    async with ReplayServer([fixture('responses_builtin_tools.sse'), fixture('responses_final.sse')]) as server:
-        seen = await stream_once(server, history, collector)
-        history.append(ModelRequest(parts=[UserPromptPart(content='Thanks.')]))
-        await stream_once(server, history, collector)
+    seen, history, sent = await two_turns('responses_builtin_tools.sse', 'Chart Q3 revenue.', 'Thanks.')
 
     text = 'Revenue grew 12% (chart: sandbox:/mnt/data/chart.png, data: out.csv).'
     file_search = (
@@ -229,7 +223,6 @@ async def test_file_search_code_interpreter_image_generation_and_mcp_items_with_
         ]
     )
 
-    sent = server.received[1].body['input']
     assert sent[1:-2] == [
         {'type': 'file_search_call', 'id': 'fs_1', **file_search[0], **file_search[1]},
         {'type': 'code_interpreter_call', 'id': 'ci_1', **code[0], **code[1]},

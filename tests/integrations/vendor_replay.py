@@ -82,6 +82,17 @@ def without_timestamps(messages: list[Any]) -> list[dict[str, Any]]:
     ]
 
 
+async def consume(events: Any, history: list[Any], collector: Any) -> list[Any]:
+    """Every event of one vendor response (an integration's `ResponseEvents`), fed to `collector`; the response
+    appended to `history`, after checking it is the one the collector built."""
+    seen = [event async for event in events]
+    for event in seen:
+        collector.feed(event)
+    history.append(events.response)
+    assert without_timestamps([events.response]) == without_timestamps([collector.messages[-1]])
+    return seen
+
+
 def fixture(name: str) -> bytes:
     return (FIXTURES / name).read_bytes()
 
