@@ -9,11 +9,14 @@ import anthropic
 import pytest
 from anthropic import AsyncAnthropic
 from anthropic.types import (
+    CodeExecutionToolResultBlockParam,
     RedactedThinkingBlockParam,
+    ServerToolUseBlockParam,
     TextBlockParam,
     ThinkingBlockParam,
     ToolResultBlockParam,
     ToolUseBlockParam,
+    WebSearchToolResultBlockParam,
 )
 from vendor_replay import ReplayServer, conforms, fixture, without_timestamps
 
@@ -30,6 +33,7 @@ from uibridge import (
     ToolCallPart,
     ToolResult,
     ToolReturnPart,
+    Usage,
     UserPromptPart,
     render_retry_feedback,
 )
@@ -49,6 +53,9 @@ BLOCK_PARAMS: dict[str, Any] = {
     'redacted_thinking': RedactedThinkingBlockParam,
     'tool_use': ToolUseBlockParam,
     'tool_result': ToolResultBlockParam,
+    'server_tool_use': ServerToolUseBlockParam,
+    'web_search_tool_result': WebSearchToolResultBlockParam,
+    'code_execution_tool_result': CodeExecutionToolResultBlockParam,
 }
 
 
@@ -107,12 +114,19 @@ async def test_messages_tool_loop_keeps_thinking_signatures() -> None:
         ],
         model_name=MODEL,
         provider_name='anthropic',
+        finish_reason='tool_call',
+        usage=Usage(input_tokens=412, output_tokens=96),
+        provider_response_id='msg_01',
+        provider_details={'finish_reason': 'tool_use'},
     )
     final = ModelResponse(
         parts=[TextPart(content='Paris: 18C. Tokyo: 24C.')],
         model_name=MODEL,
         provider_name='anthropic',
         finish_reason='stop',
+        usage=Usage(input_tokens=560, output_tokens=12),
+        provider_response_id='msg_02',
+        provider_details={'finish_reason': 'end_turn'},
     )
     assert without_timestamps(collector.messages) == without_timestamps([first, history[2], final])
 

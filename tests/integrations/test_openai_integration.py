@@ -17,8 +17,15 @@ from openai.types.chat import (
     ChatCompletionToolMessageParam,
     ChatCompletionUserMessageParam,
 )
-from openai.types.responses import EasyInputMessageParam, ResponseFunctionToolCallParam, ResponseReasoningItemParam
-from openai.types.responses.response_input_item_param import FunctionCallOutput
+from openai.types.responses import (
+    EasyInputMessageParam,
+    ResponseCodeInterpreterToolCallParam,
+    ResponseFileSearchToolCallParam,
+    ResponseFunctionToolCallParam,
+    ResponseFunctionWebSearchParam,
+    ResponseReasoningItemParam,
+)
+from openai.types.responses.response_input_item_param import FunctionCallOutput, ImageGenerationCall, McpCall
 from vendor_replay import ReplayServer, conforms, fixture, without_timestamps
 
 from uibridge import (
@@ -35,6 +42,7 @@ from uibridge import (
     ToolCallPart,
     ToolResult,
     ToolReturnPart,
+    Usage,
     UserPromptPart,
     render_retry_feedback,
 )
@@ -64,6 +72,11 @@ RESPONSES_PARAMS: dict[str, Any] = {
     'reasoning': ResponseReasoningItemParam,
     'function_call': ResponseFunctionToolCallParam,
     'function_call_output': FunctionCallOutput,
+    'web_search_call': ResponseFunctionWebSearchParam,
+    'file_search_call': ResponseFileSearchToolCallParam,
+    'code_interpreter_call': ResponseCodeInterpreterToolCallParam,
+    'image_generation_call': ImageGenerationCall,
+    'mcp_call': McpCall,
 }
 
 
@@ -116,11 +129,19 @@ async def test_chat_completions_tool_loop() -> None:
                 collector.feed(RunFinished(events.finish_reason))
                 break
             assert events.usage is not None and events.usage.total_tokens == 123
+            assert events.provider_usage is not None and events.provider_usage.total_tokens == 123
             results = answer(calls)
             for result in results:
                 collector.feed(result)
             history.append(ModelRequest(parts=[result.part for result in results]))
 
+    # The last chunk's usage, every count: cached prompt tokens, and the prediction counts in `details`.
+    usage = Usage(
+        input_tokens=82,
+        cache_read_tokens=64,
+        output_tokens=41,
+        details={'accepted_prediction_tokens': 3, 'rejected_prediction_tokens': 1},
+    )
     first = ModelResponse(
         parts=[
             TextPart(content='Checking both cities.'),
@@ -129,18 +150,22 @@ async def test_chat_completions_tool_loop() -> None:
         ],
         model_name='gpt-4o-mini-2024-07-18',
         provider_name='openai',
+        finish_reason='tool_call',
+        usage=usage,
+        provider_response_id='chatcmpl-1',
+        provider_details={'finish_reason': 'tool_calls', 'service_tier': 'default'},
     )
     final = ModelResponse(
         parts=[TextPart(content='Paris: 18C, sunny. Tokyo: 24C, rain.')],
         model_name='gpt-4o-mini-2024-07-18',
         provider_name='openai',
         finish_reason='stop',
+        provider_response_id='chatcmpl-2',
+        provider_details={'finish_reason': 'stop'},
     )
     collected = collector.messages
     assert without_timestamps(collected) == without_timestamps([first, history[2], final])
-    assert without_timestamps(history[1:]) == without_timestamps(
-        [first.model_copy(update={'finish_reason': 'tool_call'}), history[2], final]
-    )
+    assert without_timestamps(history[1:]) == without_timestamps(collected)
 
     second_request = server.received[1]
     assert second_request.path == '/v1/chat/completions'
@@ -239,12 +264,19 @@ async def test_responses_tool_loop_with_reasoning_summaries_and_encrypted_reason
         ],
         model_name='o4-mini-2025-04-16',
         provider_name='openai',
+        finish_reason='tool_call',
+        usage=Usage(input_tokens=75, output_tokens=120, output_reasoning_tokens=64),
+        provider_response_id='resp_1',
+        provider_details={'finish_reason': 'completed'},
     )
     final = ModelResponse(
         parts=[TextPart(content='Paris is 18C and sunny.', id='msg_2')],
         model_name='o4-mini-2025-04-16',
         provider_name='openai',
         finish_reason='stop',
+        usage=Usage(input_tokens=230, output_tokens=9),
+        provider_response_id='resp_2',
+        provider_details={'finish_reason': 'completed'},
     )
     assert without_timestamps(collector.messages) == without_timestamps([first, history[2], final])
 

@@ -75,8 +75,22 @@ class ReplayServer:
 
 
 def without_timestamps(messages: list[Any]) -> list[dict[str, Any]]:
-    """Messages as dicts without their `timestamp` (set when a message is built, so never equal across runs)."""
-    return [message.model_dump(exclude={'timestamp'}) for message in messages]
+    """Messages as dicts without their or their parts' `timestamp` (set when one is built, so never equal across
+    runs)."""
+    return [
+        message.model_dump(exclude={'timestamp': True, 'parts': {'__all__': {'timestamp'}}}) for message in messages
+    ]
+
+
+async def consume(events: Any, history: list[Any], collector: Any) -> list[Any]:
+    """Every event of one vendor response (an integration's `ResponseEvents`), fed to `collector`; the response
+    appended to `history`, after checking it is the one the collector built."""
+    seen = [event async for event in events]
+    for event in seen:
+        collector.feed(event)
+    history.append(events.response)
+    assert without_timestamps([events.response]) == without_timestamps([collector.messages[-1]])
+    return seen
 
 
 def fixture(name: str) -> bytes:

@@ -5,21 +5,30 @@ messages (text, images, audio and PDFs inline), tool returns and tool retry prom
 (`tool` message / `function_call_output`), and a retry that answers no call (a tool-less retry prompt,
 retry feedback) a user message holding the text uibridge renders for it. A response becomes an assistant
 message with its tool calls (Chat Completions) or its items in order (Responses: reasoning items built from
-OpenAI thinking parts, assistant messages, function calls). Thinking from another provider, and files the
-model produced, are not sent: neither API takes them as input. The latest request's `instructions` go first,
+OpenAI thinking parts, assistant messages, function calls, and OpenAI built-in tool calls merged with their
+returns into the output item they came as, a generated image with its `FilePart`'s bytes). Thinking and
+native tools from another provider, native tools in Chat Completions (it has none), files the model produced
+and citations (Responses output text annotations; Chat Completions has none) are not sent: the text goes
+without them. Usage is never input. Opaque parts are skipped. The latest request's `instructions` go first,
 as a system message.
 """
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
+from ..core.json_text import parse_json
 from ..core.messages import (
     BinaryContent,
+    FilePart,
     ImageUrl,
     ModelMessage,
     ModelRequest,
+    ModelResponse,
+    NativeToolCallPart,
+    NativeToolReturnPart,
     OpaquePart,
     RetryPromptPart,
     SystemPromptPart,
@@ -31,6 +40,7 @@ from ..core.messages import (
     UserPromptPart,
 )
 from ._history import instructions, media_kind, result_text, unsupported
+from ._openai_maps import IMAGE_RESULT, PROVIDER_NAME, native_item
 
 if TYPE_CHECKING:
     from openai.types.chat import (
@@ -42,8 +52,6 @@ if TYPE_CHECKING:
     from openai.types.responses import ResponseInputContentParam, ResponseInputItemParam
 
 __all__ = ['to_chat_completions_messages', 'to_responses_input']
-
-_PROVIDER_NAME = 'openai'
 
 
 def to_chat_completions_messages(history: Sequence[ModelMessage]) -> list[ChatCompletionMessageParam]:
@@ -139,13 +147,16 @@ def to_responses_input(history: Sequence[ModelMessage]) -> list[ResponseInputIte
         reasoning_id: str | None = None
         for part in message.parts:
             if isinstance(part, ThinkingPart):
-                if part.provider_name != _PROVIDER_NAME or not part.id:
+                if part.provider_name != PROVIDER_NAME or not part.id:
                     continue
                 _add_reasoning(items, part, continues=part.id == reasoning_id)
                 reasoning_id = part.id
                 continue
             reasoning_id = None
-            if isinstance(part, TextPart):
+            if isinstance(part, NativeToolCallPart):
+                if item := _native_input(part, message):
+                    items.append(item)
+            elif isinstance(part, TextPart):
                 items.append({'type': 'message', 'role': 'assistant', 'content': part.content})
             elif isinstance(part, ToolCallPart):
                 items.append(
@@ -157,6 +168,27 @@ def to_responses_input(history: Sequence[ModelMessage]) -> list[ResponseInputIte
                     }
                 )
     return items
+
+
+def _native_input(call: NativeToolCallPart, response: ModelResponse) -> ResponseInputItemParam | None:
+    """An OpenAI built-in tool call and its return in `response`, as the output item they came as; `None` for
+    another provider's, and for a call whose return is missing (the item would not say how it ended)."""
+    if call.provider_name != PROVIDER_NAME:
+        return None
+    returned = next(
+        (p for p in response.parts if isinstance(p, NativeToolReturnPart) and p.tool_call_id == call.tool_call_id),
+        None,
+    )
+    args = parse_json(call.args_as_json_str())
+    if returned is None or not isinstance(args, dict):
+        return None
+    item = native_item(call.tool_name, call.tool_call_id, cast('dict[str, Any]', args), returned.content)
+    if item is None:
+        return None
+    if item['type'] == 'image_generation_call':
+        image = next((p for p in response.parts if isinstance(p, FilePart) and p.id == call.tool_call_id), None)
+        item[IMAGE_RESULT] = base64.b64encode(image.content.data).decode() if image is not None else None
+    return cast('ResponseInputItemParam', item)
 
 
 def _add_reasoning(items: list[ResponseInputItemParam], part: ThinkingPart, *, continues: bool) -> None:

@@ -7,18 +7,21 @@ is seen, so the agent events address parts from 0 in the order they began, as `u
 
 `ResponseEvents` is what every `events_from_*` function returns: the events of one model response, and,
 once they are consumed, what the loop around it needs next (the collected `ModelResponse`, why it stopped,
-the vendor's usage object). The finish reason is not streamed as a `RunFinished`: that event ends the whole
-run, while a tool loop streams several responses in one run; the agent yields it after the last one.
+its usage). What a vendor tells only at the end (usage, finish reason, response id) is streamed as one
+`ResponseInfo`, the response's last event, so the UI and the collected history both get it. The finish
+reason is not streamed as a `RunFinished`: that event ends the whole run, while a tool loop streams several
+responses in one run; the agent yields it after the last one.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Hashable
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from ..core import events as ev
 from ..core.collector import MessageCollector
 from ..core.messages import FinishReason, ModelResponse
+from ..core.usage import Usage
 
 __all__ = ['Parts', 'ResponseEvents', 'StreamState']
 
@@ -31,14 +34,19 @@ class Parts:
     def __init__(self) -> None:
         self._next = 0
         self._open: dict[Hashable, int] = {}
+        self._started: dict[Hashable, int] = {}
 
     def __contains__(self, key: Hashable) -> bool:
         return key in self._open
 
     def start(self, key: Hashable, part: ev.StreamablePart) -> ev.PartStart:
-        index = self._open[key] = self._next
+        index = self._open[key] = self._started[key] = self._next
         self._next += 1
         return ev.PartStart(index, part)
+
+    def index(self, key: Hashable) -> int | None:
+        """The index of the part started at `key`, open or ended (a citation may come after its text ended)."""
+        return self._started.get(key)
 
     def delta(self, key: Hashable, text: str) -> ev.PartDelta | None:
         """The delta for the part at `key`; `None` when it adds nothing or no such part is open."""
@@ -64,7 +72,25 @@ class StreamState(Generic[UsageT]):
     def __init__(self) -> None:
         self.finish_reason: FinishReason | None = None
         self.provider_finish_reason: str | None = None
-        self.usage: UsageT | None = None
+        self.usage: Usage | None = None
+        self.provider_usage: UsageT | None = None
+        self.provider_response_id: str | None = None
+        self.model_name: str | None = None
+        self.provider_details: dict[str, Any] = {}
+
+    def info(self) -> ev.ResponseInfo | None:
+        """The `ResponseInfo` that ends the response: what the stream told of it (`None` when nothing)."""
+        details = dict(self.provider_details)
+        if self.provider_finish_reason is not None:
+            details['finish_reason'] = self.provider_finish_reason
+        info = ev.ResponseInfo(
+            usage=self.usage,
+            finish_reason=self.finish_reason,
+            provider_response_id=self.provider_response_id,
+            model_name=self.model_name,
+            provider_details=details or None,
+        )
+        return None if info == ev.ResponseInfo() else info
 
 
 class ResponseEvents(StreamState[UsageT]):
@@ -76,8 +102,8 @@ class ResponseEvents(StreamState[UsageT]):
       `finish_reason` set: append it to the history for the next request;
     - `finish_reason`: the neutral reason (`'tool_call'` when the model called tools), and
       `provider_finish_reason`, the vendor's own word for it;
-    - `usage`: the vendor SDK's own usage object, as the stream reported it (no neutral usage event exists
-      yet: issue 14).
+    - `usage`: the response's `Usage` (also on `response.usage`), every count the vendor reported mapped;
+      `provider_usage` is the SDK's own usage object, as the stream reported it.
 
     Vendor errors (the SDK's `APIError`s, a failed response) propagate from the iteration; the endpoint turns
     an agent's exception into the protocol's error event.

@@ -12,13 +12,24 @@ What maps: `message_start` → `ResponseStart` (model name); text blocks → tex
 thinking parts whose `signature_delta` arrives as the part's signature (provider `anthropic`); a redacted
 thinking block → a thinking part with no text, `id='redacted_thinking'` and its opaque `data` as signature
 (pydantic-ai's spelling, so the block goes back as it came); `tool_use` blocks → tool-call parts whose
-`input_json_delta`s stream the arguments; `message_delta.stop_reason` → `events.finish_reason`. The events of
-`client.messages.stream(...)` work too (its extra derived events are skipped).
+`input_json_delta`s stream the arguments; server tools (`server_tool_use`: web search, web fetch, code
+execution, bash / text editor code execution, tool search) → `NativeToolCallPart`s streamed the same way,
+and their result blocks (`web_search_tool_result`, `code_execution_tool_result`, ...) → `NativeToolResult`
+with the block's `content` as the API sent it; `citations_delta` (web search result, character, page,
+content block and search result locations) → `CitationAdded` on its text part; `message_start`'s usage with
+the last `message_delta`'s cumulative counts, the stop reason, the message id and model → one
+`ResponseInfo` (`events.finish_reason`, `events.usage` too). The events of `client.messages.stream(...)`
+work too (its extra derived events are skipped).
 
-Not mapped yet (TODO, issue 14: no neutral events for them): usage (on `events.usage`, the SDK's own
-`MessageDeltaUsage` of the last `message_delta`, meanwhile), server tools (`server_tool_use`, web search /
-fetch and code execution results: skipped), citations. An `error` event mid-stream is raised by the SDK
-(`anthropic.APIStatusError`) and propagates.
+Usage: `input_tokens` is every input token (the API's own `input_tokens`, which leaves the cache out, plus
+cache writes and reads), `cache_write_tokens` / `cache_read_tokens` the cache's,
+`output_reasoning_tokens` the thinking tokens, and `details` the cache writes by lifetime
+(`ephemeral_5m_input_tokens`, `ephemeral_1h_input_tokens`) and server tool requests (`web_search_requests`,
+`web_fetch_requests`); the service tier and stop sequence are in `provider_details`.
+
+Not mapped: citations have no anchor (the API's offsets point into the cited document; the cited claim is
+the whole text part, as the API splits text at citation boundaries), a `container_upload` block is
+skipped. An `error` event mid-stream is raised by the SDK (`anthropic.APIStatusError`) and propagates.
 
 The SDK's types are imported for type checking only: importing this module does not import `anthropic`.
 """
@@ -26,33 +37,18 @@ The SDK's types are imported for type checking only: importing this module does 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterable, AsyncIterator, Sequence
-from typing import TYPE_CHECKING, Any, NotRequired
-
-from typing_extensions import TypedDict
+from collections.abc import AsyncIterable, AsyncIterator
+from typing import TYPE_CHECKING
 
 from ..core import events as ev
-from ..core.messages import (
-    BinaryContent,
-    FinishReason,
-    ImageUrl,
-    ModelMessage,
-    ModelRequest,
-    OpaquePart,
-    RetryPromptPart,
-    SystemPromptPart,
-    TextPart,
-    ThinkingPart,
-    ToolCallPart,
-    ToolReturnPart,
-    UserContent,
-    UserPromptPart,
-)
-from ._history import media_kind, result_text, system_text, unsupported
+from ..core.messages import FinishReason, NativeToolCallPart, NativeToolReturnPart, TextPart, ThinkingPart, ToolCallPart
+from ._anthropic_input import MessagesInput, to_messages, to_messages_input
+from ._anthropic_maps import PROVIDER_NAME, REDACTED_THINKING_ID, RESULT_TOOL_NAMES, message_usage, text_citation
 from ._stream import Parts, ResponseEvents, StreamState
 
 if TYPE_CHECKING:
-    from anthropic.types import ContentBlockParam, MessageDeltaUsage, MessageParam, MessageStreamEvent
+    from anthropic.types import ContentBlock, MessageDeltaUsage, MessageStreamEvent, RawContentBlockDelta
+    from anthropic.types import Usage as AnthropicUsage
 
 __all__ = [
     'PROVIDER_NAME',
@@ -63,9 +59,6 @@ __all__ = [
     'to_messages',
     'to_messages_input',
 ]
-
-PROVIDER_NAME = 'anthropic'
-REDACTED_THINKING_ID = 'redacted_thinking'
 
 _STOP: dict[str, FinishReason] = {
     'end_turn': 'stop',
@@ -86,161 +79,103 @@ def events_from_messages_stream(stream: AsyncIterable[MessageStreamEvent]) -> Re
 async def _events(
     stream: AsyncIterable[MessageStreamEvent], state: StreamState[MessageDeltaUsage]
 ) -> AsyncIterator[ev.AgentEvent]:
-    parts = Parts()
-    signatures: dict[int, str] = {}  # block index → a thinking block's signature (or redacted data)
-    whole_inputs: dict[int, str] = {}  # block index → a tool_use input that came whole in its start block
-    streamed_input: set[int] = set()
+    blocks = _Blocks()
+    start_usage: AnthropicUsage | None = None
     async for event in stream:
         if event.type == 'message_start':
-            yield ev.ResponseStart(model_name=event.message.model or None, provider_name=PROVIDER_NAME)
+            message = event.message
+            start_usage = message.usage
+            state.provider_response_id, state.model_name = message.id or None, message.model or None
+            if message.usage.service_tier:
+                state.provider_details['service_tier'] = message.usage.service_tier
+            yield ev.ResponseStart(model_name=message.model or None, provider_name=PROVIDER_NAME)
         elif event.type == 'content_block_start':
-            block, index = event.content_block, event.index
-            if block.type == 'text':
-                yield parts.start(index, TextPart(content=block.text))
-            elif block.type == 'thinking':
-                yield parts.start(index, ThinkingPart(content=block.thinking, provider_name=PROVIDER_NAME))
-                if block.signature:
-                    signatures[index] = block.signature
-            elif block.type == 'redacted_thinking':
-                part = ThinkingPart(content='', id=REDACTED_THINKING_ID, provider_name=PROVIDER_NAME)
-                yield parts.start(index, part)
-                signatures[index] = block.data
-            elif block.type == 'tool_use':
-                yield parts.start(index, ToolCallPart(tool_name=block.name, args=None, tool_call_id=block.id))
-                if block.input:
-                    # Given whole in the start block (the API streams it as deltas, but an SDK may not).
-                    whole_inputs[index] = json.dumps(block.input, ensure_ascii=False)
+            for block_event in blocks.start(event.content_block, event.index):
+                yield block_event
         elif event.type == 'content_block_delta':
-            delta, index = event.delta, event.index
-            text: str | None = None
-            if delta.type == 'text_delta':
-                text = delta.text
-            elif delta.type == 'thinking_delta':
-                text = delta.thinking
-            elif delta.type == 'input_json_delta':
-                streamed_input.add(index)
-                text = delta.partial_json
-            elif delta.type == 'signature_delta':
-                signatures[index] = delta.signature
-            if text and (part_delta := parts.delta(index, text)):
-                yield part_delta
+            if block_event := blocks.delta(event.delta, event.index):
+                yield block_event
         elif event.type == 'content_block_stop':
-            index = event.index
-            whole = whole_inputs.pop(index, None)
-            if whole is not None and index not in streamed_input and (part_delta := parts.delta(index, whole)):
-                yield part_delta
-            if end := parts.end(index, signatures.pop(index, None)):
-                yield end
+            for block_event in blocks.stop(event.index):
+                yield block_event
         elif event.type == 'message_delta':
-            state.usage = event.usage
+            state.provider_usage = event.usage
             if event.delta.stop_reason is not None:
                 state.provider_finish_reason = event.delta.stop_reason
                 state.finish_reason = _STOP.get(event.delta.stop_reason)
-    for end in parts.end_all():
+            if event.delta.stop_sequence is not None:
+                state.provider_details['stop_sequence'] = event.delta.stop_sequence
+    for end in blocks.parts.end_all():
         yield end
+    state.usage = message_usage(start_usage, state.provider_usage)
+    if info := state.info():
+        yield info
 
 
-class MessagesInput(TypedDict):
-    """The keyword arguments of `messages.create` a history gives: `client.messages.create(**input, ...)`."""
+class _Blocks:
+    """The content blocks of one message as parts: each block's events, by the block's `index`."""
 
-    messages: list[MessageParam]
-    system: NotRequired[str]
+    def __init__(self) -> None:
+        self.parts = Parts()
+        self._signatures: dict[int, str] = {}  # block index → a thinking block's signature (or redacted data)
+        self._whole_inputs: dict[int, str] = {}  # block index → a tool input that came whole in its start block
+        self._streamed_input: set[int] = set()
+        self._server_tools: dict[str, str] = {}  # server tool call id → its name, for its result
 
-
-def to_messages_input(history: Sequence[ModelMessage]) -> MessagesInput:
-    """`history` as `messages`, with its system prompts (and the latest instructions) as `system`."""
-    result: MessagesInput = {'messages': to_messages(history)}
-    if system := system_text(history):
-        result['system'] = system
-    return result
-
-
-def to_messages(history: Sequence[ModelMessage]) -> list[MessageParam]:
-    """`history` as Messages API `messages` (system prompts left out: `to_messages_input` gives them).
-
-    Requests become user turns (tool results first, as the API requires, then text and media); responses
-    assistant turns (signed Anthropic thinking, redacted thinking, text, tool_use). Thinking without a
-    signature or from another provider is not sent (the API rejects it); consecutive turns of one role merge.
-    """
-    turns: list[tuple[bool, list[ContentBlockParam]]] = []  # (is the user's, blocks)
-    for message in history:
-        if isinstance(message, ModelRequest):
-            results: list[ContentBlockParam] = []
-            others: list[ContentBlockParam] = []
-            for part in message.parts:
-                if isinstance(part, SystemPromptPart):
-                    continue
-                if isinstance(part, UserPromptPart):
-                    others.extend(_user_blocks(part.content))
-                elif isinstance(part, ToolReturnPart) or (isinstance(part, RetryPromptPart) and part.tool_name):
-                    failed = not isinstance(part, ToolReturnPart) or part.outcome == 'failed'
-                    results.append(
-                        {
-                            'type': 'tool_result',
-                            'tool_use_id': part.tool_call_id,
-                            'content': result_text(part),
-                            'is_error': failed,
-                        }
-                    )
-                elif not isinstance(part, OpaquePart):
-                    others.append({'type': 'text', 'text': result_text(part)})
-            _append(turns, True, results + others)
-        else:
-            _append(turns, False, _assistant_blocks(message.parts))
-    messages: list[MessageParam] = []
-    for users, blocks in turns:
-        messages.append({'role': 'user', 'content': blocks} if users else {'role': 'assistant', 'content': blocks})
-    return messages
-
-
-def _assistant_blocks(parts: Sequence[Any]) -> list[ContentBlockParam]:
-    blocks: list[ContentBlockParam] = []
-    for part in parts:
-        if isinstance(part, ThinkingPart):
-            if part.provider_name != PROVIDER_NAME or not part.signature:
-                continue
-            if part.id == REDACTED_THINKING_ID:
-                blocks.append({'type': 'redacted_thinking', 'data': part.signature})
-            else:
-                blocks.append({'type': 'thinking', 'thinking': part.content, 'signature': part.signature})
-        elif isinstance(part, TextPart) and part.content:
-            blocks.append({'type': 'text', 'text': part.content})
-        elif isinstance(part, ToolCallPart):
-            blocks.append(
-                {'type': 'tool_use', 'id': part.tool_call_id, 'name': part.tool_name, 'input': part.args_as_dict()}
+    def start(self, block: ContentBlock, index: int) -> list[ev.AgentEvent]:
+        parts = self.parts
+        if block.type == 'text':
+            start = parts.start(index, TextPart(content=block.text))
+            return [start, *(ev.CitationAdded(start.index, text_citation(c)) for c in block.citations or ())]
+        if block.type == 'thinking':
+            if block.signature:
+                self._signatures[index] = block.signature
+            return [parts.start(index, ThinkingPart(content=block.thinking, provider_name=PROVIDER_NAME))]
+        if block.type == 'redacted_thinking':
+            self._signatures[index] = block.data
+            return [parts.start(index, ThinkingPart(content='', id=REDACTED_THINKING_ID, provider_name=PROVIDER_NAME))]
+        if block.type == 'tool_use' or block.type == 'server_tool_use':
+            if block.input:
+                # Given whole in the start block (the API streams it as deltas, but an SDK may not).
+                self._whole_inputs[index] = json.dumps(block.input, ensure_ascii=False)
+            if block.type == 'tool_use':
+                return [parts.start(index, ToolCallPart(tool_name=block.name, args=None, tool_call_id=block.id))]
+            self._server_tools[block.id] = block.name
+            call = NativeToolCallPart(
+                tool_name=block.name, args=None, tool_call_id=block.id, provider_name=PROVIDER_NAME
             )
-    return blocks
-
-
-def _append(turns: list[tuple[bool, list[ContentBlockParam]]], users: bool, blocks: list[ContentBlockParam]) -> None:
-    if not blocks:
-        return
-    if turns and turns[-1][0] == users:
-        turns[-1][1].extend(blocks)
-    else:
-        turns.append((users, blocks))
-
-
-def _user_blocks(content: str | list[UserContent]) -> list[ContentBlockParam]:
-    if isinstance(content, str):
-        return [{'type': 'text', 'text': content}] if content else []
-    blocks: list[ContentBlockParam] = []
-    for item in content:
-        if isinstance(item, str):
-            blocks.append({'type': 'text', 'text': item})
-        elif isinstance(item, ImageUrl):
-            blocks.append({'type': 'image', 'source': {'type': 'url', 'url': item.url}})
-        elif isinstance(item, BinaryContent) and media_kind(item) == 'image':
-            data = item.data_url.partition(',')[2]
-            media_type: Any = item.media_type
-            blocks.append({'type': 'image', 'source': {'type': 'base64', 'media_type': media_type, 'data': data}})
-        elif isinstance(item, BinaryContent) and media_kind(item) == 'pdf':
-            data = item.data_url.partition(',')[2]
-            blocks.append(
-                {'type': 'document', 'source': {'type': 'base64', 'media_type': 'application/pdf', 'data': data}}
+            return [parts.start(index, call)]
+        if block.type in RESULT_TOOL_NAMES and block.type != 'container_upload':
+            # The block's content as the API sent it (not the SDK's defaults), so it goes back unchanged.
+            content = block.model_dump(mode='json', exclude_unset=True).get('content')
+            tool_name = self._server_tools.get(block.tool_use_id) or RESULT_TOOL_NAMES[block.type]
+            result = NativeToolReturnPart(
+                tool_name=tool_name, content=content, tool_call_id=block.tool_use_id, provider_name=PROVIDER_NAME
             )
-        elif isinstance(item, BinaryContent):
-            raise unsupported('The Messages API', f'{item.media_type} content')
-        else:
-            raise unsupported('The Messages API', f'{item.kind} link')
-    return blocks
+            return [ev.NativeToolResult(result)]
+        return []  # a container upload: nothing a UI or the next request needs from it
+
+    def delta(self, delta: RawContentBlockDelta, index: int) -> ev.AgentEvent | None:
+        text: str | None = None
+        if delta.type == 'text_delta':
+            text = delta.text
+        elif delta.type == 'thinking_delta':
+            text = delta.thinking
+        elif delta.type == 'input_json_delta':
+            self._streamed_input.add(index)
+            text = delta.partial_json
+        elif delta.type == 'signature_delta':
+            self._signatures[index] = delta.signature
+        elif delta.type == 'citations_delta':
+            part_index = self.parts.index(index)
+            return None if part_index is None else ev.CitationAdded(part_index, text_citation(delta.citation))
+        return self.parts.delta(index, text) if text else None
+
+    def stop(self, index: int) -> list[ev.AgentEvent]:
+        events: list[ev.AgentEvent] = []
+        whole = self._whole_inputs.pop(index, None)
+        if whole is not None and index not in self._streamed_input and (part_delta := self.parts.delta(index, whole)):
+            events.append(part_delta)
+        if end := self.parts.end(index, self._signatures.pop(index, None)):
+            events.append(end)
+        return events

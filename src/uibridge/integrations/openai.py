@@ -13,18 +13,28 @@ What maps (to the neutral vocabulary of `uibridge.core.events`):
 
 - Chat Completions chunks (choice 0): `content` → a text part; `refusal` → a text part of its own, or with
   `refusal='error'` a `RunError` (code `'refusal'`) after the response; tool-call deltas → tool-call parts,
-  addressed by their own `index` so parallel calls may interleave; `finish_reason` → `events.finish_reason`.
+  addressed by their own `index` so parallel calls may interleave; the last chunk's usage (ask for it with
+  `stream_options={'include_usage': True}`), the finish reason and the completion's id → one `ResponseInfo`.
 - Responses API events: `response.created` → `ResponseStart` (model name); output text and refusals as
   above; each reasoning summary → a thinking part (id: the reasoning item's id, signature: its
   `encrypted_content` when requested, provider `openai`), so `to_responses_input` sends the item back;
-  function calls with streamed arguments; `response.completed` / `response.incomplete` → the finish reason,
+  function calls with streamed arguments; built-in tool items (web search, file search, code interpreter,
+  image generation, remote MCP calls) → a `NativeToolCallPart` opened when the item is added, its arguments
+  and a `NativeToolResult` when it is done (a generated image also as a `FileOutput`); `url_citation`,
+  `file_citation` and `container_file_citation` annotations → `CitationAdded` on their text part, anchored
+  where the API says; `response.completed` / `response.incomplete` usage, status and id → `ResponseInfo`;
   `response.failed` and `error` → `OpenAIStreamError`.
 
-Not mapped yet (TODO, issue 14: the neutral events for them do not exist): usage (kept on `events.usage`
-as the SDK's own object meanwhile), built-in tools (web search, file search, code interpreter, image
-generation, MCP, shell, custom tools: their items are skipped), URL / file citations (annotations), audio
-output, raw reasoning text (`response.reasoning_text.*` of open-weight models), and choices beyond the first.
-The SDK's own errors (`openai.APIError`) propagate unchanged.
+Usage maps every count: `cached_tokens` → `cache_read_tokens`, `cache_write_tokens`, reasoning and audio
+tokens to their fields, and the rest (prediction tokens, text / image token breakdowns, cache writes by
+retention) into `Usage.details` under the API's names (Chat Completions' prefixed `prompt_` / `completion_`).
+
+Not mapped (skipped): `file_path` annotations (a link to a file the model wrote, no source), tools the
+client runs that are not function calls (computer use, local shell, shell, apply patch, custom tools), MCP
+tool listings and approval requests, tool search items, audio output, raw reasoning text
+(`response.reasoning_text.*` of open-weight models), partial images, and choices beyond the first. A code
+interpreter's code arrives with its item, not as it is written. The SDK's own errors (`openai.APIError`)
+propagate unchanged.
 
 The SDK's types are imported for type checking only: importing this module does not import `openai`.
 """
@@ -33,17 +43,18 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterable, AsyncIterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from ..core import events as ev
-from ..core.messages import FinishReason, TextPart, ThinkingPart, ToolCallPart
+from ..core.messages import FinishReason, TextPart, ToolCallPart
 from ._openai_input import to_chat_completions_messages, to_responses_input
+from ._openai_maps import PROVIDER_NAME, RefusalMode, chat_usage
+from ._openai_responses import OpenAIStreamError, events_from_responses
 from ._stream import Parts, ResponseEvents, StreamState
 
 if TYPE_CHECKING:
     from openai.types.chat import ChatCompletionChunk
     from openai.types.completion_usage import CompletionUsage
-    from openai.types.responses import Response, ResponseOutputItem, ResponseStreamEvent, ResponseUsage
 
 __all__ = [
     'PROVIDER_NAME',
@@ -56,11 +67,6 @@ __all__ = [
     'to_responses_input',
 ]
 
-PROVIDER_NAME = 'openai'
-
-RefusalMode = Literal['text', 'error']
-"""How a refusal reaches the UI: as the answer's text (kept in the history), or as the run's error."""
-
 _CHAT_FINISH: dict[str, FinishReason] = {
     'stop': 'stop',
     'length': 'length',
@@ -68,15 +74,6 @@ _CHAT_FINISH: dict[str, FinishReason] = {
     'function_call': 'tool_call',
     'content_filter': 'content_filter',
 }
-_INCOMPLETE_FINISH: dict[str, FinishReason] = {'max_output_tokens': 'length', 'content_filter': 'content_filter'}
-
-
-class OpenAIStreamError(RuntimeError):
-    """The Responses stream reported a failed response or an error event (the SDK raises for HTTP errors)."""
-
-    def __init__(self, message: str, code: str | None = None) -> None:
-        super().__init__(f'{code}: {message}' if code else message)
-        self.code = code
 
 
 def events_from_chat_completions(
@@ -105,9 +102,14 @@ async def _chat_events(
     async for chunk in stream:
         if not started:
             started = True
+            state.provider_response_id = chunk.id or None
             yield ev.ResponseStart(model_name=chunk.model or None, provider_name=PROVIDER_NAME)
+        state.model_name = chunk.model or state.model_name
+        if chunk.service_tier:
+            state.provider_details['service_tier'] = chunk.service_tier
         if chunk.usage is not None:
-            state.usage = chunk.usage
+            state.provider_usage = chunk.usage
+            state.usage = chat_usage(chunk.usage)
         choice = next((choice for choice in chunk.choices if choice.index == 0), None)
         if choice is None:
             continue
@@ -147,6 +149,8 @@ async def _chat_events(
             yield event
     for end in parts.end_all():
         yield end
+    if info := state.info():
+        yield info
     if refused:
         yield ev.RunError(''.join(refused), code='refusal')
 
@@ -159,115 +163,3 @@ def _start_call(parts: Parts, key: tuple[str, int], call: _PendingCall) -> list[
     if call.arguments and (delta := parts.delta(key, ''.join(call.arguments))):
         events.append(delta)
     return events
-
-
-def events_from_responses(
-    stream: AsyncIterable[ResponseStreamEvent], *, refusal: RefusalMode = 'text'
-) -> ResponseEvents[ResponseUsage]:
-    """The events of one model response from a `responses.create(..., stream=True)` stream (or the events of
-    `responses.stream(...)`, which are the same types)."""
-    return ResponseEvents(lambda state: _responses_events(stream, state, refusal))
-
-
-async def _responses_events(
-    stream: AsyncIterable[ResponseStreamEvent], state: StreamState[ResponseUsage], refusal: RefusalMode
-) -> AsyncIterator[ev.AgentEvent]:
-    parts = Parts()
-    summaries: dict[int, list[tuple[str, int, int]]] = {}  # output index → keys of its summary parts
-    argued: set[int] = set()  # function calls whose arguments streamed as deltas
-    refused: list[str] = []
-    called = False
-    async for event in stream:
-        if event.type == 'response.created':
-            yield ev.ResponseStart(model_name=event.response.model or None, provider_name=PROVIDER_NAME)
-        elif event.type == 'response.output_item.added':
-            if event.item.type == 'function_call':
-                called = True
-                call = ToolCallPart(tool_name=event.item.name, args=None, tool_call_id=event.item.call_id)
-                yield parts.start(('item', event.output_index), call)
-        elif event.type == 'response.output_text.delta':
-            key = ('text', event.output_index, event.content_index)
-            if key not in parts:
-                yield parts.start(key, TextPart(content='', id=event.item_id))
-            if delta := parts.delta(key, event.delta):
-                yield delta
-        elif event.type == 'response.refusal.delta':
-            if refusal == 'error':
-                refused.append(event.delta)
-                continue
-            key = ('text', event.output_index, event.content_index)
-            if key not in parts:
-                yield parts.start(key, TextPart(content='', id=event.item_id))
-            if delta := parts.delta(key, event.delta):
-                yield delta
-        elif event.type == 'response.content_part.done':
-            if end := parts.end(('text', event.output_index, event.content_index)):
-                yield end
-        elif event.type == 'response.reasoning_summary_part.added':
-            key = ('summary', event.output_index, event.summary_index)
-            summaries.setdefault(event.output_index, []).append(key)
-            yield parts.start(key, ThinkingPart(content='', id=event.item_id, provider_name=PROVIDER_NAME))
-        elif event.type == 'response.reasoning_summary_text.delta':
-            if delta := parts.delta(('summary', event.output_index, event.summary_index), event.delta):
-                yield delta
-        elif event.type == 'response.function_call_arguments.delta':
-            argued.add(event.output_index)
-            if delta := parts.delta(('item', event.output_index), event.delta):
-                yield delta
-        elif event.type == 'response.output_item.done':
-            for item_event in _item_done(parts, event.output_index, event.item, summaries, argued):
-                yield item_event
-        elif event.type == 'response.completed' or event.type == 'response.incomplete':
-            _finish(state, event.response, called)
-        elif event.type == 'response.failed':
-            error = event.response.error
-            raise OpenAIStreamError(error.message if error else 'The response failed.', error.code if error else None)
-        elif event.type == 'error':
-            raise OpenAIStreamError(event.message, event.code)
-    for end in parts.end_all():
-        yield end
-    if refused:
-        yield ev.RunError(''.join(refused), code='refusal')
-
-
-def _item_done(
-    parts: Parts,
-    output_index: int,
-    item: ResponseOutputItem,
-    summaries: dict[int, list[tuple[str, int, int]]],
-    argued: set[int],
-) -> list[ev.AgentEvent]:
-    events: list[ev.AgentEvent] = []
-    if item.type == 'function_call':
-        key = ('item', output_index)
-        if output_index not in argued and (delta := parts.delta(key, item.arguments)):
-            events.append(delta)  # arguments that came whole, without deltas
-        if end := parts.end(key):
-            events.append(end)
-    elif item.type == 'reasoning':
-        keys = summaries.pop(output_index, [])
-        if not keys and item.encrypted_content:
-            # No summary was asked for, but the encrypted reasoning must go back with the next request.
-            keys = [('summary', output_index, 0)]
-            events.append(parts.start(keys[0], ThinkingPart(content='', id=item.id, provider_name=PROVIDER_NAME)))
-        for position, key in enumerate(keys):
-            # The item's signature (its encrypted content) rides on its last summary part.
-            signature = item.encrypted_content if position == len(keys) - 1 else None
-            if end := parts.end(key, signature):
-                events.append(end)
-    elif item.type == 'message':
-        for content_index in range(len(item.content)):
-            if end := parts.end(('text', output_index, content_index)):
-                events.append(end)
-    return events
-
-
-def _finish(state: StreamState[ResponseUsage], response: Response, called: bool) -> None:
-    state.usage = response.usage
-    if response.status == 'incomplete':
-        reason = response.incomplete_details.reason if response.incomplete_details else None
-        state.provider_finish_reason = reason or 'incomplete'
-        state.finish_reason = _INCOMPLETE_FINISH.get(reason or '', 'length')
-        return
-    state.provider_finish_reason = response.status
-    state.finish_reason = 'tool_call' if called else 'stop'
