@@ -50,16 +50,15 @@ def _peer(metadata: Any) -> dict[str, Any] | None:
 
 
 def _written_by_peer(message: UIMessage) -> bool:
-    if _peer(message.metadata) is not None:
+    # Runs for every message loaded, so it reads the fields straight from `__dict__`: a text, reasoning or
+    # file part's `provider_metadata`, a tool part's `call_provider_metadata`, where pydantic-ai writes.
+    metadata = message.metadata
+    if type(metadata) is dict and PEER_KEY in metadata:
         return True
     for part in message.parts:
-        if isinstance(part, TextUIPart | ReasoningUIPart | FileUIPart):
-            metadata = part.provider_metadata
-        elif isinstance(part, ToolUIPart | DynamicToolUIPart):
-            metadata = part.call_provider_metadata
-        else:
-            continue
-        if metadata and PEER_KEY in metadata:
+        fields = part.__dict__
+        found = fields.get('provider_metadata') or fields.get('call_provider_metadata')
+        if found and PEER_KEY in found:
             return True
     return False
 
