@@ -153,6 +153,16 @@ class RetryPromptPart(_Model):
     timestamp: datetime = Field(default_factory=now_utc)
     part_kind: Literal['retry-prompt'] = 'retry-prompt'
 
+    @pydantic.model_serializer(mode='wrap')
+    def _write_back_as_retried_tool_return(self, serialize: pydantic.SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # Loaded from pydantic-ai's `tool-return` with `outcome='retried'` (see `ModelRequest`), the part keeps
+        # that `outcome` as an extra key; it is dumped back in that spelling, so the stored history is
+        # unchanged by a round trip through uibridge.
+        data: dict[str, Any] = serialize(self)
+        if data.get('outcome') == 'retried':
+            data['part_kind'] = 'tool-return'
+        return data
+
     def model_response(self) -> str:
         """The text the model is shown: the errors, framed, then the classic directive.
 
@@ -263,13 +273,14 @@ class ModelRequest(_Model):
 
 
 def _retried_tool_return_as_retry_prompt(part: Any) -> Any:
+    # Every other key (`outcome` itself, `retry`, `tool_kind`, `metadata`, ...) stays on the part as an
+    # extra key: `outcome='retried'` is what makes `RetryPromptPart` dump it back as the tool return it was.
     if not isinstance(part, dict):
         return part
     data = cast('dict[str, Any]', part)
     if data.get('part_kind') != 'tool-return' or data.get('outcome') != 'retried':
         return data
-    keys = ('content', 'tool_name', 'tool_call_id', 'timestamp')
-    return {'part_kind': 'retry-prompt', **{key: data[key] for key in keys if key in data}}
+    return {**data, 'part_kind': 'retry-prompt'}
 
 
 # ------------------------------------------------------------------------------------------ responses

@@ -404,6 +404,8 @@ def _response_drafts(message: ModelResponse, keyring: Keyring) -> list[Draft]:
             if encrypted is not None:
                 draft['encryptedValue'] = encrypted
             drafts.append(draft)
+        elif isinstance(part, OpaquePart):
+            continue  # kept in the history, shown to no UI (pydantic-ai's speech or compaction, say)
         else:
             assert isinstance(part, FilePart)
             dropped_files = True

@@ -73,6 +73,7 @@ from ...core.metadata import ANSWERED_BY_METADATA_KEY, app_metadata
 from ...core.records import read_response_fields, read_thinking_fields
 from ...core.trusted import construct
 from ...core.verification import SignatureClaims
+from ._peer_history import peer_message
 from ._validation import client_part_numbered, prefilter_message, validation_error
 from ._wire import (
     METADATA_KEY,
@@ -104,7 +105,7 @@ def load_messages(
     for index, raw in enumerate(messages):
         message = raw if isinstance(raw, pydantic.BaseModel) else _coerce(raw, str(index))
         if message is not None:
-            add(message, index)
+            add(peer_message(message) or message, index)  # pydantic-ai's own stored form (`_peer_history`)
     return loader.finish()
 
 

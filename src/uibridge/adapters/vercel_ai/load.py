@@ -46,6 +46,7 @@ from ...core.records import read_response_fields, read_thinking_fields
 from ...core.trusted import construct
 from ...core.verification import SignatureClaims
 from ._load_parts import derived_denial, ours, result_part, system_part, tool_call, user_file, user_part
+from ._peer_history import peer_messages
 from ._provider_metadata import DERIVED_ID, SIDECAR_KEY, SIG_KEY, derived_message_id
 from ._validation import validate_ui_message
 from .types import (
@@ -79,7 +80,10 @@ def load_messages(
     """
     loader = _Loader(claims if claims is not None else _NO_CLAIMS)
     for index, data in enumerate(ui_messages):
-        loader.add(index, validate_ui_message(data, index))
+        message = validate_ui_message(data, index)
+        migrated = peer_messages(message)  # a history pydantic-ai's own adapter stored (`_peer_history`)
+        for one in migrated if migrated is not None else (message,):
+            loader.add(index, one)
     loader.end_step()
     return loader.out
 
