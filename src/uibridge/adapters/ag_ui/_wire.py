@@ -36,6 +36,7 @@ import pydantic
 from ag_ui.core import Message
 
 from ...core import diagnostics
+from ...core.events import MESSAGE_METADATA_KEY, STATE_METADATA_KEY
 from ...core.json_text import compact_json, parse_iso, parse_json
 from ...core.json_text import iso_utc as iso
 from ...core.metadata import ANSWERED_BY_METADATA_KEY, CUSTOM_DATA_METADATA_KEY
@@ -55,9 +56,12 @@ __all__ = [
 ]
 
 METADATA_KEY = 'uibridge_ag_ui'
-RECORD_METADATA_KEYS = frozenset({ANSWERED_BY_METADATA_KEY, CUSTOM_DATA_METADATA_KEY})
+RECORD_METADATA_KEYS = frozenset(
+    {ANSWERED_BY_METADATA_KEY, CUSTOM_DATA_METADATA_KEY, MESSAGE_METADATA_KEY, STATE_METADATA_KEY}
+)
 """uibridge's own keys of a neutral message's metadata that a record's `metadata` carries beside the
-application's (`core.metadata`): AG-UI has no other place for a response's approval marks and custom data."""
+application's (`core.metadata`): AG-UI has no other place to keep a response's approval marks, custom data,
+message metadata and the shared state after it (the live stream sends the last three as events)."""
 WIRE_KEY = 'uibridge'
 SIG_KEY = 'sig'
 """A server-authored part's signature (`Keyring.sign_part`), in its record or marker."""

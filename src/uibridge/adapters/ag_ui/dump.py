@@ -8,12 +8,17 @@ How each part maps (`_wire` says what rides in `metadata` / `encryptedValue`):
   text it always was for the model, which loads back as that `UserPromptPart` (no marker a client could forge).
 - `UserPromptPart` -> a `UserMessage`: string content stays a string, a list becomes text and media parts
   (`image` / `audio` / `video` / `document`, with a `url` source, or a `data` source for inline bytes).
-- `ToolReturnPart` -> a `ToolMessage` (non-string content as compact JSON; `error` set for a failed call);
+- `ToolReturnPart` -> a `ToolMessage` (a list of text and media, which is what `load` makes of a tool message's
+  content parts, as those parts; other non-string content as compact JSON; `error` set for a failed call);
   a tool-bound `RetryPromptPart` -> a `ToolMessage` whose `error` is the text the model was shown.
 - A `ModelResponse` -> its parts in order: each text part opens an `AssistantMessage`; tool calls join the
   assistant message just before them (unless its text is empty) or open one with empty content; each thinking part is a
-  `ReasoningMessage`. The stream encoder groups parts by the same rule, so a client's reducer builds the
-  same messages from the live stream. `FilePart`s have no AG-UI form and are left out (with a warning).
+  `ReasoningMessage`. A text part's `citations` ride in its record (signed with it). A `NativeToolCallPart`
+  (provider-run) is a tool call like the others, its `metadata.uibridge` saying `native: true` (and
+  `provider_name`); its `NativeToolReturnPart` is a `ToolMessage` of the response, in part order, its record
+  saying the same. The stream encoder groups parts by the same rule, so a client's reducer builds the same
+  messages from the live stream. `FilePart`s have no AG-UI form and are left out (with a warning), as is an
+  `OpaquePart` (kept in the history, shown to no UI).
 
 Signatures (`uibridge.core.provenance`): every part the server authors carries `keyring.sign_part(part)` where
 the client keeps it and echoes it back, for `load_messages(claims=)` to read: `sig` in the message's part
@@ -50,6 +55,7 @@ from ag_ui.core import (
     UserMessage,
 )
 
+from ...core.citations import Citation
 from ...core.feedback import render_retry_feedback, retry_feedback_payload
 from ...core.json_text import compact_json
 from ...core.media import kind_name, media_kind
@@ -62,6 +68,8 @@ from ...core.messages import (
     ModelMessage,
     ModelRequest,
     ModelResponse,
+    NativeToolCallPart,
+    NativeToolReturnPart,
     OpaqueContent,
     OpaquePart,
     RetryFeedbackPart,
@@ -81,9 +89,12 @@ from ...core.trusted import construct
 from ._wire import METADATA_KEY, RECORD_METADATA_KEYS, SIG_KEY, WIRE_KEY, iso, marker, warn
 
 __all__ = [
+    'call_record',
+    'citations_json',
     'dump_messages',
     'feedback_message',
     'legacy_retry_message',
+    'native_tool_message',
     'request_record',
     'response_record',
     'thinking_marker',
@@ -300,12 +311,16 @@ def tool_message(part: ToolReturnPart | RetryPromptPart, keyring: Keyring) -> Dr
             # The errors without `ctx` (arbitrary objects, never shown to the model), as compact JSON.
             draft['content'] = compact_json([{k: v for k, v in e.items() if k != 'ctx'} for e in content])
         draft['error'] = part.model_response()
+    elif isinstance(content, str):
+        draft['content'] = content
     else:
-        if isinstance(content, str):
-            draft['content'] = content
-        else:
+        parts = _as_content_parts(content)
+        if parts is None:
             part_record['json'] = True
             draft['content'] = compact_json(content)
+        else:
+            draft['content'] = parts
+    if isinstance(part, ToolReturnPart):
         outcome = part.outcome
         if outcome != 'success':
             part_record['outcome'] = outcome
@@ -316,6 +331,17 @@ def tool_message(part: ToolReturnPart | RetryPromptPart, keyring: Keyring) -> Dr
     part_record[SIG_KEY] = keyring.sign_part(part)
     draft['_uib'] = {'part': part_record}
     return draft
+
+
+def _as_content_parts(content: Any) -> list[dict[str, Any]] | None:
+    """A tool's result that is a list of text and media (what `load` makes of a tool message's content parts) as
+    those parts; `None` for anything else, which goes as JSON text."""
+    if not isinstance(content, list) or not content:
+        return None
+    items = cast('list[Any]', content)
+    if not all(isinstance(item, str | ImageUrl | AudioUrl | VideoUrl | DocumentUrl | BinaryContent) for item in items):
+        return None
+    return [_content_part(item) for item in items]
 
 
 def _content_part(content: str | ImageUrl | AudioUrl | VideoUrl | DocumentUrl | BinaryContent) -> dict[str, Any]:
@@ -352,15 +378,42 @@ def thinking_marker(part: ThinkingPart) -> str | None:
     return marker('thinking', payload) if payload else None
 
 
-def call_record(part: ToolCallPart, keyring: Keyring, *, client: bool) -> dict[str, Any]:
-    """What a tool call's own `metadata.uibridge` holds: its signature, and the `client` mark it was signed with."""
-    record: dict[str, Any] = {SIG_KEY: keyring.sign_part(part, client=client)}
+def call_record(part: ToolCallPart | NativeToolCallPart, keyring: Keyring, *, client: bool) -> dict[str, Any]:
+    """What a tool call's own `metadata.uibridge` holds: its signature, and the `client` mark it was signed with;
+    for a provider-run call `native: true` and the provider's name (both covered by its signature)."""
+    if isinstance(part, NativeToolCallPart):
+        record: dict[str, Any] = {SIG_KEY: keyring.sign_part(part), 'native': True}
+        if part.provider_name is not None:
+            record['provider_name'] = part.provider_name
+        return record
+    record = {SIG_KEY: keyring.sign_part(part, client=client)}
     if client:
         record['client'] = True
     return record
 
 
-def tool_call_wire(part: ToolCallPart, record: dict[str, Any]) -> dict[str, Any]:
+def citations_json(citations: list[Citation]) -> list[dict[str, Any]]:
+    """A text part's citations as its record holds them (no `null`s: the client drops optional nulls)."""
+    return [citation.model_dump(mode='json', exclude_none=True) for citation in citations]
+
+
+def native_tool_message(part: NativeToolReturnPart, keyring: Keyring) -> Draft:
+    """The `ToolMessage` for what a provider-run tool returned (what `TOOL_CALL_RESULT` also builds): a message of
+    the response, its record saying `native: true`, the provider's name and the signature."""
+    part_record: dict[str, Any] = {'timestamp': iso(part.timestamp), 'native': True}
+    if part.provider_name is not None:
+        part_record['provider_name'] = part.provider_name
+    content = part.content
+    if not isinstance(content, str):
+        parts = _as_content_parts(content)
+        if parts is None:
+            part_record['json'] = True
+        content = compact_json(content) if parts is None else parts
+    part_record[SIG_KEY] = keyring.sign_part(part)
+    return {'role': 'tool', 'toolCallId': part.tool_call_id, 'content': content, '_uib': {'part': part_record}}
+
+
+def tool_call_wire(part: ToolCallPart | NativeToolCallPart, record: dict[str, Any]) -> dict[str, Any]:
     args = part.args
     # A dict is what `args_as_json_str` writes with `compact_json` too; this adapter's is the faster one.
     arguments = compact_json(args) if isinstance(args, dict) else part.args_as_json_str()
@@ -380,8 +433,10 @@ def _response_drafts(message: ModelResponse, keyring: Keyring) -> list[Draft]:
         if isinstance(part, TextPart):
             text_record: dict[str, Any] = {'id': part.id} if part.id is not None else {}
             text_record[SIG_KEY] = keyring.sign_part(part)
+            if part.citations:
+                text_record['citations'] = citations_json(part.citations)
             drafts.append({'role': 'assistant', 'content': part.content, '_uib': {'part': text_record}})
-        elif isinstance(part, ToolCallPart):
+        elif isinstance(part, ToolCallPart | NativeToolCallPart):
             # An assistant message with empty text and no calls stands for an empty `TextPart`; a call
             # joining it would turn it into the empty placeholder a call-only message carries.
             if (
@@ -390,7 +445,7 @@ def _response_drafts(message: ModelResponse, keyring: Keyring) -> list[Draft]:
                 or not (drafts[-1]['content'] or 'toolCalls' in drafts[-1])
             ):
                 drafts.append({'role': 'assistant', 'content': '', '_uib': {}})
-            client = answered.get(part.tool_call_id) == 'client'
+            client = isinstance(part, ToolCallPart) and answered.get(part.tool_call_id) == 'client'
             drafts[-1].setdefault('toolCalls', []).append(
                 tool_call_wire(part, call_record(part, keyring, client=client))
             )
@@ -404,9 +459,11 @@ def _response_drafts(message: ModelResponse, keyring: Keyring) -> list[Draft]:
             if encrypted is not None:
                 draft['encryptedValue'] = encrypted
             drafts.append(draft)
-        else:
-            assert isinstance(part, FilePart)
+        elif isinstance(part, NativeToolReturnPart):
+            drafts.append(native_tool_message(part, keyring))
+        elif isinstance(part, FilePart):
             dropped_files = True
+        # An `OpaquePart` is kept in the history and shown to no UI.
     if dropped_files:
         warn('AG-UI messages have no place for files a model produced: FileParts were left out of the dump.')
     if drafts:

@@ -13,7 +13,10 @@ record (see `_wire`) starts a new one, so a history that dump wrote comes back w
   the dict they were (a JSON object string is parsed; anything else is kept as the string).
 - A tool message must answer a tool call that an earlier assistant message made: otherwise `InputError`
   naming the message. It becomes a `ToolReturnPart` (`outcome='failed'` when `error` is set and no record
-  says otherwise) or, from dump's record, the tool-bound `RetryPromptPart` it was.
+  says otherwise; content parts are a list of text and media, as a user prompt's, which dump writes back as the
+  same parts) or, from dump's record, the tool-bound
+  `RetryPromptPart` it was. A tool call or tool message whose record says `native: true` is a
+  `NativeToolCallPart` / `NativeToolReturnPart` of the response; a text record's `citations` are the part's.
 - `activity` messages are UI-only and are left out silently.
 
 Given `claims`, the signature the client echoed beside each server-authored part (`sig` in the message's part
@@ -32,6 +35,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any, Literal, cast, get_args
@@ -47,6 +51,7 @@ from ag_ui.core import (
     UserMessage,
 )
 
+from ...core.citations import Citation
 from ...core.errors import InputError
 from ...core.feedback import retry_feedback_from_marker
 from ...core.json_text import parse_json, tool_args
@@ -58,6 +63,9 @@ from ...core.messages import (
     ModelRequest,
     ModelRequestPart,
     ModelResponse,
+    ModelResponsePart,
+    NativeToolCallPart,
+    NativeToolReturnPart,
     RetryFeedbackPart,
     RetryPromptPart,
     SystemPromptPart,
@@ -90,6 +98,7 @@ __all__ = ['load_messages']
 
 _OUTCOMES: frozenset[str] = frozenset(get_args(ToolReturnOutcome))
 _errors_adapter = pydantic.TypeAdapter(list[ErrorDetails])
+_citations_adapter = pydantic.TypeAdapter(list[Citation])
 
 
 def load_messages(
@@ -146,9 +155,11 @@ class _Loader:
         role = message.role
         if role == 'activity':
             return
-        side: Literal['request', 'response'] = 'response' if role in ('assistant', 'reasoning') else 'request'
         metadata = message.metadata
         ours = records(metadata) if metadata else _NO_RECORD
+        side: Literal['request', 'response'] = 'response' if role in ('assistant', 'reasoning') else 'request'
+        if role == 'tool' and ours and _is_native(ours.get('part')):
+            side = 'response'  # what a provider-run tool returned is a part of the response that called it
         own = ours.get(side)
         if not isinstance(own, dict):
             own = None
@@ -173,7 +184,8 @@ class _Loader:
         if isinstance(message, AssistantMessage):
             self._assistant(message, part_record, parts)
         elif isinstance(message, ToolMessage):
-            part = self._tool(message, part_record, index)
+            part = self._native_return(message, part_record, index) if side == 'response' else None
+            part = part or self._tool(message, part_record, index)
             if claims is not None:
                 claims.add(part, part_record.get(SIG_KEY))
             parts.append(part)
@@ -233,19 +245,26 @@ class _Loader:
         claims = self.claims
         if content or (content is not None and not calls):
             text_id = part_record.get('id')
-            text = construct(TextPart, {'content': content, 'id': text_id if isinstance(text_id, str) else None})
+            text_fields: dict[str, Any] = {'content': content, 'id': text_id if isinstance(text_id, str) else None}
+            if 'citations' in part_record:
+                text_fields['citations'] = _citations(part_record['citations'])
+            text = construct(TextPart, text_fields)
             if claims is not None:
                 claims.add(text, part_record.get(SIG_KEY))
             parts.append(text)
         for call in calls:
             function = call.function
             self.calls[call.id] = function.name
-            part = construct(
-                ToolCallPart,
-                {'tool_name': function.name, 'args': tool_args(function.arguments), 'tool_call_id': call.id},
-            )
-            if call.metadata:
-                record = records(call.metadata)
+            fields = {'tool_name': function.name, 'args': tool_args(function.arguments), 'tool_call_id': call.id}
+            record = records(call.metadata) if call.metadata else _NO_RECORD
+            if _is_native(record):
+                native = construct(NativeToolCallPart, {**fields, 'provider_name': _text(record, 'provider_name')})
+                if claims is not None:
+                    claims.add(native, record.get(SIG_KEY))
+                parts.append(native)
+                continue
+            part = construct(ToolCallPart, fields)
+            if record:
                 client = record.get('client') is True
                 if client:
                     self.client_calls.append(call.id)
@@ -293,6 +312,46 @@ class _Loader:
         fields['outcome'] = outcome
         fields['metadata'] = part_record.get('metadata')
         return construct(ToolReturnPart, fields)
+
+    def _native_return(self, message: ToolMessage, part_record: dict[str, Any], index: int) -> ModelResponsePart | None:
+        """What a provider-run tool returned (a tool message whose record says `native: true`), as dump wrote it."""
+        tool_name = self.calls.get(message.tool_call_id)
+        if tool_name is None:
+            return None  # no call to answer: `_tool` says so
+        content: Any = message.content
+        if isinstance(content, str):
+            if part_record.get('json') is True:
+                with contextlib.suppress(ValueError):
+                    content = parse_json(content)
+        else:
+            content = _user_content(content, index)
+        fields: dict[str, Any] = {
+            'tool_name': tool_name,
+            'content': content,
+            'tool_call_id': message.tool_call_id,
+            'provider_name': _text(part_record, 'provider_name'),
+        }
+        timestamp = _timestamp(part_record)
+        if timestamp is not None:
+            fields['timestamp'] = timestamp
+        return construct(NativeToolReturnPart, fields)
+
+
+def _is_native(record: Any) -> bool:
+    return isinstance(record, dict) and cast('dict[str, Any]', record).get('native') is True
+
+
+def _text(record: dict[str, Any], key: str) -> str | None:
+    value = record.get(key)
+    return value if isinstance(value, str) else None
+
+
+def _citations(value: Any) -> list[Citation] | None:
+    """A text record's citations; what does not validate is left out (its signature then no longer holds)."""
+    try:
+        return _citations_adapter.validate_python(value) or None
+    except pydantic.ValidationError:
+        return None
 
 
 def _answered_by(metadata: dict[str, Any], client_calls: list[str]) -> None:
