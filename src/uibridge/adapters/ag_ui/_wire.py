@@ -22,7 +22,8 @@ echoes both back unchanged: a message's `metadata` object and its `encryptedValu
 
 On the neutral side, `ModelRequest.metadata` / `ModelResponse.metadata` keep under `METADATA_KEY`
 (`uibridge_ag_ui`) one entry per AG-UI message the `ModelMessage` was loaded from or streamed as
-(`{"id", "name"?, "metadata"?}`), so the same ids, names and client metadata come back on dump.
+(`{"id", "name"?, "metadata"?, "content_parts"?}`), so the same ids, names, client metadata and the form of a
+tool message's content come back on dump.
 
 Everything read back from a client is checked field by field: a record that does not validate is
 ignored, never an error, because it is the client's copy of our own annotation.

@@ -8,8 +8,9 @@ How each part maps (`_wire` says what rides in `metadata` / `encryptedValue`):
   text it always was for the model, which loads back as that `UserPromptPart` (no marker a client could forge).
 - `UserPromptPart` -> a `UserMessage`: string content stays a string, a list becomes text and media parts
   (`image` / `audio` / `video` / `document`, with a `url` source, or a `data` source for inline bytes).
-- `ToolReturnPart` -> a `ToolMessage` (a list of text and media, which is what `load` makes of a tool message's
-  content parts, as those parts; other non-string content as compact JSON; `error` set for a failed call);
+- `ToolReturnPart` -> a `ToolMessage` (non-string content as compact JSON, except a list of text and media,
+  which is what `load` makes of a tool message's content parts: as those parts when it holds media or was
+  loaded from parts (the entry says `content_parts`); `error` set for a failed call);
   a tool-bound `RetryPromptPart` -> a `ToolMessage` whose `error` is the text the model was shown.
 - A `ModelResponse` -> its parts in order: each text part opens an `AssistantMessage`; tool calls join the
   assistant message just before them (unless its text is empty) or open one with empty content; each thinking part is a
@@ -37,7 +38,6 @@ random ones.
 
 from __future__ import annotations
 
-import base64
 import hashlib
 from collections.abc import Sequence
 from typing import Any, cast
@@ -55,16 +55,8 @@ from ag_ui.core import (
     UserMessage,
 )
 
-from ...core.citations import Citation
-from ...core.feedback import render_retry_feedback, retry_feedback_payload
-from ...core.json_text import compact_json
-from ...core.media import kind_name, media_kind
 from ...core.messages import (
-    AudioUrl,
-    BinaryContent,
-    DocumentUrl,
     FilePart,
-    ImageUrl,
     ModelMessage,
     ModelRequest,
     ModelResponse,
@@ -78,15 +70,25 @@ from ...core.messages import (
     TextPart,
     ThinkingPart,
     ToolCallPart,
-    ToolReturnPart,
     UserPromptPart,
-    VideoUrl,
 )
 from ...core.metadata import ANSWERED_BY_METADATA_KEY, answered_by, app_metadata
 from ...core.provenance import Keyring
-from ...core.records import response_fields, thinking_fields
+from ...core.records import response_fields
 from ...core.trusted import construct
-from ._wire import METADATA_KEY, RECORD_METADATA_KEYS, SIG_KEY, WIRE_KEY, iso, marker, warn
+from ._drafts import (
+    Draft,
+    call_record,
+    citations_json,
+    content_part,
+    feedback_message,
+    legacy_retry_message,
+    native_tool_message,
+    thinking_marker,
+    tool_call_wire,
+    tool_message,
+)
+from ._wire import METADATA_KEY, RECORD_METADATA_KEYS, SIG_KEY, WIRE_KEY, iso, warn
 
 __all__ = [
     'call_record',
@@ -105,9 +107,6 @@ __all__ = [
 _sha256 = hashlib.sha256
 _to_json = pydantic_core.to_json
 
-Draft = dict[str, Any]
-"""An AG-UI message in wire (camelCase) form, before ids are assigned; `_uib` holds its uibridge records."""
-
 
 def dump_messages(messages: Sequence[ModelMessage], *, keyring: Keyring | None = None) -> list[Message]:
     """`messages` as AG-UI messages, every server-authored part signed with `keyring` (`None`: the process's
@@ -125,6 +124,11 @@ def dump_messages(messages: Sequence[ModelMessage], *, keyring: Keyring | None =
             previous_was_request = False
         entries = _stored_entries(message, len(drafts)) if message.metadata else None
         for position, draft in enumerate(drafts):
+            parts = draft.pop('_parts', None)
+            if parts is not None and entries is not None and entries[position].get('content_parts') is True:
+                # Loaded from a tool message whose content was these parts: it goes back as they were.
+                draft['content'] = parts
+                del draft['_uib']['part']['json']
             if entries is None:
                 entry = None
                 message_id = _derived_id(draft, index, position, used)
@@ -261,7 +265,7 @@ def _request_drafts(message: ModelRequest, keyring: Keyring, *, follows_request:
             content = (
                 part.content
                 if isinstance(part.content, str)
-                else [_content_part(c) for c in part.content if not isinstance(c, OpaqueContent)]
+                else [content_part(c) for c in part.content if not isinstance(c, OpaqueContent)]
             )
             drafts.append({'role': 'user', 'content': content, '_uib': {'part': {'timestamp': iso(part.timestamp)}}})
         elif isinstance(part, RetryFeedbackPart):
@@ -279,87 +283,6 @@ def _request_drafts(message: ModelRequest, keyring: Keyring, *, follows_request:
     return drafts
 
 
-def legacy_retry_message(part: RetryPromptPart) -> Draft:
-    """A tool-less `RetryPromptPart` is the user text it always was for the model: no marker, so a client
-    cannot make one up to get past `sanitize_messages`; it loads back as that `UserPromptPart`."""
-    return {'role': 'user', 'content': part.model_response(), '_uib': {'part': {'timestamp': iso(part.timestamp)}}}
-
-
-def feedback_message(part: RetryFeedbackPart, keyring: Keyring) -> Draft:
-    """The marked `SystemMessage`; the marker holds the part's signature as `sig`."""
-    payload = retry_feedback_payload(part)
-    payload[SIG_KEY] = keyring.sign_part(part)
-    return {
-        'role': 'system',
-        'content': render_retry_feedback(part),
-        'encryptedValue': marker('retry_feedback', payload),
-        '_uib': {},
-    }
-
-
-def tool_message(part: ToolReturnPart | RetryPromptPart, keyring: Keyring) -> Draft:
-    """The `ToolMessage` for a tool result (wire form, no id, signed): what `TOOL_CALL_RESULT` also builds."""
-    part_record: dict[str, Any] = {'timestamp': iso(part.timestamp)}
-    draft: Draft = {'role': 'tool', 'toolCallId': part.tool_call_id}
-    content = part.content
-    if isinstance(part, RetryPromptPart):
-        part_record['kind'] = 'retry-prompt'
-        if isinstance(content, str):
-            draft['content'] = content
-        else:
-            part_record['json'] = True
-            # The errors without `ctx` (arbitrary objects, never shown to the model), as compact JSON.
-            draft['content'] = compact_json([{k: v for k, v in e.items() if k != 'ctx'} for e in content])
-        draft['error'] = part.model_response()
-    elif isinstance(content, str):
-        draft['content'] = content
-    else:
-        parts = _as_content_parts(content)
-        if parts is None:
-            part_record['json'] = True
-            draft['content'] = compact_json(content)
-        else:
-            draft['content'] = parts
-    if isinstance(part, ToolReturnPart):
-        outcome = part.outcome
-        if outcome != 'success':
-            part_record['outcome'] = outcome
-            if outcome == 'failed':
-                draft['error'] = part.model_response_str()
-        if part.metadata is not None:
-            part_record['metadata'] = part.metadata
-    part_record[SIG_KEY] = keyring.sign_part(part)
-    draft['_uib'] = {'part': part_record}
-    return draft
-
-
-def _as_content_parts(content: Any) -> list[dict[str, Any]] | None:
-    """A tool's result that is a list of text and media (what `load` makes of a tool message's content parts) as
-    those parts; `None` for anything else, which goes as JSON text."""
-    if not isinstance(content, list) or not content:
-        return None
-    items = cast('list[Any]', content)
-    if not all(isinstance(item, str | ImageUrl | AudioUrl | VideoUrl | DocumentUrl | BinaryContent) for item in items):
-        return None
-    return [_content_part(item) for item in items]
-
-
-def _content_part(content: str | ImageUrl | AudioUrl | VideoUrl | DocumentUrl | BinaryContent) -> dict[str, Any]:
-    if isinstance(content, str):
-        return {'type': 'text', 'text': content}
-    if isinstance(content, BinaryContent):
-        source: dict[str, Any] = {'type': 'data', 'value': _b64(content.data), 'mimeType': content.media_type}
-        return {'type': media_kind(content.media_type), 'source': source}
-    source = {'type': 'url', 'value': content.url}
-    if content.media_type is not None:
-        source['mimeType'] = content.media_type
-    return {'type': kind_name(content), 'source': source}
-
-
-def _b64(data: bytes) -> str:
-    return base64.b64encode(data).decode('ascii')
-
-
 # ------------------------------------------------------------------------------------------ responses
 
 
@@ -369,60 +292,6 @@ def response_record(message: ModelResponse) -> dict[str, Any]:
     if own_metadata:
         record['metadata'] = own_metadata
     return record
-
-
-def thinking_marker(part: ThinkingPart) -> str | None:
-    payload = thinking_fields(part)
-    if part.id is not None:
-        payload['id'] = part.id
-    return marker('thinking', payload) if payload else None
-
-
-def call_record(part: ToolCallPart | NativeToolCallPart, keyring: Keyring, *, client: bool) -> dict[str, Any]:
-    """What a tool call's own `metadata.uibridge` holds: its signature, and the `client` mark it was signed with;
-    for a provider-run call `native: true` and the provider's name (both covered by its signature)."""
-    if isinstance(part, NativeToolCallPart):
-        record: dict[str, Any] = {SIG_KEY: keyring.sign_part(part), 'native': True}
-        if part.provider_name is not None:
-            record['provider_name'] = part.provider_name
-        return record
-    record = {SIG_KEY: keyring.sign_part(part, client=client)}
-    if client:
-        record['client'] = True
-    return record
-
-
-def citations_json(citations: list[Citation]) -> list[dict[str, Any]]:
-    """A text part's citations as its record holds them (no `null`s: the client drops optional nulls)."""
-    return [citation.model_dump(mode='json', exclude_none=True) for citation in citations]
-
-
-def native_tool_message(part: NativeToolReturnPart, keyring: Keyring) -> Draft:
-    """The `ToolMessage` for what a provider-run tool returned (what `TOOL_CALL_RESULT` also builds): a message of
-    the response, its record saying `native: true`, the provider's name and the signature."""
-    part_record: dict[str, Any] = {'timestamp': iso(part.timestamp), 'native': True}
-    if part.provider_name is not None:
-        part_record['provider_name'] = part.provider_name
-    content = part.content
-    if not isinstance(content, str):
-        parts = _as_content_parts(content)
-        if parts is None:
-            part_record['json'] = True
-        content = compact_json(content) if parts is None else parts
-    part_record[SIG_KEY] = keyring.sign_part(part)
-    return {'role': 'tool', 'toolCallId': part.tool_call_id, 'content': content, '_uib': {'part': part_record}}
-
-
-def tool_call_wire(part: ToolCallPart | NativeToolCallPart, record: dict[str, Any]) -> dict[str, Any]:
-    args = part.args
-    # A dict is what `args_as_json_str` writes with `compact_json` too; this adapter's is the faster one.
-    arguments = compact_json(args) if isinstance(args, dict) else part.args_as_json_str()
-    return {
-        'id': part.tool_call_id,
-        'type': 'function',
-        'function': {'name': part.tool_name, 'arguments': arguments},
-        'metadata': {WIRE_KEY: record},
-    }
 
 
 def _response_drafts(message: ModelResponse, keyring: Keyring) -> list[Draft]:

@@ -33,11 +33,8 @@ source, a provider's file handle the neutral model has no form for. The rest of 
 
 from __future__ import annotations
 
-import base64
-import binascii
 import contextlib
 from collections.abc import Mapping, Sequence
-from datetime import datetime
 from typing import Any, Literal, cast, get_args
 
 import pydantic
@@ -51,13 +48,9 @@ from ag_ui.core import (
     UserMessage,
 )
 
-from ...core.citations import Citation
 from ...core.errors import InputError
-from ...core.feedback import retry_feedback_from_marker
 from ...core.json_text import parse_json, tool_args
-from ...core.media import URL_PARTS
 from ...core.messages import (
-    BinaryContent,
     ErrorDetails,
     ModelMessage,
     ModelRequest,
@@ -66,21 +59,26 @@ from ...core.messages import (
     ModelResponsePart,
     NativeToolCallPart,
     NativeToolReturnPart,
-    RetryFeedbackPart,
     RetryPromptPart,
-    SystemPromptPart,
     TextPart,
-    ThinkingPart,
     ToolCallPart,
     ToolReturnOutcome,
     ToolReturnPart,
-    UserContent,
-    UserPromptPart,
 )
 from ...core.metadata import ANSWERED_BY_METADATA_KEY, app_metadata
-from ...core.records import read_response_fields, read_thinking_fields
+from ...core.records import read_response_fields
 from ...core.trusted import construct
 from ...core.verification import SignatureClaims
+from ._load_parts import (
+    citations,
+    is_native,
+    part_timestamp,
+    system_part,
+    text_field,
+    thinking_part,
+    user_content,
+    user_part,
+)
 from ._validation import client_part_numbered, prefilter_message, validation_error
 from ._wire import (
     METADATA_KEY,
@@ -88,17 +86,13 @@ from ._wire import (
     SIG_KEY,
     WIRE_KEY,
     message_adapter,
-    parse_iso,
-    read_marker,
     records,
-    warn,
 )
 
 __all__ = ['load_messages']
 
 _OUTCOMES: frozenset[str] = frozenset(get_args(ToolReturnOutcome))
 _errors_adapter = pydantic.TypeAdapter(list[ErrorDetails])
-_citations_adapter = pydantic.TypeAdapter(list[Citation])
 
 
 def load_messages(
@@ -158,7 +152,7 @@ class _Loader:
         metadata = message.metadata
         ours = records(metadata) if metadata else _NO_RECORD
         side: Literal['request', 'response'] = 'response' if role in ('assistant', 'reasoning') else 'request'
-        if role == 'tool' and ours and _is_native(ours.get('part')):
+        if role == 'tool' and ours and is_native(ours.get('part')):
             side = 'response'  # what a provider-run tool returned is a part of the response that called it
         own = ours.get(side)
         if not isinstance(own, dict):
@@ -186,19 +180,21 @@ class _Loader:
         elif isinstance(message, ToolMessage):
             part = self._native_return(message, part_record, index) if side == 'response' else None
             part = part or self._tool(message, part_record, index)
+            if not isinstance(message.content, str):
+                entry['content_parts'] = True  # so dump writes the parts back, not their JSON text
             if claims is not None:
                 claims.add(part, part_record.get(SIG_KEY))
             parts.append(part)
         elif isinstance(message, ReasoningMessage):
-            thinking = _thinking(message)
+            thinking = thinking_part(message)
             if claims is not None:
                 claims.add(thinking, part_record.get(SIG_KEY))
             parts.append(thinking)
         elif isinstance(message, UserMessage):
-            parts.append(_user(message, part_record, index))
+            parts.append(user_part(message, part_record, index))
         else:
             assert isinstance(message, (SystemMessage, DeveloperMessage))
-            parts.append(_system(message, part_record, claims))
+            parts.append(system_part(message, part_record, claims))
 
     def finish(self) -> list[ModelMessage]:
         self._flush()
@@ -247,7 +243,7 @@ class _Loader:
             text_id = part_record.get('id')
             text_fields: dict[str, Any] = {'content': content, 'id': text_id if isinstance(text_id, str) else None}
             if 'citations' in part_record:
-                text_fields['citations'] = _citations(part_record['citations'])
+                text_fields['citations'] = citations(part_record['citations'])
             text = construct(TextPart, text_fields)
             if claims is not None:
                 claims.add(text, part_record.get(SIG_KEY))
@@ -257,8 +253,8 @@ class _Loader:
             self.calls[call.id] = function.name
             fields = {'tool_name': function.name, 'args': tool_args(function.arguments), 'tool_call_id': call.id}
             record = records(call.metadata) if call.metadata else _NO_RECORD
-            if _is_native(record):
-                native = construct(NativeToolCallPart, {**fields, 'provider_name': _text(record, 'provider_name')})
+            if is_native(record):
+                native = construct(NativeToolCallPart, {**fields, 'provider_name': text_field(record, 'provider_name')})
                 if claims is not None:
                     claims.add(native, record.get(SIG_KEY))
                 parts.append(native)
@@ -279,7 +275,7 @@ class _Loader:
                 'a tool message answers a tool call that no earlier assistant message made', f'{index}.toolCallId'
             )
         fields: dict[str, Any] = {'tool_name': tool_name, 'tool_call_id': message.tool_call_id}
-        timestamp = _timestamp(part_record)
+        timestamp = part_timestamp(part_record)
         if timestamp is not None:
             fields['timestamp'] = timestamp
         as_json = part_record.get('json') is True
@@ -292,7 +288,7 @@ class _Loader:
                 except ValueError:
                     as_json = False
         else:
-            content = _user_content(message.content, index)
+            content = user_content(message.content, index)
         if part_record.get('kind') == 'retry-prompt':
             retry_content: list[ErrorDetails] | str = content if isinstance(content, str) else str(message.content)
             if as_json:
@@ -324,34 +320,17 @@ class _Loader:
                 with contextlib.suppress(ValueError):
                     content = parse_json(content)
         else:
-            content = _user_content(content, index)
+            content = user_content(content, index)
         fields: dict[str, Any] = {
             'tool_name': tool_name,
             'content': content,
             'tool_call_id': message.tool_call_id,
-            'provider_name': _text(part_record, 'provider_name'),
+            'provider_name': text_field(part_record, 'provider_name'),
         }
-        timestamp = _timestamp(part_record)
+        timestamp = part_timestamp(part_record)
         if timestamp is not None:
             fields['timestamp'] = timestamp
         return construct(NativeToolReturnPart, fields)
-
-
-def _is_native(record: Any) -> bool:
-    return isinstance(record, dict) and cast('dict[str, Any]', record).get('native') is True
-
-
-def _text(record: dict[str, Any], key: str) -> str | None:
-    value = record.get(key)
-    return value if isinstance(value, str) else None
-
-
-def _citations(value: Any) -> list[Citation] | None:
-    """A text record's citations; what does not validate is left out (its signature then no longer holds)."""
-    try:
-        return _citations_adapter.validate_python(value) or None
-    except pydantic.ValidationError:
-        return None
 
 
 def _answered_by(metadata: dict[str, Any], client_calls: list[str]) -> None:
@@ -367,72 +346,3 @@ def _answered_by(metadata: dict[str, Any], client_calls: list[str]) -> None:
         metadata[ANSWERED_BY_METADATA_KEY] = marks
     else:
         metadata.pop(ANSWERED_BY_METADATA_KEY, None)
-
-
-def _timestamp(part_record: dict[str, Any]) -> datetime | None:
-    return parse_iso(part_record.get('timestamp'))
-
-
-def _thinking(message: ReasoningMessage) -> ThinkingPart:
-    fields: dict[str, Any] = {}
-    if message.encrypted_value:
-        payload = read_marker(message.encrypted_value, 'thinking')
-        if isinstance(payload, dict):
-            fields = read_thinking_fields(cast('dict[str, Any]', payload))
-    fields['content'] = message.content
-    return construct(ThinkingPart, fields)
-
-
-def _system(
-    message: SystemMessage | DeveloperMessage, part_record: dict[str, Any], claims: SignatureClaims | None
-) -> ModelRequestPart:
-    if isinstance(message, SystemMessage) and message.encrypted_value:
-        payload = read_marker(message.encrypted_value, 'retry_feedback')
-        feedback: RetryFeedbackPart | None = retry_feedback_from_marker(payload, message.content)
-        if feedback is not None:
-            if claims is not None:
-                claims.add(feedback, cast('dict[str, Any]', payload).get(SIG_KEY))
-            return feedback
-    fields: dict[str, Any] = {'content': message.content}
-    timestamp = _timestamp(part_record)
-    if timestamp is not None:
-        fields['timestamp'] = timestamp
-    dynamic_ref = part_record.get('dynamic_ref')
-    if isinstance(dynamic_ref, str):
-        fields['dynamic_ref'] = dynamic_ref
-    return construct(SystemPromptPart, fields)
-
-
-def _user(message: UserMessage, part_record: dict[str, Any], index: int) -> UserPromptPart:
-    content = message.content if isinstance(message.content, str) else _user_content(message.content, index)
-    timestamp = _timestamp(part_record)
-    if timestamp is None:
-        return construct(UserPromptPart, {'content': content})
-    return construct(UserPromptPart, {'content': content, 'timestamp': timestamp})
-
-
-def _user_content(parts: Sequence[Any], index: int) -> list[UserContent]:
-    result: list[UserContent] = []
-    for position, item in enumerate(parts):
-        kind: str = item.type
-        if kind == 'text':
-            result.append(item.text)
-            continue
-        source = item.source
-        source_type: str = source.type
-        if source_type == 'url':
-            result.append(URL_PARTS[kind](url=source.value, media_type=source.mime_type))
-        elif source_type == 'data':
-            try:
-                data = base64.b64decode(source.value, validate=True)
-            except (binascii.Error, ValueError):
-                raise InputError(
-                    'source.value is not valid base64', f'{index}.content.{position}.source.value'
-                ) from None
-            result.append(BinaryContent(data=data, media_type=source.mime_type))
-        else:
-            warn(
-                f'{index}.content.{position}.source: skipped a {source_type!r} source, '
-                'a provider file handle the model cannot be given.'
-            )
-    return result

@@ -26,15 +26,10 @@ The stream is built so that the messages `@ag-ui/client`'s reducer assembles fro
   tool call; `TOOL_CALL_RESULT` the tool message's record with its `sig`; the retry-feedback marker its
   `sig`. Each is computed once, from the part as the collector finished it, so it signs exactly what the
   client built from the deltas.
-- Who answers a call (`ToolCallReady`) is said after its `PartEnd`, and a call to a client tool is signed
-  with the client mark. So a finished call's `TOOL_CALL_END` is held (its arguments are all sent) until the
-  encoder knows: its `ToolCallReady`, its `ToolResult`, a new call reusing its id or the end of the run,
-  whichever comes first (in a well-formed run each call is answered or marked before the next response, so
-  nothing waits longer). A
-  server tool's END thus arrives with its result: the reducer builds the call from START and ARGS, END only
-  adds the signature. (Sending END at once and the mark later would mean opening the call again with a
-  second `TOOL_CALL_START`: the 1.0 reducer updates the call it holds, but ag-ui-validate reports a
-  duplicate call id, and an older reducer may add a second call.)
+- A finished call's `TOOL_CALL_END` is held until the encoder knows who answers it (`core.encoder`): a server
+  tool's END arrives with its result, the reducer having built the call from START and ARGS. (Sending END at
+  once and the mark later would mean a second `TOOL_CALL_START`: the 1.0 reducer updates the call it holds,
+  but ag-ui-validate reports a duplicate call id, and an older reducer may add a second call.)
 - Provider-run (native) tool calls stream like tool calls, their START and END `metadata` saying
   `native: true`; the END (signed) is sent at once, never held, and the provider's result follows as a
   `TOOL_CALL_RESULT` whose message belongs to the response (as in a dump).
@@ -48,7 +43,7 @@ response's last text or thinking part, the usual shape); when text or thinking c
 calls, the client holds the same messages with the tool messages placed earlier.
 
 The run's state (started and ended, the collector, open parts, held calls, dispatch) is `core.encoder`'s; this
-module writes the events. Framing and the delta hot path are in `frames`.
+module writes the events. Framing, the delta hot path and each event's writer are in `_frames`.
 """
 
 from __future__ import annotations
@@ -57,20 +52,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ag_ui.core import (
-    CustomEvent,
-    ReasoningEncryptedValueEvent,
-    ReasoningEndEvent,
-    ReasoningMessageEndEvent,
-    ReasoningMessageStartEvent,
-    ReasoningStartEvent,
-    RunStartedEvent,
-    TextMessageEndEvent,
-    TextMessageStartEvent,
-    ToolCallEndEvent,
-    ToolCallResultEvent,
-    ToolCallStartEvent,
-)
+from ag_ui.core import CustomEvent, RunStartedEvent
 from ag_ui.core.version import PROTOCOL_VERSION
 
 from ...core import events as ev
@@ -88,34 +70,23 @@ from ...core.messages import (
 )
 from ...core.provenance import Keyring
 from ...core.stream import encode_all
-from ._extras import message_metadata_frame, response_info_frame, source_frames
-from ._frames import CONTENT_TYPE, delta_frame, event_frame, now_ms, sdk_frame
-from ._outcome import RunOutcome
-from ._wire import METADATA_KEY, SIG_KEY, WIRE_KEY
-from .dump import (
+from . import _frames as write
+from ._drafts import (
     call_record,
     citations_json,
     feedback_message,
     legacy_retry_message,
     native_tool_message,
-    response_record,
     thinking_marker,
     tool_message,
 )
+from ._extras import message_metadata_frame, response_info_frame, source_frames
+from ._frames import CONTENT_TYPE, delta_frame, now_ms, sdk_frame
+from ._outcome import RunOutcome
+from ._wire import METADATA_KEY, SIG_KEY, WIRE_KEY
+from .dump import response_record
 
 __all__ = ['AGUIEventStream', 'encode_events']
-
-# The events a run sends per message, part and tool call, written directly (see `frames`).
-_text_start = event_frame(TextMessageStartEvent)
-_text_end = event_frame(TextMessageEndEvent)
-_reasoning_start = event_frame(ReasoningStartEvent)
-_reasoning_message_start = event_frame(ReasoningMessageStartEvent)
-_reasoning_message_end = event_frame(ReasoningMessageEndEvent)
-_reasoning_encrypted_value = event_frame(ReasoningEncryptedValueEvent)
-_reasoning_end = event_frame(ReasoningEndEvent)
-_tool_call_start = event_frame(ToolCallStartEvent)
-_tool_call_end = event_frame(ToolCallEndEvent)
-_tool_call_result = event_frame(ToolCallResultEvent)
 
 
 @dataclass(eq=False, slots=True)
@@ -130,7 +101,7 @@ class _Open(OpenPart):
     """A text or thinking message's `uibridge` record as its START sent it: its END sends it whole again,
     with the part's signature."""
     citations: list[Citation] | None = None
-    """The citations a text part started with: their sources are sent at its end."""
+    """The citations a text part started with, whose sources follow its END."""
 
 
 class AGUIEventStream(RunOutcome, StreamEncoder[_Open]):
@@ -150,14 +121,10 @@ class AGUIEventStream(RunOutcome, StreamEncoder[_Open]):
         self.run_id = run_id
         self.client_protocol_version = client_protocol_version
         self._counter = 0
-        self._record_due = False
-        """Whether the current response's record is still to be sent, with its first message."""
-        self._responses: list[ModelResponse] = []
-        """The run's responses, as the collector holds (and completes) them."""
-        self._response_ids: list[str] | None = None
-        """The AG-UI message ids of the run's last response (an entry of `_ids`)."""
-        self._text_ids: dict[int, str] = {}
-        """The current response's text messages by part index, for a citation that comes after its end."""
+        self._record_due = False  # the current response's record goes with its first message
+        self._responses: list[ModelResponse] = []  # as the collector holds (and completes) them
+        self._response_ids: list[str] | None = None  # the AG-UI message ids of the run's last response
+        self._text_ids: dict[int, str] = {}  # the response's text messages by part index (for a late citation)
         self._native_ids: set[str] = set()
         self._open_steps = {}
         self._last_kind: Literal['assistant', 'reasoning'] | None = None
@@ -258,7 +225,7 @@ class AGUIEventStream(RunOutcome, StreamEncoder[_Open]):
             message_id = self._response_message_id()
             record = self._record({'id': part.id} if part.id is not None else None)
             metadata = {WIRE_KEY: record} if record else None
-            out = _text_start(now_ms(), message_id=message_id, role='assistant', metadata=metadata)
+            out = write.text_start(now_ms(), message_id=message_id, role='assistant', metadata=metadata)
             if part.content:
                 out += delta_frame('TEXT_MESSAGE_CONTENT', 'messageId', message_id, part.content)
             self._last_kind = 'assistant'
@@ -271,8 +238,10 @@ class AGUIEventStream(RunOutcome, StreamEncoder[_Open]):
             span_id = f'{message_id}.reasoning'
             now = now_ms()
             record = self._record(None)
-            out = _reasoning_start(now, message_id=span_id)
-            out += _reasoning_message_start(now, message_id=message_id, metadata={WIRE_KEY: record} if record else None)
+            out = write.reasoning_start(now, message_id=span_id)
+            out += write.reasoning_message_start(
+                now, message_id=message_id, metadata={WIRE_KEY: record} if record else None
+            )
             if part.content:
                 out += delta_frame('REASONING_MESSAGE_CONTENT', 'messageId', message_id, part.content)
             self._last_kind = 'reasoning'
@@ -283,15 +252,15 @@ class AGUIEventStream(RunOutcome, StreamEncoder[_Open]):
             now = now_ms()
             record = self._record(None)
             metadata = {WIRE_KEY: record} if record else None
-            out += _text_start(now, message_id=message_id, role='assistant', metadata=metadata)
-            out += _text_end(now, message_id=message_id)
+            out += write.text_start(now, message_id=message_id, role='assistant', metadata=metadata)
+            out += write.text_end(now, message_id=message_id)
             self._last_kind = 'assistant'
             self._last_assistant_id = message_id
         self._joinable = True
         native = isinstance(part, NativeToolCallPart)
         if native:
             self._native_ids.add(part.tool_call_id)
-        out += _tool_call_start(
+        out += write.tool_call_start(
             now_ms(),
             tool_call_id=part.tool_call_id,
             tool_call_name=part.tool_name,
@@ -330,22 +299,24 @@ class AGUIEventStream(RunOutcome, StreamEncoder[_Open]):
             return out + self._call_ended(opened.id, opened)
         now = now_ms()
         if opened.kind == 'text':
-            out = _text_end(now, message_id=opened.id, metadata=self._signed(opened))
+            out = write.text_end(now, message_id=opened.id, metadata=self._signed(opened))
             return out + source_frames(opened.id, opened.citations) if opened.citations else out
-        out = _reasoning_message_end(now, message_id=opened.id, metadata=self._signed(opened))
+        out = write.reasoning_message_end(now, message_id=opened.id, metadata=self._signed(opened))
         part = opened.finished
         assert isinstance(part, ThinkingPart)
         encrypted = thinking_marker(part)
         if encrypted is not None:
-            out += _reasoning_encrypted_value(now, subtype='message', entity_id=opened.id, encrypted_value=encrypted)
-        return out + _reasoning_end(now, message_id=opened.span_id)
+            out += write.reasoning_encrypted_value(
+                now, subtype='message', entity_id=opened.id, encrypted_value=encrypted
+            )
+        return out + write.reasoning_end(now, message_id=opened.span_id)
 
     def _send_call(self, held: _Open, mark: ev.AnsweredBy | None, error: str | None = None) -> bytes:
         """`TOOL_CALL_END` with the call's signed `metadata` (client-marked when a client tool answers it)."""
         call = held.finished
         assert isinstance(call, ToolCallPart | NativeToolCallPart)
         record = call_record(call, self._keyring, client=mark == 'client')
-        return _tool_call_end(now_ms(), tool_call_id=held.id, metadata={WIRE_KEY: record})
+        return write.tool_call_end(now_ms(), tool_call_id=held.id, metadata={WIRE_KEY: record})
 
     def _file_output(self, event: ev.FileOutput) -> bytes:
         return b''  # no AG-UI form: only collected
@@ -358,33 +329,26 @@ class AGUIEventStream(RunOutcome, StreamEncoder[_Open]):
     def _tool_result(self, event: ev.ToolResult) -> bytes:
         part = event.part
         self._answered.add(part.tool_call_id)
-        draft = tool_message(part, self._keyring)
-        return _tool_call_result(
-            now_ms(),
-            message_id=self._request_message_id(),
-            tool_call_id=part.tool_call_id,
-            content=draft['content'],
-            metadata={WIRE_KEY: draft['_uib']},
-        )
+        return _result(tool_message(part, self._keyring), part.tool_call_id, self._request_message_id())
 
     def _retry_prompt(self, part: RetryPromptPart) -> bytes:
         draft = legacy_retry_message(part)
         message_id = self._request_message_id()
         now = now_ms()
         metadata = {WIRE_KEY: draft['_uib']}
-        out = _text_start(now, message_id=message_id, role='user', metadata=metadata)
+        out = write.text_start(now, message_id=message_id, role='user', metadata=metadata)
         out += delta_frame('TEXT_MESSAGE_CONTENT', 'messageId', message_id, draft['content'])
-        return out + _text_end(now, message_id=message_id)
+        return out + write.text_end(now, message_id=message_id)
 
     def _retry_feedback(self, event: ev.RetryFeedback) -> bytes:
         draft = feedback_message(event.part, self._keyring)
         message_id = self._request_message_id()
         now = now_ms()
-        out = _text_start(now, message_id=message_id, role='system')
+        out = write.text_start(now, message_id=message_id, role='system')
         if draft['content']:
             out += delta_frame('TEXT_MESSAGE_CONTENT', 'messageId', message_id, draft['content'])
-        out += _text_end(now, message_id=message_id)
-        return out + _reasoning_encrypted_value(
+        out += write.text_end(now, message_id=message_id)
+        return out + write.reasoning_encrypted_value(
             now, subtype='message', entity_id=message_id, encrypted_value=draft['encryptedValue']
         )
 
@@ -392,15 +356,9 @@ class AGUIEventStream(RunOutcome, StreamEncoder[_Open]):
 
     def _native_tool_result(self, event: ev.NativeToolResult) -> bytes:
         """`TOOL_CALL_RESULT` for a provider-run tool: a message of the response, as dump writes it."""
-        draft = native_tool_message(event.part, self._keyring)
         self._last_kind = None  # a call after it opens a new assistant message, as in a dump
-        return _tool_call_result(
-            now_ms(),
-            message_id=self._response_message_id(),
-            tool_call_id=event.part.tool_call_id,
-            content=draft['content'],
-            metadata={WIRE_KEY: draft['_uib']},
-        )
+        draft = native_tool_message(event.part, self._keyring)
+        return _result(draft, event.part.tool_call_id, self._response_message_id())
 
     def _citation_added(self, event: ev.CitationAdded) -> bytes:
         message_id = self._text_ids.get(event.index)
@@ -420,6 +378,15 @@ class AGUIEventStream(RunOutcome, StreamEncoder[_Open]):
         if self._response_ids is None:
             self._ensure_response()  # the collector has just opened one for the event: keep the ids aligned
         return self._response_ids[0] if self._response_ids else None
+
+
+def _result(draft: dict[str, Any], tool_call_id: str, message_id: str) -> bytes:
+    """`TOOL_CALL_RESULT` building the `ToolMessage` `draft` describes (its record in `metadata`)."""
+    content = draft['content']
+    metadata = {WIRE_KEY: draft['_uib']}
+    return write.tool_call_result(
+        now_ms(), message_id=message_id, tool_call_id=tool_call_id, content=content, metadata=metadata
+    )
 
 
 def encode_events(events: Iterable[ev.AgentEvent], **kwargs: Any) -> bytes:
