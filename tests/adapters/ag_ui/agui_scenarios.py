@@ -294,6 +294,14 @@ WEB_SOURCE = WebCitationSource(url='https://example.org/paris', title='Paris wea
 DOC_SOURCE = DocumentCitationSource(
     document_id='doc-1', title='Almanac', media_type='application/pdf', filename='almanac.pdf'
 )
+SEARCH_RETURN = NativeToolReturnPart(
+    tool_name='web_search',
+    content={'results': [{'url': WEB_SOURCE.url}]},
+    tool_call_id='ws_1',
+    provider_name='openai',
+    timestamp=T0,
+)
+"""What the provider's web search returned, in the scenarios and the dump tests."""
 
 
 def every_new_event() -> Scenario:
@@ -310,15 +318,7 @@ def every_new_event() -> Scenario:
             PartDelta(0, '{"query": '),
             PartDelta(0, '"paris weather"}'),
             PartEnd(0),
-            NativeToolResult(
-                NativeToolReturnPart(
-                    tool_name='web_search',
-                    content={'results': [{'url': WEB_SOURCE.url}]},
-                    tool_call_id='ws_1',
-                    provider_name='openai',
-                    timestamp=T0,
-                )
-            ),
+            NativeToolResult(SEARCH_RETURN),
             ActivityDelta('activity-1', 'progress', [{'op': 'replace', 'path': '/pct', 'value': 50}]),
             RawEvent({'type': 'response.web_search_call.completed', 'id': 'ws_1'}, source='openai'),
             StateDelta([{'op': 'replace', 'path': '/found', 'value': {'city': 'Paris'}}]),

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from ag_ui.core import ActivitySnapshotEvent, RawEvent, StateSnapshotEvent
 from agui_helpers import comparable_history, sse_events
-from agui_scenarios import DOC_SOURCE, T0, WEB_SOURCE
+from agui_scenarios import DOC_SOURCE, SEARCH_RETURN, T0, WEB_SOURCE
 
 from uibridge import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from uibridge.adapters.ag_ui import AGUIEventStream, dump_messages, encode_events, load_messages
@@ -267,13 +267,7 @@ def native_history() -> list[ModelMessage]:
                 NativeToolCallPart(
                     tool_name='web_search', args={'query': 'paris'}, tool_call_id='ws_1', provider_name='openai'
                 ),
-                NativeToolReturnPart(
-                    tool_name='web_search',
-                    content={'results': [{'url': WEB_SOURCE.url}]},
-                    tool_call_id='ws_1',
-                    provider_name='openai',
-                    timestamp=T0,
-                ),
+                SEARCH_RETURN,
                 TextPart(
                     content='Sunny.',
                     citations=[Citation(sources=[WEB_SOURCE]), Citation(sources=[DOC_SOURCE, WEB_SOURCE])],
