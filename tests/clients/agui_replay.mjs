@@ -6,10 +6,13 @@
 // (CompatibilityBoundary, enforceEvents, transformChunks, verifyEvents, defaultApplyEvents).
 //
 // Usage: node agui_replay.mjs <cases.json>
-//   cases.json: [{"name", "sse" (the response body), "contentType"?, "initialMessages"?, "chunkSize"?}]
+//   cases.json: [{"name", "sse" (the response body), "contentType"?, "initialMessages"?, "initialState"?,
+//   "chunkSize"?}]
 // Prints one JSON array: per case {name, ok, error, warnings (console.warn / console.error lines), eventTypes,
-// messages (agent.messages), newMessages, finished (what onRunFinishedEvent saw), runError (RUN_ERROR's message and
-// code, as onRunErrorEvent saw them), pendingInterrupts}.
+// messages (agent.messages), newMessages, finished (what onRunFinishedEvent saw, with the event's usage),
+// runError (RUN_ERROR's message, code and usage, as onRunErrorEvent saw them), pendingInterrupts, state (agent.state:
+// what the client's own reducer made of STATE_SNAPSHOT / STATE_DELTA, with its JSON Patch), custom ({name, value}
+// per CUSTOM event), raw ({event, source} per RAW event), steps (["started:<name>" | "finished:<name>"])}.
 // Exit code 0 when every case ran (accepted or not; the caller asserts), 2 on a usage error.
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -61,8 +64,14 @@ const results = [];
 for (const c of cases) {
   warnings.length = 0;
   const source = httpEvents(c.sse, c.contentType ?? "text/event-stream", c.chunkSize ?? 61);
-  const agent = new ReplayAgent({ threadId: c.threadId ?? "thread", initialMessages: c.initialMessages ?? [] }, source);
+  const agent = new ReplayAgent(
+    { threadId: c.threadId ?? "thread", initialMessages: c.initialMessages ?? [], initialState: c.initialState ?? {} },
+    source,
+  );
   const eventTypes = [];
+  const custom = [];
+  const raw = [];
+  const steps = [];
   let finished = null;
   let runError = null;
   let error = null;
@@ -72,14 +81,19 @@ for (const c of cases) {
       { runId: c.runId ?? "run" },
       {
         onEvent: ({ event }) => void eventTypes.push(event.type),
+        onCustomEvent: ({ event }) => void custom.push({ name: event.name, value: event.value }),
+        onRawEvent: ({ event }) => void raw.push({ event: event.event, source: event.source ?? null }),
+        onStepStartedEvent: ({ event }) => void steps.push(`started:${event.stepName}`),
+        onStepFinishedEvent: ({ event }) => void steps.push(`finished:${event.stepName}`),
         onRunErrorEvent: ({ event }) => {
-          runError = { message: event.message, code: event.code ?? null };
+          runError = { message: event.message, code: event.code ?? null, usage: event.usage ?? null };
         },
         onRunFinishedEvent: (params) => {
           finished = {
             outcome: params.outcome,
             pendingToolCallIds: params.pendingToolCallIds ?? null,
             interrupts: params.interrupts ?? null,
+            usage: params.event.usage ?? null,
           };
         },
       },
@@ -99,6 +113,10 @@ for (const c of cases) {
     finished,
     runError,
     pendingInterrupts: agent.pendingInterrupts ?? [],
+    state: agent.state,
+    custom,
+    raw,
+    steps,
   });
 }
 console.warn = originalWarn;

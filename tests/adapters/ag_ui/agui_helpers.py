@@ -20,7 +20,7 @@ import pytest
 from ag_ui_validate.pytest_plugin import validate_agui
 
 from neutral_views import without_extras
-from uibridge import ModelMessage, ModelMessagesTypeAdapter, RetryPromptPart, ToolCallPart
+from uibridge import ModelMessage, ModelMessagesTypeAdapter, NativeToolCallPart, RetryPromptPart, ToolCallPart
 from uibridge.adapters.ag_ui._wire import METADATA_KEY
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -42,10 +42,23 @@ def sse_events(data: bytes) -> list[dict[str, Any]]:
     return events
 
 
+_APPLICATION_DATA = frozenset(
+    {
+        ('CUSTOM', 'value'),
+        ('STATE_SNAPSHOT', 'snapshot'),
+        ('STATE_DELTA', 'delta'),
+        ('ACTIVITY_SNAPSHOT', 'content'),
+        ('ACTIVITY_DELTA', 'patch'),
+        ('RAW', 'event'),
+    }
+)
+
+
 def assert_no_nulls(event: dict[str, Any]) -> None:
     """No optional field may be `null` (the TS client rejects most of them): the event's own fields, its
-    outcome and interrupts, and uibridge's records. Application data (`CUSTOM.value`, a tool result's or a
-    response's own metadata) may hold `null` as a value."""
+    outcome and interrupts, and uibridge's records. Application data (`_APPLICATION_DATA`: custom values,
+    state, activity content, raw events and patches to them; a tool result's or a response's own metadata)
+    may hold `null` as a value."""
 
     def check(value: Any, where: str, skip: frozenset[str] = frozenset()) -> None:
         assert value is not None, f'null at {where}'
@@ -58,7 +71,7 @@ def assert_no_nulls(event: dict[str, Any]) -> None:
                 check(item, f'{where}.{index}', skip)
 
     for key, value in event.items():
-        if event['type'] == 'CUSTOM' and key == 'value':
+        if (event['type'], key) in _APPLICATION_DATA:
             continue
         check(value, key, frozenset({'metadata'}) if key == 'metadata' else frozenset())
     records = (event.get('metadata') or {}).get('uibridge') or {}
@@ -115,7 +128,8 @@ def comparable_history(messages: Sequence[ModelMessage]) -> list[dict[str, Any]]
       behind counts as none).
     - A tool call's `args` are compared as `args_as_dict()`: a dict goes out as its JSON text and comes
       back the same dict, but `None` and `'{}'` both travel as `"{}"`, and a JSON-object string comes
-      back parsed, exactly as the neutral collector parses streamed arguments.
+      back parsed, exactly as the neutral collector parses streamed arguments. A native call's the same way
+      (as the JSON value of `args_as_json_str()`).
     - Each validation error's `ctx` (and for retry feedback also `input`): the feedback marker leaves them
       out by design (seed 003: it discloses no more than the rendered text), and a tool retry's `ctx` may
       hold objects that are not JSON.
@@ -143,6 +157,10 @@ def comparable_history(messages: Sequence[ModelMessage]) -> list[dict[str, Any]]
             if kind == 'tool-call':
                 assert isinstance(original, ToolCallPart)
                 part['args'] = original.args_as_dict()
+            if kind == 'builtin-tool-call':
+                assert isinstance(original, NativeToolCallPart)
+                with contextlib.suppress(ValueError):
+                    part['args'] = json.loads(original.args_as_json_str())
             if kind in ('retry-prompt', 'retry-feedback') and isinstance(part['content'], list):
                 dropped = ('ctx',) if kind == 'retry-prompt' else ('ctx', 'input')
                 part['content'] = [{k: v for k, v in e.items() if k not in dropped} for e in part['content']]
@@ -154,6 +172,10 @@ def comparable_history(messages: Sequence[ModelMessage]) -> list[dict[str, Any]]
     return result
 
 
+LATE_RESPONSE_FIELDS = ('usage', 'provider_response_id', 'provider_details')
+"""What a `ResponseInfo` sets on a response once its first message (and record) has gone (see `client_view`)."""
+
+
 def client_view(messages: Sequence[Any]) -> list[dict[str, Any]]:
     """AG-UI messages (SDK models or the client's JSON) reduced to what the live stream can give the client.
 
@@ -163,14 +185,19 @@ def client_view(messages: Sequence[Any]) -> list[dict[str, Any]]:
     - `finish_reason` and `metadata` in a response record: they are known only once the response (or the
       run) ends, after the client built the message from its START event; the encoder does not re-open a
       message to patch it. (`metadata` holds the response's CustomData, which streamed as CUSTOM events.)
+      The same for the late facts `ResponseInfo` gives (`usage`, `provider_response_id`, `provider_details`):
+      the stream sends them as `CUSTOM uibridge.response_info` and `RUN_FINISHED.usage`.
     - The spelling of a tool call's `arguments` when they are JSON: the stream forwards the model's own
       argument text, which the collector keeps as the dict it spells, and a dump writes that dict compact.
       Arguments are compared as the JSON value they parse to (text that is not JSON is compared as is).
+    - `activity` messages: the reducer makes one of each `ACTIVITY_SNAPSHOT`; they are UI-only, never kept.
     """
     result: list[dict[str, Any]] = []
     for message in messages:
         data = message.model_dump(by_alias=True, mode='json') if hasattr(message, 'model_dump') else dict(message)
         data = json.loads(json.dumps(data))
+        if data.get('role') == 'activity':
+            continue
         if data.get('role') == 'tool':
             data.pop('error', None)
         for call in data.get('toolCalls') or []:
@@ -178,8 +205,8 @@ def client_view(messages: Sequence[Any]) -> list[dict[str, Any]]:
                 call['function']['arguments'] = json.loads(call['function']['arguments'])
         record = ((data.get('metadata') or {}).get('uibridge') or {}).get('response')
         if isinstance(record, dict):
-            record.pop('finish_reason', None)
-            record.pop('metadata', None)
+            for late in ('finish_reason', 'metadata', *LATE_RESPONSE_FIELDS):
+                record.pop(late, None)
         result.append(data)
     return result
 

@@ -14,6 +14,8 @@ from uibridge import (
     ModelMessage,
     ModelRequest,
     ModelResponse,
+    NativeToolCallPart,
+    NativeToolReturnPart,
     RetryFeedbackPart,
     RetryPromptPart,
     TextPart,
@@ -22,23 +24,36 @@ from uibridge import (
     ToolReturnPart,
     UserPromptPart,
 )
+from uibridge.core.citations import Citation, ContentCitationAnchor, DocumentCitationSource, WebCitationSource
 from uibridge.core.events import (
+    ActivityDelta,
+    ActivitySnapshot,
     AgentEvent,
+    CitationAdded,
     CustomData,
     FileOutput,
+    MessageMetadata,
+    NativeToolResult,
     PartDelta,
     PartEnd,
     PartStart,
+    RawEvent,
+    ResponseInfo,
     ResponseStart,
     RetryFeedback,
     RunCancelled,
     RunError,
     RunFinished,
+    StateDelta,
+    StateSnapshot,
+    StepFinished,
+    StepStarted,
     ToolCallReady,
     ToolResult,
     events_from_message,
 )
 from uibridge.core.provenance import Keyring
+from uibridge.core.usage import Usage
 
 T0 = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
 KEYRING = Keyring(b'agui-scenario-secret')
@@ -261,6 +276,7 @@ def scenarios() -> list[Scenario]:
             'unclosed_parts_at_close',
             [PartStart(0, TextPart(content='dangling')), PartStart(1, ThinkingPart(content='x'))],
         ),
+        every_new_event(),
         Scenario(
             'tool_only_response_after_reasoning',
             [
@@ -272,6 +288,75 @@ def scenarios() -> list[Scenario]:
             ],
         ),
     ]
+
+
+WEB_SOURCE = WebCitationSource(url='https://example.org/paris', title='Paris weather', excerpts=['sunny'])
+DOC_SOURCE = DocumentCitationSource(
+    document_id='doc-1', title='Almanac', media_type='application/pdf', filename='almanac.pdf'
+)
+SEARCH_RETURN = NativeToolReturnPart(
+    tool_name='web_search',
+    content={'results': [{'url': WEB_SOURCE.url}]},
+    tool_call_id='ws_1',
+    provider_name='openai',
+    timestamp=T0,
+)
+"""What the provider's web search returned, in the scenarios and the dump tests."""
+
+
+def every_new_event() -> Scenario:
+    """A run holding every event kind issue 14 added, each where a real agent would send it."""
+    return Scenario(
+        'every_new_event',
+        [
+            StateSnapshot({'todo': ['search'], 'phase': 'start', 'found': None}),
+            StepStarted('search'),
+            ResponseStart(model_name='gpt-x', provider_name='openai'),
+            MessageMetadata({'app': {'theme': 'dark'}}),
+            ActivitySnapshot('activity-1', 'progress', {'pct': 0, 'label': 'searching'}),
+            PartStart(0, NativeToolCallPart(tool_name='web_search', tool_call_id='ws_1', provider_name='openai')),
+            PartDelta(0, '{"query": '),
+            PartDelta(0, '"paris weather"}'),
+            PartEnd(0),
+            NativeToolResult(SEARCH_RETURN),
+            ActivityDelta('activity-1', 'progress', [{'op': 'replace', 'path': '/pct', 'value': 50}]),
+            RawEvent({'type': 'response.web_search_call.completed', 'id': 'ws_1'}, source='openai'),
+            StateDelta([{'op': 'replace', 'path': '/found', 'value': {'city': 'Paris'}}]),
+            PartStart(1, TextPart(content='Paris is ', citations=[Citation(sources=[WEB_SOURCE])])),
+            PartDelta(1, 'sunny.'),
+            CitationAdded(1, Citation(sources=[DOC_SOURCE], anchor=ContentCitationAnchor(start=0, end=5))),
+            PartEnd(1),
+            StepFinished('search'),
+            StepStarted('wrap-up'),  # left open: the run's end finishes it
+            StateDelta(
+                [
+                    {'op': 'add', 'path': '/todo/-', 'value': 'answer'},
+                    {'op': 'remove', 'path': '/todo/0'},
+                    {'op': 'replace', 'path': '/phase', 'value': 'done'},
+                ]
+            ),
+            MessageMetadata({'rating': None}),
+            ResponseInfo(
+                usage=Usage(input_tokens=120, output_tokens=30, cache_read_tokens=100, output_reasoning_tokens=10),
+                finish_reason='stop',
+                provider_response_id='resp_1',
+                provider_details={'service_tier': 'default'},
+            ),
+            ResponseStart(model_name='gpt-x', provider_name='openai'),
+            *_text_stream(0, 'Anything else?'),
+            ResponseInfo(usage=Usage(input_tokens=200, output_tokens=5)),
+            ResponseStart(model_name='small', provider_name='openai'),
+            PartStart(0, NativeToolCallPart(tool_name='code_execution', args={'code': '1+1'}, tool_call_id='ce_1')),
+            PartEnd(0),
+            ToolCallReady('ce_1', 'client'),  # a mark on a provider-run call is no client's work: ignored
+            NativeToolResult(NativeToolReturnPart(tool_name='code_execution', content=['2'], tool_call_id='ce_1')),
+            PartStart(1, ToolCallPart(tool_name='confirm', args={'q': 'ok?'}, tool_call_id='call_n')),
+            PartEnd(1),
+            ToolCallReady('call_n', 'client'),
+            ResponseInfo(usage=Usage(input_tokens=7, output_tokens=3, cache_write_tokens=4)),
+            RunFinished('tool_call'),
+        ],
+    )
 
 
 def random_scenario(seed: int) -> Scenario:

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from agui_helpers import (
+    LATE_RESPONSE_FIELDS,
     assert_no_nulls,
     client_view,
     comparable_history,
@@ -24,8 +25,17 @@ from agui_helpers import (
 )
 from agui_scenarios import KEYRING, Scenario, random_scenario, scenarios
 
-from uibridge import ModelMessage, ModelResponse, SystemPromptPart, ToolCallPart, ToolReturnPart, UserPromptPart
+from uibridge import (
+    ModelMessage,
+    ModelResponse,
+    SystemPromptPart,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
 from uibridge.adapters.ag_ui import AGUIEventStream, dump_messages, load_messages
+from uibridge.core.collector import MessageCollector
 from uibridge.core.provenance import default_keyring
 from uibridge.core.verification import SignatureClaims, Verified, verify_history
 
@@ -56,12 +66,10 @@ def runs() -> dict[str, tuple[Scenario, AGUIEventStream, bytes, dict[str, Any]]]
 
 
 def live_history(messages: list[ModelMessage]) -> list[ModelMessage]:
-    """A history without each response's `finish_reason` and `metadata`: the stream puts response facts only
-    in the START event of the response's first message, before those are final (see `client_view`)."""
-    return [
-        m.model_copy(update={'finish_reason': None, 'metadata': None}) if isinstance(m, ModelResponse) else m
-        for m in messages
-    ]
+    """A history without each response's `finish_reason`, `metadata` and late facts: the stream puts response
+    facts only in the START event of the response's first message, before those are final (see `client_view`)."""
+    late = dict.fromkeys(('finish_reason', 'metadata', *LATE_RESPONSE_FIELDS))
+    return [m.model_copy(update=late) if isinstance(m, ModelResponse) else m for m in messages]
 
 
 @pytest.mark.parametrize('name', [s.name for s in ALL])
@@ -184,3 +192,65 @@ def test_the_client_answers_its_own_tools_calls_and_no_other(
     # The answer for a server call is dropped (the call itself stays pending or goes unanswered: core's rule).
     assert verified.dropped.get('tool result', 0) == len(server_calls)
     assert set(verified.dropped) <= {'tool result', 'unanswered tool call'}
+
+
+def test_every_new_event_through_the_real_client(runs: dict[str, Any]) -> None:
+    """Issue 14's events through `@ag-ui/client` (verifyEvents included), with no warning: the state its own
+    JSON Patch reduces from STATE_SNAPSHOT and STATE_DELTA is the collector's; each CUSTOM, RAW and step event
+    and the run's usage arrive as sent; native calls are neither pending nor answered by the client; what the
+    client keeps loads back with the native parts in their response and the text's citations."""
+    scenario, _, body, result = runs['every_new_event']
+    assert result['ok'], result['error']
+    assert result['warnings'] == []
+    collector = MessageCollector()
+    for event in scenario.events:
+        collector.feed(event)
+    assert result['state'] == collector.state == {'todo': ['answer'], 'phase': 'done', 'found': {'city': 'Paris'}}
+    sent = sse_events(body)
+    assert {
+        'STATE_SNAPSHOT',
+        'STATE_DELTA',
+        'STEP_STARTED',
+        'STEP_FINISHED',
+        'ACTIVITY_SNAPSHOT',
+        'ACTIVITY_DELTA',
+        'RAW',
+        'CUSTOM',
+        'TOOL_CALL_RESULT',
+    } <= set(result['eventTypes'])
+    assert result['eventTypes'] == [e['type'] for e in sent]
+    assert result['custom'] == [{'name': e['name'], 'value': e['value']} for e in sent if e['type'] == 'CUSTOM']
+    assert [c['name'] for c in result['custom']] == [
+        'uibridge.source',
+        'uibridge.source',
+        'uibridge.message_metadata',
+        'uibridge.response_info',
+    ]
+    assert result['raw'] == [
+        {'event': {'type': 'response.web_search_call.completed', 'id': 'ws_1'}, 'source': 'openai'}
+    ]
+    assert result['steps'] == ['started:search', 'finished:search', 'started:wrap-up', 'finished:wrap-up']
+    finished = result['finished']
+    assert finished['pendingToolCallIds'] == ['call_n']  # not the native ce_1, whose mark is ignored
+    assert [(u['model'], u['inputTokens'], u['outputTokens']) for u in finished['usage']] == [
+        ('gpt-x', 320, 35),
+        ('small', 7, 3),
+    ]
+    [activity] = [m for m in result['messages'] if m['role'] == 'activity']
+    assert activity == {
+        'id': 'activity-1',
+        'role': 'activity',
+        'activityType': 'progress',
+        'content': {'pct': 50, 'label': 'searching'},
+    }
+    loaded = load_messages(result['messages'])
+    responses = [m for m in loaded if isinstance(m, ModelResponse)]
+    kinds = [[p.part_kind for p in r.parts] for r in responses]
+    assert kinds == [
+        ['builtin-tool-call', 'builtin-tool-return', 'text'],
+        ['text'],
+        ['builtin-tool-call', 'builtin-tool-return', 'tool-call'],
+    ]
+    text = responses[0].parts[2]
+    assert isinstance(text, TextPart) and text.citations is not None
+    assert [s.kind for c in text.citations for s in c.sources] == ['web', 'document']

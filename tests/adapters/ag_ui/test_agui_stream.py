@@ -214,7 +214,7 @@ def test_direct_delta_bytes_equal_the_sdk_encoder(entity_id: str, delta: str) ->
 
 
 @pytest.mark.parametrize(
-    'name', ['server_tool_loop', 'tool_retry_and_feedback', 'approval_interrupt', 'error_mid_stream']
+    'name', ['server_tool_loop', 'tool_retry_and_feedback', 'approval_interrupt', 'error_mid_stream', 'every_new_event']
 )
 def test_golden_streams(name: str) -> None:
     scenario = next(s for s in scenarios() if s.name == name)

@@ -21,12 +21,41 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ag_ui.core import BaseEvent
+from ag_ui.core import (
+    BaseEvent,
+    ReasoningEncryptedValueEvent,
+    ReasoningEndEvent,
+    ReasoningMessageEndEvent,
+    ReasoningMessageStartEvent,
+    ReasoningStartEvent,
+    TextMessageEndEvent,
+    TextMessageStartEvent,
+    ToolCallEndEvent,
+    ToolCallResultEvent,
+    ToolCallStartEvent,
+)
 from ag_ui.encoder import EventEncoder
 
 from ...core.json_text import json_string, sse_data, utf8_json
 
-__all__ = ['CONTENT_TYPE', 'declares_1_0', 'delta_frame', 'event_frame', 'now_ms', 'sdk_frame']
+__all__ = [
+    'CONTENT_TYPE',
+    'declares_1_0',
+    'delta_frame',
+    'event_frame',
+    'now_ms',
+    'reasoning_encrypted_value',
+    'reasoning_end',
+    'reasoning_message_end',
+    'reasoning_message_start',
+    'reasoning_start',
+    'sdk_frame',
+    'text_end',
+    'text_start',
+    'tool_call_end',
+    'tool_call_result',
+    'tool_call_start',
+]
 
 _encoder = EventEncoder()
 
@@ -97,3 +126,16 @@ def event_frame(event_class: type[BaseEvent]) -> Callable[..., bytes]:
     signature = f'def {event_class.__name__}(timestamp, *, {", ".join(params)}):'
     exec('\n'.join([signature, *body, '    return sse_data(body)']), namespace)  # names from the model only
     return namespace[event_class.__name__]
+
+
+# The events a run sends per message, part and tool call, written directly (`event_frame`).
+text_start = event_frame(TextMessageStartEvent)
+text_end = event_frame(TextMessageEndEvent)
+reasoning_start = event_frame(ReasoningStartEvent)
+reasoning_message_start = event_frame(ReasoningMessageStartEvent)
+reasoning_message_end = event_frame(ReasoningMessageEndEvent)
+reasoning_encrypted_value = event_frame(ReasoningEncryptedValueEvent)
+reasoning_end = event_frame(ReasoningEndEvent)
+tool_call_start = event_frame(ToolCallStartEvent)
+tool_call_end = event_frame(ToolCallEndEvent)
+tool_call_result = event_frame(ToolCallResultEvent)

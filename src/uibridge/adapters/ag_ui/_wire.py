@@ -22,7 +22,8 @@ echoes both back unchanged: a message's `metadata` object and its `encryptedValu
 
 On the neutral side, `ModelRequest.metadata` / `ModelResponse.metadata` keep under `METADATA_KEY`
 (`uibridge_ag_ui`) one entry per AG-UI message the `ModelMessage` was loaded from or streamed as
-(`{"id", "name"?, "metadata"?}`), so the same ids, names and client metadata come back on dump.
+(`{"id", "name"?, "metadata"?, "content_parts"?}`), so the same ids, names, client metadata and the form of a
+tool message's content come back on dump.
 
 Everything read back from a client is checked field by field: a record that does not validate is
 ignored, never an error, because it is the client's copy of our own annotation.
@@ -36,6 +37,7 @@ import pydantic
 from ag_ui.core import Message
 
 from ...core import diagnostics
+from ...core.events import MESSAGE_METADATA_KEY, STATE_METADATA_KEY
 from ...core.json_text import compact_json, parse_iso, parse_json
 from ...core.json_text import iso_utc as iso
 from ...core.metadata import ANSWERED_BY_METADATA_KEY, CUSTOM_DATA_METADATA_KEY
@@ -55,9 +57,12 @@ __all__ = [
 ]
 
 METADATA_KEY = 'uibridge_ag_ui'
-RECORD_METADATA_KEYS = frozenset({ANSWERED_BY_METADATA_KEY, CUSTOM_DATA_METADATA_KEY})
+RECORD_METADATA_KEYS = frozenset(
+    {ANSWERED_BY_METADATA_KEY, CUSTOM_DATA_METADATA_KEY, MESSAGE_METADATA_KEY, STATE_METADATA_KEY}
+)
 """uibridge's own keys of a neutral message's metadata that a record's `metadata` carries beside the
-application's (`core.metadata`): AG-UI has no other place for a response's approval marks and custom data."""
+application's (`core.metadata`): AG-UI has no other place to keep a response's approval marks, custom data,
+message metadata and the shared state after it (the live stream sends the last three as events)."""
 WIRE_KEY = 'uibridge'
 SIG_KEY = 'sig'
 """A server-authored part's signature (`Keyring.sign_part`), in its record or marker."""

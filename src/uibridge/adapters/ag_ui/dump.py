@@ -8,12 +8,18 @@ How each part maps (`_wire` says what rides in `metadata` / `encryptedValue`):
   text it always was for the model, which loads back as that `UserPromptPart` (no marker a client could forge).
 - `UserPromptPart` -> a `UserMessage`: string content stays a string, a list becomes text and media parts
   (`image` / `audio` / `video` / `document`, with a `url` source, or a `data` source for inline bytes).
-- `ToolReturnPart` -> a `ToolMessage` (non-string content as compact JSON; `error` set for a failed call);
+- `ToolReturnPart` -> a `ToolMessage` (non-string content as compact JSON, except a list of text and media,
+  which is what `load` makes of a tool message's content parts: as those parts when it holds media or was
+  loaded from parts (the entry says `content_parts`); `error` set for a failed call);
   a tool-bound `RetryPromptPart` -> a `ToolMessage` whose `error` is the text the model was shown.
 - A `ModelResponse` -> its parts in order: each text part opens an `AssistantMessage`; tool calls join the
   assistant message just before them (unless its text is empty) or open one with empty content; each thinking part is a
-  `ReasoningMessage`. The stream encoder groups parts by the same rule, so a client's reducer builds the
-  same messages from the live stream. `FilePart`s have no AG-UI form and are left out (with a warning).
+  `ReasoningMessage`. A text part's `citations` ride in its record (signed with it). A `NativeToolCallPart`
+  (provider-run) is a tool call like the others, its `metadata.uibridge` saying `native: true` (and
+  `provider_name`); its `NativeToolReturnPart` is a `ToolMessage` of the response, in part order, its record
+  saying the same. The stream encoder groups parts by the same rule, so a client's reducer builds the same
+  messages from the live stream. `FilePart`s have no AG-UI form and are left out (with a warning), as is an
+  `OpaquePart` (kept in the history, shown to no UI).
 
 Signatures (`uibridge.core.provenance`): every part the server authors carries `keyring.sign_part(part)` where
 the client keeps it and echoes it back, for `load_messages(claims=)` to read: `sig` in the message's part
@@ -32,7 +38,6 @@ random ones.
 
 from __future__ import annotations
 
-import base64
 import hashlib
 from collections.abc import Sequence
 from typing import Any, cast
@@ -50,18 +55,13 @@ from ag_ui.core import (
     UserMessage,
 )
 
-from ...core.feedback import render_retry_feedback, retry_feedback_payload
-from ...core.json_text import compact_json
-from ...core.media import kind_name, media_kind
 from ...core.messages import (
-    AudioUrl,
-    BinaryContent,
-    DocumentUrl,
     FilePart,
-    ImageUrl,
     ModelMessage,
     ModelRequest,
     ModelResponse,
+    NativeToolCallPart,
+    NativeToolReturnPart,
     OpaqueContent,
     OpaquePart,
     RetryFeedbackPart,
@@ -70,20 +70,33 @@ from ...core.messages import (
     TextPart,
     ThinkingPart,
     ToolCallPart,
-    ToolReturnPart,
     UserPromptPart,
-    VideoUrl,
 )
 from ...core.metadata import ANSWERED_BY_METADATA_KEY, answered_by, app_metadata
 from ...core.provenance import Keyring
-from ...core.records import response_fields, thinking_fields
+from ...core.records import response_fields
 from ...core.trusted import construct
-from ._wire import METADATA_KEY, RECORD_METADATA_KEYS, SIG_KEY, WIRE_KEY, iso, marker, warn
+from ._drafts import (
+    Draft,
+    call_record,
+    citations_json,
+    content_part,
+    feedback_message,
+    legacy_retry_message,
+    native_tool_message,
+    thinking_marker,
+    tool_call_wire,
+    tool_message,
+)
+from ._wire import METADATA_KEY, RECORD_METADATA_KEYS, SIG_KEY, WIRE_KEY, iso, warn
 
 __all__ = [
+    'call_record',
+    'citations_json',
     'dump_messages',
     'feedback_message',
     'legacy_retry_message',
+    'native_tool_message',
     'request_record',
     'response_record',
     'thinking_marker',
@@ -93,9 +106,6 @@ __all__ = [
 
 _sha256 = hashlib.sha256
 _to_json = pydantic_core.to_json
-
-Draft = dict[str, Any]
-"""An AG-UI message in wire (camelCase) form, before ids are assigned; `_uib` holds its uibridge records."""
 
 
 def dump_messages(messages: Sequence[ModelMessage], *, keyring: Keyring | None = None) -> list[Message]:
@@ -114,6 +124,11 @@ def dump_messages(messages: Sequence[ModelMessage], *, keyring: Keyring | None =
             previous_was_request = False
         entries = _stored_entries(message, len(drafts)) if message.metadata else None
         for position, draft in enumerate(drafts):
+            parts = draft.pop('_parts', None)
+            if parts is not None and entries is not None and entries[position].get('content_parts') is True:
+                # Loaded from a tool message whose content was these parts: it goes back as they were.
+                draft['content'] = parts
+                del draft['_uib']['part']['json']
             if entries is None:
                 entry = None
                 message_id = _derived_id(draft, index, position, used)
@@ -250,7 +265,7 @@ def _request_drafts(message: ModelRequest, keyring: Keyring, *, follows_request:
             content = (
                 part.content
                 if isinstance(part.content, str)
-                else [_content_part(c) for c in part.content if not isinstance(c, OpaqueContent)]
+                else [content_part(c) for c in part.content if not isinstance(c, OpaqueContent)]
             )
             drafts.append({'role': 'user', 'content': content, '_uib': {'part': {'timestamp': iso(part.timestamp)}}})
         elif isinstance(part, RetryFeedbackPart):
@@ -268,72 +283,6 @@ def _request_drafts(message: ModelRequest, keyring: Keyring, *, follows_request:
     return drafts
 
 
-def legacy_retry_message(part: RetryPromptPart) -> Draft:
-    """A tool-less `RetryPromptPart` is the user text it always was for the model: no marker, so a client
-    cannot make one up to get past `sanitize_messages`; it loads back as that `UserPromptPart`."""
-    return {'role': 'user', 'content': part.model_response(), '_uib': {'part': {'timestamp': iso(part.timestamp)}}}
-
-
-def feedback_message(part: RetryFeedbackPart, keyring: Keyring) -> Draft:
-    """The marked `SystemMessage`; the marker holds the part's signature as `sig`."""
-    payload = retry_feedback_payload(part)
-    payload[SIG_KEY] = keyring.sign_part(part)
-    return {
-        'role': 'system',
-        'content': render_retry_feedback(part),
-        'encryptedValue': marker('retry_feedback', payload),
-        '_uib': {},
-    }
-
-
-def tool_message(part: ToolReturnPart | RetryPromptPart, keyring: Keyring) -> Draft:
-    """The `ToolMessage` for a tool result (wire form, no id, signed): what `TOOL_CALL_RESULT` also builds."""
-    part_record: dict[str, Any] = {'timestamp': iso(part.timestamp)}
-    draft: Draft = {'role': 'tool', 'toolCallId': part.tool_call_id}
-    content = part.content
-    if isinstance(part, RetryPromptPart):
-        part_record['kind'] = 'retry-prompt'
-        if isinstance(content, str):
-            draft['content'] = content
-        else:
-            part_record['json'] = True
-            # The errors without `ctx` (arbitrary objects, never shown to the model), as compact JSON.
-            draft['content'] = compact_json([{k: v for k, v in e.items() if k != 'ctx'} for e in content])
-        draft['error'] = part.model_response()
-    else:
-        if isinstance(content, str):
-            draft['content'] = content
-        else:
-            part_record['json'] = True
-            draft['content'] = compact_json(content)
-        outcome = part.outcome
-        if outcome != 'success':
-            part_record['outcome'] = outcome
-            if outcome == 'failed':
-                draft['error'] = part.model_response_str()
-        if part.metadata is not None:
-            part_record['metadata'] = part.metadata
-    part_record[SIG_KEY] = keyring.sign_part(part)
-    draft['_uib'] = {'part': part_record}
-    return draft
-
-
-def _content_part(content: str | ImageUrl | AudioUrl | VideoUrl | DocumentUrl | BinaryContent) -> dict[str, Any]:
-    if isinstance(content, str):
-        return {'type': 'text', 'text': content}
-    if isinstance(content, BinaryContent):
-        source: dict[str, Any] = {'type': 'data', 'value': _b64(content.data), 'mimeType': content.media_type}
-        return {'type': media_kind(content.media_type), 'source': source}
-    source = {'type': 'url', 'value': content.url}
-    if content.media_type is not None:
-        source['mimeType'] = content.media_type
-    return {'type': kind_name(content), 'source': source}
-
-
-def _b64(data: bytes) -> str:
-    return base64.b64encode(data).decode('ascii')
-
-
 # ------------------------------------------------------------------------------------------ responses
 
 
@@ -345,33 +294,6 @@ def response_record(message: ModelResponse) -> dict[str, Any]:
     return record
 
 
-def thinking_marker(part: ThinkingPart) -> str | None:
-    payload = thinking_fields(part)
-    if part.id is not None:
-        payload['id'] = part.id
-    return marker('thinking', payload) if payload else None
-
-
-def call_record(part: ToolCallPart, keyring: Keyring, *, client: bool) -> dict[str, Any]:
-    """What a tool call's own `metadata.uibridge` holds: its signature, and the `client` mark it was signed with."""
-    record: dict[str, Any] = {SIG_KEY: keyring.sign_part(part, client=client)}
-    if client:
-        record['client'] = True
-    return record
-
-
-def tool_call_wire(part: ToolCallPart, record: dict[str, Any]) -> dict[str, Any]:
-    args = part.args
-    # A dict is what `args_as_json_str` writes with `compact_json` too; this adapter's is the faster one.
-    arguments = compact_json(args) if isinstance(args, dict) else part.args_as_json_str()
-    return {
-        'id': part.tool_call_id,
-        'type': 'function',
-        'function': {'name': part.tool_name, 'arguments': arguments},
-        'metadata': {WIRE_KEY: record},
-    }
-
-
 def _response_drafts(message: ModelResponse, keyring: Keyring) -> list[Draft]:
     drafts: list[Draft] = []
     dropped_files = False
@@ -380,8 +302,10 @@ def _response_drafts(message: ModelResponse, keyring: Keyring) -> list[Draft]:
         if isinstance(part, TextPart):
             text_record: dict[str, Any] = {'id': part.id} if part.id is not None else {}
             text_record[SIG_KEY] = keyring.sign_part(part)
+            if part.citations:
+                text_record['citations'] = citations_json(part.citations)
             drafts.append({'role': 'assistant', 'content': part.content, '_uib': {'part': text_record}})
-        elif isinstance(part, ToolCallPart):
+        elif isinstance(part, ToolCallPart | NativeToolCallPart):
             # An assistant message with empty text and no calls stands for an empty `TextPart`; a call
             # joining it would turn it into the empty placeholder a call-only message carries.
             if (
@@ -390,7 +314,7 @@ def _response_drafts(message: ModelResponse, keyring: Keyring) -> list[Draft]:
                 or not (drafts[-1]['content'] or 'toolCalls' in drafts[-1])
             ):
                 drafts.append({'role': 'assistant', 'content': '', '_uib': {}})
-            client = answered.get(part.tool_call_id) == 'client'
+            client = isinstance(part, ToolCallPart) and answered.get(part.tool_call_id) == 'client'
             drafts[-1].setdefault('toolCalls', []).append(
                 tool_call_wire(part, call_record(part, keyring, client=client))
             )
@@ -404,11 +328,11 @@ def _response_drafts(message: ModelResponse, keyring: Keyring) -> list[Draft]:
             if encrypted is not None:
                 draft['encryptedValue'] = encrypted
             drafts.append(draft)
-        elif isinstance(part, OpaquePart):
-            continue  # kept in the history, shown to no UI (pydantic-ai's speech or compaction, say)
-        else:
-            assert isinstance(part, FilePart)
+        elif isinstance(part, NativeToolReturnPart):
+            drafts.append(native_tool_message(part, keyring))
+        elif isinstance(part, FilePart):
             dropped_files = True
+        # An `OpaquePart` is kept in the history and shown to no UI.
     if dropped_files:
         warn('AG-UI messages have no place for files a model produced: FileParts were left out of the dump.')
     if drafts:

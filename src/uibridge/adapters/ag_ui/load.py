@@ -13,7 +13,10 @@ record (see `_wire`) starts a new one, so a history that dump wrote comes back w
   the dict they were (a JSON object string is parsed; anything else is kept as the string).
 - A tool message must answer a tool call that an earlier assistant message made: otherwise `InputError`
   naming the message. It becomes a `ToolReturnPart` (`outcome='failed'` when `error` is set and no record
-  says otherwise) or, from dump's record, the tool-bound `RetryPromptPart` it was.
+  says otherwise; content parts are a list of text and media, as a user prompt's, which dump writes back as the
+  same parts) or, from dump's record, the tool-bound
+  `RetryPromptPart` it was. A tool call or tool message whose record says `native: true` is a
+  `NativeToolCallPart` / `NativeToolReturnPart` of the response; a text record's `citations` are the part's.
 - `activity` messages are UI-only and are left out silently.
 
 Given `claims`, the signature the client echoed beside each server-authored part (`sig` in the message's part
@@ -30,10 +33,8 @@ source, a provider's file handle the neutral model has no form for. The rest of 
 
 from __future__ import annotations
 
-import base64
-import binascii
+import contextlib
 from collections.abc import Mapping, Sequence
-from datetime import datetime
 from typing import Any, Literal, cast, get_args
 
 import pydantic
@@ -48,31 +49,36 @@ from ag_ui.core import (
 )
 
 from ...core.errors import InputError
-from ...core.feedback import retry_feedback_from_marker
 from ...core.json_text import parse_json, tool_args
-from ...core.media import URL_PARTS
 from ...core.messages import (
-    BinaryContent,
     ErrorDetails,
     ModelMessage,
     ModelRequest,
     ModelRequestPart,
     ModelResponse,
-    RetryFeedbackPart,
+    ModelResponsePart,
+    NativeToolCallPart,
+    NativeToolReturnPart,
     RetryPromptPart,
-    SystemPromptPart,
     TextPart,
-    ThinkingPart,
     ToolCallPart,
     ToolReturnOutcome,
     ToolReturnPart,
-    UserContent,
-    UserPromptPart,
 )
 from ...core.metadata import ANSWERED_BY_METADATA_KEY, app_metadata
-from ...core.records import read_response_fields, read_thinking_fields
+from ...core.records import read_response_fields
 from ...core.trusted import construct
 from ...core.verification import SignatureClaims
+from ._load_parts import (
+    citations,
+    is_native,
+    part_timestamp,
+    system_part,
+    text_field,
+    thinking_part,
+    user_content,
+    user_part,
+)
 from ._peer_history import peer_message
 from ._validation import client_part_numbered, prefilter_message, validation_error
 from ._wire import (
@@ -81,10 +87,7 @@ from ._wire import (
     SIG_KEY,
     WIRE_KEY,
     message_adapter,
-    parse_iso,
-    read_marker,
     records,
-    warn,
 )
 
 __all__ = ['load_messages']
@@ -147,9 +150,11 @@ class _Loader:
         role = message.role
         if role == 'activity':
             return
-        side: Literal['request', 'response'] = 'response' if role in ('assistant', 'reasoning') else 'request'
         metadata = message.metadata
         ours = records(metadata) if metadata else _NO_RECORD
+        side: Literal['request', 'response'] = 'response' if role in ('assistant', 'reasoning') else 'request'
+        if role == 'tool' and ours and is_native(ours.get('part')):
+            side = 'response'  # what a provider-run tool returned is a part of the response that called it
         own = ours.get(side)
         if not isinstance(own, dict):
             own = None
@@ -174,20 +179,23 @@ class _Loader:
         if isinstance(message, AssistantMessage):
             self._assistant(message, part_record, parts)
         elif isinstance(message, ToolMessage):
-            part = self._tool(message, part_record, index)
+            part = self._native_return(message, part_record, index) if side == 'response' else None
+            part = part or self._tool(message, part_record, index)
+            if not isinstance(message.content, str):
+                entry['content_parts'] = True  # so dump writes the parts back, not their JSON text
             if claims is not None:
                 claims.add(part, part_record.get(SIG_KEY))
             parts.append(part)
         elif isinstance(message, ReasoningMessage):
-            thinking = _thinking(message)
+            thinking = thinking_part(message)
             if claims is not None:
                 claims.add(thinking, part_record.get(SIG_KEY))
             parts.append(thinking)
         elif isinstance(message, UserMessage):
-            parts.append(_user(message, part_record, index))
+            parts.append(user_part(message, part_record, index))
         else:
             assert isinstance(message, (SystemMessage, DeveloperMessage))
-            parts.append(_system(message, part_record, claims))
+            parts.append(system_part(message, part_record, claims))
 
     def finish(self) -> list[ModelMessage]:
         self._flush()
@@ -234,19 +242,26 @@ class _Loader:
         claims = self.claims
         if content or (content is not None and not calls):
             text_id = part_record.get('id')
-            text = construct(TextPart, {'content': content, 'id': text_id if isinstance(text_id, str) else None})
+            text_fields: dict[str, Any] = {'content': content, 'id': text_id if isinstance(text_id, str) else None}
+            if 'citations' in part_record:
+                text_fields['citations'] = citations(part_record['citations'])
+            text = construct(TextPart, text_fields)
             if claims is not None:
                 claims.add(text, part_record.get(SIG_KEY))
             parts.append(text)
         for call in calls:
             function = call.function
             self.calls[call.id] = function.name
-            part = construct(
-                ToolCallPart,
-                {'tool_name': function.name, 'args': tool_args(function.arguments), 'tool_call_id': call.id},
-            )
-            if call.metadata:
-                record = records(call.metadata)
+            fields = {'tool_name': function.name, 'args': tool_args(function.arguments), 'tool_call_id': call.id}
+            record = records(call.metadata) if call.metadata else _NO_RECORD
+            if is_native(record):
+                native = construct(NativeToolCallPart, {**fields, 'provider_name': text_field(record, 'provider_name')})
+                if claims is not None:
+                    claims.add(native, record.get(SIG_KEY))
+                parts.append(native)
+                continue
+            part = construct(ToolCallPart, fields)
+            if record:
                 client = record.get('client') is True
                 if client:
                     self.client_calls.append(call.id)
@@ -261,7 +276,7 @@ class _Loader:
                 'a tool message answers a tool call that no earlier assistant message made', f'{index}.toolCallId'
             )
         fields: dict[str, Any] = {'tool_name': tool_name, 'tool_call_id': message.tool_call_id}
-        timestamp = _timestamp(part_record)
+        timestamp = part_timestamp(part_record)
         if timestamp is not None:
             fields['timestamp'] = timestamp
         as_json = part_record.get('json') is True
@@ -274,7 +289,7 @@ class _Loader:
                 except ValueError:
                     as_json = False
         else:
-            content = _user_content(message.content, index)
+            content = user_content(message.content, index)
         if part_record.get('kind') == 'retry-prompt':
             retry_content: list[ErrorDetails] | str = content if isinstance(content, str) else str(message.content)
             if as_json:
@@ -295,6 +310,29 @@ class _Loader:
         fields['metadata'] = part_record.get('metadata')
         return construct(ToolReturnPart, fields)
 
+    def _native_return(self, message: ToolMessage, part_record: dict[str, Any], index: int) -> ModelResponsePart | None:
+        """What a provider-run tool returned (a tool message whose record says `native: true`), as dump wrote it."""
+        tool_name = self.calls.get(message.tool_call_id)
+        if tool_name is None:
+            return None  # no call to answer: `_tool` says so
+        content: Any = message.content
+        if isinstance(content, str):
+            if part_record.get('json') is True:
+                with contextlib.suppress(ValueError):
+                    content = parse_json(content)
+        else:
+            content = user_content(content, index)
+        fields: dict[str, Any] = {
+            'tool_name': tool_name,
+            'content': content,
+            'tool_call_id': message.tool_call_id,
+            'provider_name': text_field(part_record, 'provider_name'),
+        }
+        timestamp = part_timestamp(part_record)
+        if timestamp is not None:
+            fields['timestamp'] = timestamp
+        return construct(NativeToolReturnPart, fields)
+
 
 def _answered_by(metadata: dict[str, Any], client_calls: list[str]) -> None:
     """`metadata`'s answered-by marks: the record's own without its `client` entries (a record is not signed),
@@ -309,72 +347,3 @@ def _answered_by(metadata: dict[str, Any], client_calls: list[str]) -> None:
         metadata[ANSWERED_BY_METADATA_KEY] = marks
     else:
         metadata.pop(ANSWERED_BY_METADATA_KEY, None)
-
-
-def _timestamp(part_record: dict[str, Any]) -> datetime | None:
-    return parse_iso(part_record.get('timestamp'))
-
-
-def _thinking(message: ReasoningMessage) -> ThinkingPart:
-    fields: dict[str, Any] = {}
-    if message.encrypted_value:
-        payload = read_marker(message.encrypted_value, 'thinking')
-        if isinstance(payload, dict):
-            fields = read_thinking_fields(cast('dict[str, Any]', payload))
-    fields['content'] = message.content
-    return construct(ThinkingPart, fields)
-
-
-def _system(
-    message: SystemMessage | DeveloperMessage, part_record: dict[str, Any], claims: SignatureClaims | None
-) -> ModelRequestPart:
-    if isinstance(message, SystemMessage) and message.encrypted_value:
-        payload = read_marker(message.encrypted_value, 'retry_feedback')
-        feedback: RetryFeedbackPart | None = retry_feedback_from_marker(payload, message.content)
-        if feedback is not None:
-            if claims is not None:
-                claims.add(feedback, cast('dict[str, Any]', payload).get(SIG_KEY))
-            return feedback
-    fields: dict[str, Any] = {'content': message.content}
-    timestamp = _timestamp(part_record)
-    if timestamp is not None:
-        fields['timestamp'] = timestamp
-    dynamic_ref = part_record.get('dynamic_ref')
-    if isinstance(dynamic_ref, str):
-        fields['dynamic_ref'] = dynamic_ref
-    return construct(SystemPromptPart, fields)
-
-
-def _user(message: UserMessage, part_record: dict[str, Any], index: int) -> UserPromptPart:
-    content = message.content if isinstance(message.content, str) else _user_content(message.content, index)
-    timestamp = _timestamp(part_record)
-    if timestamp is None:
-        return construct(UserPromptPart, {'content': content})
-    return construct(UserPromptPart, {'content': content, 'timestamp': timestamp})
-
-
-def _user_content(parts: Sequence[Any], index: int) -> list[UserContent]:
-    result: list[UserContent] = []
-    for position, item in enumerate(parts):
-        kind: str = item.type
-        if kind == 'text':
-            result.append(item.text)
-            continue
-        source = item.source
-        source_type: str = source.type
-        if source_type == 'url':
-            result.append(URL_PARTS[kind](url=source.value, media_type=source.mime_type))
-        elif source_type == 'data':
-            try:
-                data = base64.b64decode(source.value, validate=True)
-            except (binascii.Error, ValueError):
-                raise InputError(
-                    'source.value is not valid base64', f'{index}.content.{position}.source.value'
-                ) from None
-            result.append(BinaryContent(data=data, media_type=source.mime_type))
-        else:
-            warn(
-                f'{index}.content.{position}.source: skipped a {source_type!r} source, '
-                'a provider file handle the model cannot be given.'
-            )
-    return result

@@ -26,23 +26,15 @@ The stream is built so that the messages `@ag-ui/client`'s reducer assembles fro
   tool call; `TOOL_CALL_RESULT` the tool message's record with its `sig`; the retry-feedback marker its
   `sig`. Each is computed once, from the part as the collector finished it, so it signs exactly what the
   client built from the deltas.
-- Who answers a call (`ToolCallReady`) is said after its `PartEnd`, and a call to a client tool is signed
-  with the client mark. So a finished call's `TOOL_CALL_END` is held (its arguments are all sent) until the
-  encoder knows: its `ToolCallReady`, its `ToolResult`, a new call reusing its id or the end of the run,
-  whichever comes first (in a well-formed run each call is answered or marked before the next response, so
-  nothing waits longer). A
-  server tool's END thus arrives with its result: the reducer builds the call from START and ARGS, END only
-  adds the signature. (Sending END at once and the mark later would mean opening the call again with a
-  second `TOOL_CALL_START`: the 1.0 reducer updates the call it holds, but ag-ui-validate reports a
-  duplicate call id, and an older reducer may add a second call.)
-- The run ends with `RUN_FINISHED`: outcome `interrupt` when calls await approval (one interrupt per call,
-  `id` from `keyring.approval_id(thread_id, call)`: only this server can mint it, for this call in this
-  thread; `reason: "tool_approval"`), else `success` with
-  `pendingToolCallIds` for calls the client's own tools must answer. Approval wins when both are pending:
-  an interrupt outcome has no pending list. A `RunCancelled` becomes outcome `cancelled` only for a client
-  that declared protocol 1.0 or later; an older client (or one that declared nothing) gets a plain
-  `RUN_FINISHED`, which every version reads as a finished run, instead of an outcome it may not know.
-  A `RunError` closes everything open and ends with `RUN_ERROR`.
+- A finished call's `TOOL_CALL_END` is held until the encoder knows who answers it (`core.encoder`): a server
+  tool's END arrives with its result, the reducer having built the call from START and ARGS. (Sending END at
+  once and the mark later would mean a second `TOOL_CALL_START`: the 1.0 reducer updates the call it holds,
+  but ag-ui-validate reports a duplicate call id, and an older reducer may add a second call.)
+- Provider-run (native) tool calls stream like tool calls, their START and END `metadata` saying
+  `native: true`; the END (signed) is sent at once, never held, and the provider's result follows as a
+  `TOOL_CALL_RESULT` whose message belongs to the response (as in a dump).
+- What a run shows beside its messages (state, steps, activity, raw events, sources, message metadata, late
+  response info, usage) is in `_extras`; how the run ends (outcome, interrupts, usage) in `_outcome`.
 
 One order the stream cannot reproduce: the reducer files each `TOOL_CALL_RESULT` right after the assistant
 message that owns the call, while a dump keeps a response's messages together and its tool results after
@@ -51,7 +43,7 @@ response's last text or thinking part, the usual shape); when text or thinking c
 calls, the client holds the same messages with the tool messages placed earlier.
 
 The run's state (started and ended, the collector, open parts, held calls, dispatch) is `core.encoder`'s; this
-module writes the events. Framing and the delta hot path are in `frames`.
+module writes the events. Framing, the delta hot path and each event's writer are in `_frames`.
 """
 
 from __future__ import annotations
@@ -60,56 +52,46 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ag_ui.core import (
-    CustomEvent,
-    Interrupt,
-    ReasoningEncryptedValueEvent,
-    ReasoningEndEvent,
-    ReasoningMessageEndEvent,
-    ReasoningMessageStartEvent,
-    ReasoningStartEvent,
-    RunErrorEvent,
-    RunFinishedCancelledOutcome,
-    RunFinishedEvent,
-    RunFinishedInterruptOutcome,
-    RunFinishedSuccessOutcome,
-    RunStartedEvent,
-    TextMessageEndEvent,
-    TextMessageStartEvent,
-    ToolCallEndEvent,
-    ToolCallResultEvent,
-    ToolCallStartEvent,
-)
+from ag_ui.core import CustomEvent, RunStartedEvent
 from ag_ui.core.version import PROTOCOL_VERSION
 
 from ...core import events as ev
+from ...core.citations import Citation
 from ...core.encoder import OpenPart, StreamEncoder
 from ...core.json_text import compact_json
-from ...core.messages import ModelMessage, ModelResponse, RetryPromptPart, TextPart, ThinkingPart, ToolCallPart
+from ...core.messages import (
+    ModelMessage,
+    ModelResponse,
+    NativeToolCallPart,
+    RetryPromptPart,
+    TextPart,
+    ThinkingPart,
+    ToolCallPart,
+)
 from ...core.provenance import Keyring
 from ...core.stream import encode_all
-from ._frames import CONTENT_TYPE, declares_1_0, delta_frame, event_frame, now_ms, sdk_frame
+from . import _frames as write
+from ._drafts import (
+    call_record,
+    citations_json,
+    feedback_message,
+    legacy_retry_message,
+    native_tool_message,
+    thinking_marker,
+    tool_message,
+)
+from ._extras import message_metadata_frame, response_info_frame, source_frames
+from ._frames import CONTENT_TYPE, delta_frame, now_ms, sdk_frame
+from ._outcome import RunOutcome
 from ._wire import METADATA_KEY, SIG_KEY, WIRE_KEY
-from .dump import call_record, feedback_message, legacy_retry_message, response_record, thinking_marker, tool_message
+from .dump import response_record
 
 __all__ = ['AGUIEventStream', 'encode_events']
-
-# The events a run sends per message, part and tool call, written directly (see `frames`).
-_text_start = event_frame(TextMessageStartEvent)
-_text_end = event_frame(TextMessageEndEvent)
-_reasoning_start = event_frame(ReasoningStartEvent)
-_reasoning_message_start = event_frame(ReasoningMessageStartEvent)
-_reasoning_message_end = event_frame(ReasoningMessageEndEvent)
-_reasoning_encrypted_value = event_frame(ReasoningEncryptedValueEvent)
-_reasoning_end = event_frame(ReasoningEndEvent)
-_tool_call_start = event_frame(ToolCallStartEvent)
-_tool_call_end = event_frame(ToolCallEndEvent)
-_tool_call_result = event_frame(ToolCallResultEvent)
 
 
 @dataclass(eq=False, slots=True)
 class _Open(OpenPart):
-    kind: Literal['text', 'thinking', 'call']
+    kind: Literal['text', 'thinking', 'call', 'native']
     id: str
     """The message id (text, thinking) or the tool call id."""
     span_id: str = ''
@@ -118,9 +100,11 @@ class _Open(OpenPart):
     record: dict[str, Any] | None = None
     """A text or thinking message's `uibridge` record as its START sent it: its END sends it whole again,
     with the part's signature."""
+    citations: list[Citation] | None = None
+    """The citations a text part started with, whose sources follow its END."""
 
 
-class AGUIEventStream(StreamEncoder[_Open]):
+class AGUIEventStream(RunOutcome, StreamEncoder[_Open]):
     """Implements `uibridge.core.stream.EventStreamEncoder` for AG-UI 1.0."""
 
     def __init__(
@@ -137,7 +121,12 @@ class AGUIEventStream(StreamEncoder[_Open]):
         self.run_id = run_id
         self.client_protocol_version = client_protocol_version
         self._counter = 0
-        self._pending_record: dict[str, Any] | None = None
+        self._record_due = False  # the current response's record goes with its first message
+        self._responses: list[ModelResponse] = []  # as the collector holds (and completes) them
+        self._response_ids: list[str] | None = None  # the AG-UI message ids of the run's last response
+        self._text_ids: dict[int, str] = {}  # the response's text messages by part index (for a late citation)
+        self._native_ids: set[str] = set()
+        self._open_steps = {}
         self._last_kind: Literal['assistant', 'reasoning'] | None = None
         self._last_assistant_id = ''
         self._joinable = False
@@ -182,16 +171,20 @@ class AGUIEventStream(StreamEncoder[_Open]):
 
     def _response_started(self) -> bytes:
         self._last_kind = None
-        self._ids.append([])
+        self._response_ids = []
+        self._ids.append(self._response_ids)
         self._last_side = 'response'
         last = self._collector.last_message
         assert isinstance(last, ModelResponse)
-        self._pending_record = response_record(last)
+        self._responses.append(last)
+        self._record_due = True
+        self._text_ids = {}
         return b''
 
     def _response_message_id(self) -> str:
         message_id = self._new_id()
-        self._ids[-1].append(message_id)
+        assert self._response_ids is not None
+        self._response_ids.append(message_id)
         return message_id
 
     def _request_message_id(self) -> str:
@@ -203,11 +196,12 @@ class AGUIEventStream(StreamEncoder[_Open]):
         return message_id
 
     def _record(self, part: dict[str, Any] | None) -> dict[str, Any]:
-        """The `uibridge` record of a response's next message: the response record on its first message."""
+        """The `uibridge` record of a response's next message: the response record on its first message (as the
+        response stands then: what a `ResponseInfo` or `MessageMetadata` set before it is in it)."""
         ours: dict[str, Any] = {}
-        if self._pending_record is not None:
-            ours['response'] = self._pending_record
-            self._pending_record = None
+        if self._record_due:
+            ours['response'] = response_record(self._responses[-1])
+            self._record_due = False
         if part:
             ours['part'] = part
         return ours
@@ -217,7 +211,10 @@ class AGUIEventStream(StreamEncoder[_Open]):
         part = opened.finished
         assert isinstance(part, TextPart | ThinkingPart) and opened.record is not None
         record = opened.record
-        record['part'] = {**record.get('part', {}), SIG_KEY: self._keyring.sign_part(part)}
+        signed = {**record.get('part', {}), SIG_KEY: self._keyring.sign_part(part)}
+        if isinstance(part, TextPart) and part.citations:
+            signed['citations'] = citations_json(part.citations)  # what the signature covers (domain text/cited)
+        record['part'] = signed
         return {WIRE_KEY: record}
 
     # ---------------------------------------------------------------------------------- parts
@@ -228,20 +225,23 @@ class AGUIEventStream(StreamEncoder[_Open]):
             message_id = self._response_message_id()
             record = self._record({'id': part.id} if part.id is not None else None)
             metadata = {WIRE_KEY: record} if record else None
-            out = _text_start(now_ms(), message_id=message_id, role='assistant', metadata=metadata)
+            out = write.text_start(now_ms(), message_id=message_id, role='assistant', metadata=metadata)
             if part.content:
                 out += delta_frame('TEXT_MESSAGE_CONTENT', 'messageId', message_id, part.content)
             self._last_kind = 'assistant'
             self._last_assistant_id = message_id
             self._joinable = bool(part.content)
-            return _Open(response, slot, 'text', message_id, record=record), out
+            self._text_ids[event.index] = message_id
+            return _Open(response, slot, 'text', message_id, record=record, citations=part.citations), out
         if isinstance(part, ThinkingPart):
             message_id = self._response_message_id()
             span_id = f'{message_id}.reasoning'
             now = now_ms()
             record = self._record(None)
-            out = _reasoning_start(now, message_id=span_id)
-            out += _reasoning_message_start(now, message_id=message_id, metadata={WIRE_KEY: record} if record else None)
+            out = write.reasoning_start(now, message_id=span_id)
+            out += write.reasoning_message_start(
+                now, message_id=message_id, metadata={WIRE_KEY: record} if record else None
+            )
             if part.content:
                 out += delta_frame('REASONING_MESSAGE_CONTENT', 'messageId', message_id, part.content)
             self._last_kind = 'reasoning'
@@ -252,18 +252,22 @@ class AGUIEventStream(StreamEncoder[_Open]):
             now = now_ms()
             record = self._record(None)
             metadata = {WIRE_KEY: record} if record else None
-            out += _text_start(now, message_id=message_id, role='assistant', metadata=metadata)
-            out += _text_end(now, message_id=message_id)
+            out += write.text_start(now, message_id=message_id, role='assistant', metadata=metadata)
+            out += write.text_end(now, message_id=message_id)
             self._last_kind = 'assistant'
             self._last_assistant_id = message_id
         self._joinable = True
-        out += _tool_call_start(
+        native = isinstance(part, NativeToolCallPart)
+        if native:
+            self._native_ids.add(part.tool_call_id)
+        out += write.tool_call_start(
             now_ms(),
             tool_call_id=part.tool_call_id,
             tool_call_name=part.tool_name,
             parent_message_id=self._last_assistant_id,
+            metadata={WIRE_KEY: {'native': True}} if native else None,  # a UI knows at once nobody here answers it
         )
-        opened = _Open(response, slot, 'call', part.tool_call_id)
+        opened = _Open(response, slot, 'native' if native else 'call', part.tool_call_id)
         if isinstance(part.args, dict):
             opened.held_args = compact_json(part.args)
         elif part.args:
@@ -286,37 +290,33 @@ class AGUIEventStream(StreamEncoder[_Open]):
     def _part_ended(self, opened: _Open, error: str | None) -> bytes:
         """The END events of a part the collector has finished (so the signature covers what was streamed).
         A call cut off by an error ends like any other: its arguments are what the client built."""
-        if opened.kind == 'call':
+        if opened.kind == 'call' or opened.kind == 'native':
             out = b''
             if opened.held_args is not None:
                 out = delta_frame('TOOL_CALL_ARGS', 'toolCallId', opened.id, opened.held_args)
+            if opened.kind == 'native':  # the provider answers it: nothing to wait for, never held
+                return out + self._send_call(opened, None)
             return out + self._call_ended(opened.id, opened)
         now = now_ms()
         if opened.kind == 'text':
-            return _text_end(now, message_id=opened.id, metadata=self._signed(opened))
-        out = _reasoning_message_end(now, message_id=opened.id, metadata=self._signed(opened))
+            out = write.text_end(now, message_id=opened.id, metadata=self._signed(opened))
+            return out + source_frames(opened.id, opened.citations) if opened.citations else out
+        out = write.reasoning_message_end(now, message_id=opened.id, metadata=self._signed(opened))
         part = opened.finished
         assert isinstance(part, ThinkingPart)
         encrypted = thinking_marker(part)
         if encrypted is not None:
-            out += _reasoning_encrypted_value(now, subtype='message', entity_id=opened.id, encrypted_value=encrypted)
-        return out + _reasoning_end(now, message_id=opened.span_id)
+            out += write.reasoning_encrypted_value(
+                now, subtype='message', entity_id=opened.id, encrypted_value=encrypted
+            )
+        return out + write.reasoning_end(now, message_id=opened.span_id)
 
     def _send_call(self, held: _Open, mark: ev.AnsweredBy | None, error: str | None = None) -> bytes:
         """`TOOL_CALL_END` with the call's signed `metadata` (client-marked when a client tool answers it)."""
         call = held.finished
-        assert isinstance(call, ToolCallPart)
+        assert isinstance(call, ToolCallPart | NativeToolCallPart)
         record = call_record(call, self._keyring, client=mark == 'client')
-        return _tool_call_end(now_ms(), tool_call_id=held.id, metadata={WIRE_KEY: record})
-
-    def _tool_call_ready(self, event: ev.ToolCallReady, *, late: bool) -> bytes:
-        # A mark after the call's END (after its own result) comes too late to sign; the run's outcome still
-        # names the call.
-        if event.answered_by == 'approval':
-            self._approvals.append(event.tool_call_id)
-        else:
-            self._client_calls.append(event.tool_call_id)
-        return b''
+        return write.tool_call_end(now_ms(), tool_call_id=held.id, metadata={WIRE_KEY: record})
 
     def _file_output(self, event: ev.FileOutput) -> bytes:
         return b''  # no AG-UI form: only collected
@@ -329,102 +329,63 @@ class AGUIEventStream(StreamEncoder[_Open]):
     def _tool_result(self, event: ev.ToolResult) -> bytes:
         part = event.part
         self._answered.add(part.tool_call_id)
-        draft = tool_message(part, self._keyring)
-        return _tool_call_result(
-            now_ms(),
-            message_id=self._request_message_id(),
-            tool_call_id=part.tool_call_id,
-            content=draft['content'],
-            metadata={WIRE_KEY: draft['_uib']},
-        )
+        return _result(tool_message(part, self._keyring), part.tool_call_id, self._request_message_id())
 
     def _retry_prompt(self, part: RetryPromptPart) -> bytes:
         draft = legacy_retry_message(part)
         message_id = self._request_message_id()
         now = now_ms()
         metadata = {WIRE_KEY: draft['_uib']}
-        out = _text_start(now, message_id=message_id, role='user', metadata=metadata)
+        out = write.text_start(now, message_id=message_id, role='user', metadata=metadata)
         out += delta_frame('TEXT_MESSAGE_CONTENT', 'messageId', message_id, draft['content'])
-        return out + _text_end(now, message_id=message_id)
+        return out + write.text_end(now, message_id=message_id)
 
     def _retry_feedback(self, event: ev.RetryFeedback) -> bytes:
         draft = feedback_message(event.part, self._keyring)
         message_id = self._request_message_id()
         now = now_ms()
-        out = _text_start(now, message_id=message_id, role='system')
+        out = write.text_start(now, message_id=message_id, role='system')
         if draft['content']:
             out += delta_frame('TEXT_MESSAGE_CONTENT', 'messageId', message_id, draft['content'])
-        out += _text_end(now, message_id=message_id)
-        return out + _reasoning_encrypted_value(
+        out += write.text_end(now, message_id=message_id)
+        return out + write.reasoning_encrypted_value(
             now, subtype='message', entity_id=message_id, encrypted_value=draft['encryptedValue']
         )
 
-    # ------------------------------------------------------------------ not carried yet (issue 14)
-    # Collected, so kept in the run's new messages; each protocol's carrier lands with issue 14.
+    # ------------------------------------------------------------ beside the messages (see `_extras`)
 
     def _native_tool_result(self, event: ev.NativeToolResult) -> bytes:
-        return b''
+        """`TOOL_CALL_RESULT` for a provider-run tool: a message of the response, as dump writes it."""
+        self._last_kind = None  # a call after it opens a new assistant message, as in a dump
+        draft = native_tool_message(event.part, self._keyring)
+        return _result(draft, event.part.tool_call_id, self._response_message_id())
 
     def _citation_added(self, event: ev.CitationAdded) -> bytes:
-        return b''
+        message_id = self._text_ids.get(event.index)
+        return b'' if message_id is None else source_frames(message_id, [event.citation])
 
     def _response_info(self, event: ev.ResponseInfo) -> bytes:
-        return b''
+        message_id = self._response_id()
+        return b'' if message_id is None else response_info_frame(message_id, event)
 
     def _message_metadata(self, event: ev.MessageMetadata) -> bytes:
-        return b''
+        message_id = self._response_id()
+        return b'' if message_id is None else message_metadata_frame(message_id, event)
 
-    def _state_snapshot(self, event: ev.StateSnapshot) -> bytes:
-        return b''
+    def _response_id(self) -> str | None:
+        """The first AG-UI message of the response late facts apply to (the current one, else the run's last),
+        or `None` while it has none: its record, sent with that message, will hold them."""
+        # Before any response (`None`) the collector keeps the facts for the first one, whose record holds them.
+        return self._response_ids[0] if self._response_ids else None
 
-    def _state_delta(self, event: ev.StateDelta) -> bytes:
-        return b''
 
-    def _step_started(self, event: ev.StepStarted) -> bytes:
-        return b''
-
-    def _step_finished(self, event: ev.StepFinished) -> bytes:
-        return b''
-
-    def _activity_snapshot(self, event: ev.ActivitySnapshot) -> bytes:
-        return b''
-
-    def _activity_delta(self, event: ev.ActivityDelta) -> bytes:
-        return b''
-
-    def _raw_event(self, event: ev.RawEvent) -> bytes:
-        return b''
-
-    # ------------------------------------------------------------------------------------- ends
-
-    def _run_finished(self, event: ev.RunFinished) -> bytes:
-        if self._approvals:
-            interrupts = [self._interrupt(call_id) for call_id in self._approvals]
-            return self._finished(RunFinishedInterruptOutcome(interrupts=interrupts))
-        pending = [call_id for call_id in self._client_calls if call_id not in self._answered]
-        return self._finished(RunFinishedSuccessOutcome(pending_tool_call_ids=pending or None))
-
-    def _run_error(self, event: ev.RunError) -> bytes:
-        return sdk_frame(RunErrorEvent(message=event.message, code=event.code, timestamp=now_ms()))
-
-    def _run_cancelled(self, event: ev.RunCancelled) -> bytes:
-        return self._finished(RunFinishedCancelledOutcome() if declares_1_0(self.client_protocol_version) else None)
-
-    def _interrupt(self, tool_call_id: str) -> Interrupt:
-        call = self._collector.tool_call(tool_call_id) or ToolCallPart(tool_name='', tool_call_id=tool_call_id)
-        return Interrupt(
-            id=self._keyring.approval_id(self.thread_id, call),
-            reason='tool_approval',
-            tool_call_id=tool_call_id,
-            message=f'Approve the call to {call.tool_name}?' if call.tool_name else None,
-        )
-
-    def _finished(
-        self, outcome: RunFinishedSuccessOutcome | RunFinishedInterruptOutcome | RunFinishedCancelledOutcome | None
-    ) -> bytes:
-        return sdk_frame(
-            RunFinishedEvent(thread_id=self.thread_id, run_id=self.run_id, outcome=outcome, timestamp=now_ms())
-        )
+def _result(draft: dict[str, Any], tool_call_id: str, message_id: str) -> bytes:
+    """`TOOL_CALL_RESULT` building the `ToolMessage` `draft` describes (its record in `metadata`)."""
+    content = draft['content']
+    metadata = {WIRE_KEY: draft['_uib']}
+    return write.tool_call_result(
+        now_ms(), message_id=message_id, tool_call_id=tool_call_id, content=content, metadata=metadata
+    )
 
 
 def encode_events(events: Iterable[ev.AgentEvent], **kwargs: Any) -> bytes:

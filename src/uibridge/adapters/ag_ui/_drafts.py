@@ -1,0 +1,190 @@
+"""One part as the AG-UI message (or tool call) it becomes, shared by `dump` and the stream encoder, so a live
+stream builds exactly what a dump writes: the wire (camelCase) form, no id yet, with uibridge's records under
+`_uib` (see `_wire`) and every server-authored part signed.
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Any, cast
+
+from ...core.citations import Citation
+from ...core.feedback import render_retry_feedback, retry_feedback_payload
+from ...core.json_text import compact_json
+from ...core.media import kind_name, media_kind
+from ...core.messages import (
+    AudioUrl,
+    BinaryContent,
+    DocumentUrl,
+    ImageUrl,
+    NativeToolCallPart,
+    NativeToolReturnPart,
+    RetryFeedbackPart,
+    RetryPromptPart,
+    ThinkingPart,
+    ToolCallPart,
+    ToolReturnPart,
+    VideoUrl,
+)
+from ...core.provenance import Keyring
+from ...core.records import thinking_fields
+from ._wire import SIG_KEY, WIRE_KEY, iso, marker
+
+__all__ = [
+    'Draft',
+    'call_record',
+    'citations_json',
+    'content_part',
+    'feedback_message',
+    'legacy_retry_message',
+    'native_tool_message',
+    'thinking_marker',
+    'tool_call_wire',
+    'tool_message',
+]
+
+Draft = dict[str, Any]
+"""An AG-UI message in wire (camelCase) form, before ids are assigned; `_uib` holds its uibridge records."""
+
+
+def legacy_retry_message(part: RetryPromptPart) -> Draft:
+    """A tool-less `RetryPromptPart` is the user text it always was for the model: no marker, so a client
+    cannot make one up to get past `sanitize_messages`; it loads back as that `UserPromptPart`."""
+    return {'role': 'user', 'content': part.model_response(), '_uib': {'part': {'timestamp': iso(part.timestamp)}}}
+
+
+def feedback_message(part: RetryFeedbackPart, keyring: Keyring) -> Draft:
+    """The marked `SystemMessage`; the marker holds the part's signature as `sig`."""
+    payload = retry_feedback_payload(part)
+    payload[SIG_KEY] = keyring.sign_part(part)
+    return {
+        'role': 'system',
+        'content': render_retry_feedback(part),
+        'encryptedValue': marker('retry_feedback', payload),
+        '_uib': {},
+    }
+
+
+def tool_message(part: ToolReturnPart | RetryPromptPart, keyring: Keyring) -> Draft:
+    """The `ToolMessage` for a tool result (wire form, no id, signed): what `TOOL_CALL_RESULT` also builds."""
+    part_record: dict[str, Any] = {'timestamp': iso(part.timestamp)}
+    draft: Draft = {'role': 'tool', 'toolCallId': part.tool_call_id}
+    content = part.content
+    if isinstance(part, RetryPromptPart):
+        part_record['kind'] = 'retry-prompt'
+        if isinstance(content, str):
+            draft['content'] = content
+        else:
+            part_record['json'] = True
+            # The errors without `ctx` (arbitrary objects, never shown to the model), as compact JSON.
+            draft['content'] = compact_json([{k: v for k, v in e.items() if k != 'ctx'} for e in content])
+        draft['error'] = part.model_response()
+    else:
+        _tool_content(draft, part_record, content)
+    if isinstance(part, ToolReturnPart):
+        outcome = part.outcome
+        if outcome != 'success':
+            part_record['outcome'] = outcome
+            if outcome == 'failed':
+                draft['error'] = part.model_response_str()
+        if part.metadata is not None:
+            part_record['metadata'] = part.metadata
+    part_record[SIG_KEY] = keyring.sign_part(part)
+    draft['_uib'] = {'part': part_record}
+    return draft
+
+
+def _tool_content(draft: Draft, part_record: dict[str, Any], content: Any) -> None:
+    """A tool result's content: text as it is; a list of text and media (what `load` makes of a tool message's
+    content parts) as those parts when it holds media, which JSON text cannot carry; anything else as compact
+    JSON (`json` in the record). A list of text alone is JSON text as well, which every client takes, unless it
+    was loaded from content parts: `draft['_parts']` offers them, used when the stored entry says so."""
+    if isinstance(content, str):
+        draft['content'] = content
+        return
+    parts = _as_content_parts(content)
+    if parts is not None and not all(isinstance(item, str) for item in content):
+        draft['content'] = parts
+        return
+    part_record['json'] = True
+    draft['content'] = compact_json(content)
+    if parts is not None:
+        draft['_parts'] = parts
+
+
+def _as_content_parts(content: Any) -> list[dict[str, Any]] | None:
+    """A tool's result that is a list of text and media (what `load` makes of a tool message's content parts) as
+    those parts; `None` for anything else, which goes as JSON text."""
+    if not isinstance(content, list) or not content:
+        return None
+    items = cast('list[Any]', content)
+    if not all(isinstance(item, str | ImageUrl | AudioUrl | VideoUrl | DocumentUrl | BinaryContent) for item in items):
+        return None
+    return [content_part(item) for item in items]
+
+
+def content_part(content: str | ImageUrl | AudioUrl | VideoUrl | DocumentUrl | BinaryContent) -> dict[str, Any]:
+    if isinstance(content, str):
+        return {'type': 'text', 'text': content}
+    if isinstance(content, BinaryContent):
+        source: dict[str, Any] = {'type': 'data', 'value': _b64(content.data), 'mimeType': content.media_type}
+        return {'type': media_kind(content.media_type), 'source': source}
+    source = {'type': 'url', 'value': content.url}
+    if content.media_type is not None:
+        source['mimeType'] = content.media_type
+    return {'type': kind_name(content), 'source': source}
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode('ascii')
+
+
+def thinking_marker(part: ThinkingPart) -> str | None:
+    payload = thinking_fields(part)
+    if part.id is not None:
+        payload['id'] = part.id
+    return marker('thinking', payload) if payload else None
+
+
+def call_record(part: ToolCallPart | NativeToolCallPart, keyring: Keyring, *, client: bool) -> dict[str, Any]:
+    """What a tool call's own `metadata.uibridge` holds: its signature, and the `client` mark it was signed with;
+    for a provider-run call `native: true` and the provider's name (both covered by its signature)."""
+    if isinstance(part, NativeToolCallPart):
+        record: dict[str, Any] = {SIG_KEY: keyring.sign_part(part), 'native': True}
+        if part.provider_name is not None:
+            record['provider_name'] = part.provider_name
+        return record
+    record = {SIG_KEY: keyring.sign_part(part, client=client)}
+    if client:
+        record['client'] = True
+    return record
+
+
+def citations_json(citations: list[Citation]) -> list[dict[str, Any]]:
+    """A text part's citations as its record holds them (no `null`s: the client drops optional nulls)."""
+    return [citation.model_dump(mode='json', exclude_none=True) for citation in citations]
+
+
+def native_tool_message(part: NativeToolReturnPart, keyring: Keyring) -> Draft:
+    """The `ToolMessage` for what a provider-run tool returned (what `TOOL_CALL_RESULT` also builds): a message of
+    the response, its record saying `native: true`, the provider's name and the signature."""
+    part_record: dict[str, Any] = {'timestamp': iso(part.timestamp), 'native': True}
+    if part.provider_name is not None:
+        part_record['provider_name'] = part.provider_name
+    draft: Draft = {'role': 'tool', 'toolCallId': part.tool_call_id}
+    _tool_content(draft, part_record, part.content)
+    part_record[SIG_KEY] = keyring.sign_part(part)
+    draft['_uib'] = {'part': part_record}
+    return draft
+
+
+def tool_call_wire(part: ToolCallPart | NativeToolCallPart, record: dict[str, Any]) -> dict[str, Any]:
+    args = part.args
+    # A dict is what `args_as_json_str` writes with `compact_json` too; this adapter's is the faster one.
+    arguments = compact_json(args) if isinstance(args, dict) else part.args_as_json_str()
+    return {
+        'id': part.tool_call_id,
+        'type': 'function',
+        'function': {'name': part.tool_name, 'arguments': arguments},
+        'metadata': {WIRE_KEY: record},
+    }

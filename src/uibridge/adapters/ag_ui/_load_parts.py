@@ -1,0 +1,130 @@
+"""One AG-UI message (or a record in it) as the neutral part it stands for: `load`'s converters for what needs
+no more than the message itself (thinking, system and user prompts, content parts, citations, records)."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any, cast
+
+import pydantic
+from ag_ui.core import DeveloperMessage, ReasoningMessage, SystemMessage, UserMessage
+
+from ...core.citations import Citation
+from ...core.errors import InputError
+from ...core.feedback import retry_feedback_from_marker
+from ...core.media import URL_PARTS
+from ...core.messages import (
+    BinaryContent,
+    ModelRequestPart,
+    RetryFeedbackPart,
+    SystemPromptPart,
+    ThinkingPart,
+    UserContent,
+    UserPromptPart,
+)
+from ...core.records import read_thinking_fields
+from ...core.trusted import construct
+from ...core.verification import SignatureClaims
+from ._wire import SIG_KEY, parse_iso, read_marker, warn
+
+__all__ = [
+    'citations',
+    'is_native',
+    'part_timestamp',
+    'system_part',
+    'text_field',
+    'thinking_part',
+    'user_content',
+    'user_part',
+]
+
+_citations_adapter = pydantic.TypeAdapter(list[Citation])
+
+
+def is_native(record: Any) -> bool:
+    return isinstance(record, dict) and cast('dict[str, Any]', record).get('native') is True
+
+
+def text_field(record: dict[str, Any], key: str) -> str | None:
+    value = record.get(key)
+    return value if isinstance(value, str) else None
+
+
+def citations(value: Any) -> list[Citation] | None:
+    """A text record's citations; what does not validate is left out (its signature then no longer holds)."""
+    try:
+        return _citations_adapter.validate_python(value) or None
+    except pydantic.ValidationError:
+        return None
+
+
+def part_timestamp(part_record: dict[str, Any]) -> datetime | None:
+    return parse_iso(part_record.get('timestamp'))
+
+
+def thinking_part(message: ReasoningMessage) -> ThinkingPart:
+    fields: dict[str, Any] = {}
+    if message.encrypted_value:
+        payload = read_marker(message.encrypted_value, 'thinking')
+        if isinstance(payload, dict):
+            fields = read_thinking_fields(cast('dict[str, Any]', payload))
+    fields['content'] = message.content
+    return construct(ThinkingPart, fields)
+
+
+def system_part(
+    message: SystemMessage | DeveloperMessage, part_record: dict[str, Any], claims: SignatureClaims | None
+) -> ModelRequestPart:
+    if isinstance(message, SystemMessage) and message.encrypted_value:
+        payload = read_marker(message.encrypted_value, 'retry_feedback')
+        feedback: RetryFeedbackPart | None = retry_feedback_from_marker(payload, message.content)
+        if feedback is not None:
+            if claims is not None:
+                claims.add(feedback, cast('dict[str, Any]', payload).get(SIG_KEY))
+            return feedback
+    fields: dict[str, Any] = {'content': message.content}
+    timestamp = part_timestamp(part_record)
+    if timestamp is not None:
+        fields['timestamp'] = timestamp
+    dynamic_ref = part_record.get('dynamic_ref')
+    if isinstance(dynamic_ref, str):
+        fields['dynamic_ref'] = dynamic_ref
+    return construct(SystemPromptPart, fields)
+
+
+def user_part(message: UserMessage, part_record: dict[str, Any], index: int) -> UserPromptPart:
+    content = message.content if isinstance(message.content, str) else user_content(message.content, index)
+    timestamp = part_timestamp(part_record)
+    if timestamp is None:
+        return construct(UserPromptPart, {'content': content})
+    return construct(UserPromptPart, {'content': content, 'timestamp': timestamp})
+
+
+def user_content(parts: Sequence[Any], index: int) -> list[UserContent]:
+    result: list[UserContent] = []
+    for position, item in enumerate(parts):
+        kind: str = item.type
+        if kind == 'text':
+            result.append(item.text)
+            continue
+        source = item.source
+        source_type: str = source.type
+        if source_type == 'url':
+            result.append(URL_PARTS[kind](url=source.value, media_type=source.mime_type))
+        elif source_type == 'data':
+            try:
+                data = base64.b64decode(source.value, validate=True)
+            except (binascii.Error, ValueError):
+                raise InputError(
+                    'source.value is not valid base64', f'{index}.content.{position}.source.value'
+                ) from None
+            result.append(BinaryContent(data=data, media_type=source.mime_type))
+        else:
+            warn(
+                f'{index}.content.{position}.source: skipped a {source_type!r} source, '
+                'a provider file handle the model cannot be given.'
+            )
+    return result
