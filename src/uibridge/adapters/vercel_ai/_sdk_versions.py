@@ -29,6 +29,9 @@ What is missing, and how uibridge degrades (read from each version's `ui-message
 - dropped for 5 only: `tool-input-start.providerMetadata` / `inputEncoding` / `toolMetadata` / `title`,
   `toolMetadata` and `title` on the other tool chunks, `providerMetadata` on tool outputs, `abort.reason`,
   and on tool parts `toolMetadata`, `inputEncoding`, `resultProviderMetadata`, `approval`.
+- lost by 5 itself: it declares a `file` chunk's `providerMetadata` but keeps none of it, so a file the model
+  made reaches it unsigned (and without its response's info when it opens the response): the next turn's
+  `verify_history` drops that file.
 
 A repeated `tool-input-available` makes an `ai` 5 or 6 client call `onToolCall` for that call once more
 (only after an approval, or a result of a call sent before it): an app's `onToolCall` must ignore calls it
