@@ -59,31 +59,24 @@ async function runScenario(scenario) {
     onError: (e) => errors.push(String(e?.message ?? e)),
     onToolCall: ({ toolCall }) => { toolCalls.push(toolCall.toolCallId); },
   });
+  const record = async (op) => {
+    if (chat.error) errors.push(String(chat.error.message ?? chat.error));
+    const checked = await safeValidateUIMessages({ messages: chat.messages });
+    const valid = checked.success || String(checked.error?.message ?? checked.error).slice(0, 500);
+    return { op, status: chat.status, errors: errors.splice(0), valid, messages: structuredClone(chat.messages) };
+  };
   const steps = [];
   for (const step of scenario.steps) {
-    errors.length = 0;
     if (step.op === 'send') await chat.sendMessage({ text: step.text });
     else if (step.op === 'answer') await answer(chat, step);
     else throw new Error(`unknown step ${step.op}`);
-    if (chat.error) errors.push(String(chat.error.message ?? chat.error));
-    const validated = await safeValidateUIMessages({ messages: chat.messages });
-    steps.push({
-      op: step.op,
-      status: chat.status,
-      errors: [...errors],
-      valid: validated.success ? true : String(validated.error?.message ?? validated.error).slice(0, 500),
-      messages: structuredClone(chat.messages),
-    });
+    steps.push(await record(step.op));
   }
   return { steps, toolCalls };
 }
 
-const out = {};
-for (const scenario of spec.scenarios) {
-  try {
-    out[scenario.name] = await runScenario(scenario);
-  } catch (e) {
-    out[scenario.name] = { crashed: String(e?.stack ?? e) };
-  }
-}
-process.stdout.write(JSON.stringify(out) + '\n');
+// A scenario that throws is reported as crashed, and the others still run.
+const crashed = (e) => ({ crashed: String(e?.stack ?? e) });
+const results = {};
+for (const scenario of spec.scenarios) results[scenario.name] = await runScenario(scenario).catch(crashed);
+process.stdout.write(JSON.stringify(results) + '\n');

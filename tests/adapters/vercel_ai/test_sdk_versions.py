@@ -45,6 +45,7 @@ OLDER: tuple[SdkVersion, ...] = tuple(v for v in SDK_VERSIONS if v != 7)
 PACKAGE = {5: 'ai5', 6: 'ai6', 7: 'ai'}
 RUNS = {**SCENARIOS, **RANDOM_SCENARIOS}
 CASES = [(version, name) for version in OLDER for name in RUNS]
+NODE = ['node', 'vercel_versions.mjs', '/dev/stdin']
 
 
 def _ids(case: tuple[int, str]) -> str:
@@ -120,15 +121,8 @@ def client() -> dict[str, Any]:
             messages = [m.model_dump(mode='json') for m in dump_messages(history, sdk_version=version)]
             tasks.append({'kind': 'validate', 'sdk': PACKAGE[version], 'messages': messages})
             keys.append(('validate', (version, name)))
-    done = subprocess.run(
-        ['node', 'vercel_versions.mjs', '/dev/stdin'],
-        input=json.dumps({'tasks': tasks}),
-        capture_output=True,
-        text=True,
-        cwd=CLIENTS,
-        timeout=120,
-        check=False,
-    )
+    spec = json.dumps({'tasks': tasks})
+    done = subprocess.run(NODE, input=spec, capture_output=True, text=True, cwd=CLIENTS, timeout=120, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     results: dict[str, Any] = {'schema': {}, 'replay': {}, 'validate': {}}
     for (kind, key), result in zip(keys, json.loads(done.stdout)['results'], strict=True):
