@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import cast
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -15,7 +16,7 @@ from typing_extensions import Unpack
 from ..core.provenance import Keyring
 from .ag_ui import AGUIEndpoint
 from .approvals import ApprovalLedger
-from .options import EndpointOptions
+from .options import AppOptions, EndpointOptions, check_sdk_version
 from .run import Agent
 from .store import store_from_url
 from .vercel_ai import VercelAIEndpoint
@@ -26,10 +27,12 @@ PAGE_PATH = Path(__file__).parent / 'demo' / 'page.html'
 FAVICON_PATH = Path(__file__).parent / 'demo' / 'favicon.svg'
 
 
-def create_app(agent: Agent | None = None, **options: Unpack[EndpointOptions]) -> Starlette:
+def create_app(agent: Agent | None = None, **options: Unpack[AppOptions]) -> Starlette:
     """`POST /api/chat` (Vercel AI), `POST /ag-ui` (AG-UI) and the demo page at `GET /`.
 
-    `agent` defaults to the built-in demo agent. `options` go to both endpoints (see `ChatEndpoint`); both
+    `agent` defaults to the built-in demo agent. `vercel_sdk_version` is the Vercel endpoint's `sdk_version`
+    (the `ai` major version of its clients: 5, 6 or 7, the default). The other `options` go to both endpoints
+    (see `ChatEndpoint`); both
     sign and verify with one keyring (`secret`, else `UIBRIDGE_SECRET`, else a random key for this process)
     and share one ledger of approvals already acted on.
 
@@ -39,6 +42,7 @@ def create_app(agent: Agent | None = None, **options: Unpack[EndpointOptions]) -
     A store made here from a URL is closed when the app shuts down. Without a store,
     `GET /api/chat/{chatId}/stream` answers 204 (nothing to resume).
     """
+    sdk_version = check_sdk_version(options.pop('vercel_sdk_version', 7))
     if agent is None:
         from .demo import DemoAgent
 
@@ -49,8 +53,9 @@ def create_app(agent: Agent | None = None, **options: Unpack[EndpointOptions]) -
     owned = store_from_url(store) if isinstance(store, str) else None
     if owned is not None:
         options['store'] = owned
-    vercel = VercelAIEndpoint(agent, **options)
-    ag_ui = AGUIEndpoint(agent, **options)
+    shared = cast('EndpointOptions', options)  # `vercel_sdk_version` popped: what both endpoints take
+    vercel = VercelAIEndpoint(agent, sdk_version=sdk_version, **shared)
+    ag_ui = AGUIEndpoint(agent, **shared)
     page = PAGE_PATH.read_text(encoding='utf-8')
     favicon = FAVICON_PATH.read_bytes()
 

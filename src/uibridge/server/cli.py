@@ -40,6 +40,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     serve.add_argument(
         '--slow-seconds', type=float, default=5.0, help='how long the `slow` keyword streams (default 5)'
     )
+    serve.add_argument(
+        '--vercel-sdk-version',
+        type=int,
+        choices=(5, 6, 7),
+        default=7,
+        help='the major version of `ai` the Vercel clients run; older ones get what they accept (default 7)',
+    )
     args = parser.parse_args(argv)
 
     try:
@@ -52,15 +59,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     from .store import store_from_url
 
     agent = DemoAgent(delay=args.delay, slow_seconds=args.slow_seconds)
+    sdk_version = args.vercel_sdk_version
     if args.store is None:
-        app = create_app(agent, expose_errors=args.expose_errors)
+        app = create_app(agent, expose_errors=args.expose_errors, vercel_sdk_version=sdk_version)
     else:
         _make_sqlite_folder(args.store)
         store = store_from_url(args.store, **({'lease': args.lease} if args.lease else {}))
-        app = create_app(agent, expose_errors=args.expose_errors, store=store, authorize=demo_authorize)
+        app = create_app(
+            agent,
+            expose_errors=args.expose_errors,
+            store=store,
+            authorize=demo_authorize,
+            vercel_sdk_version=sdk_version,
+        )
     where = f'http://{args.host}:{args.port}/'
     kept = f'history kept in {args.store}' if args.store else 'history kept by the client'
-    print(f'uibridge demo: {where}  (Vercel AI: /api/chat, AG-UI: /ag-ui; {kept})', flush=True)
+    print(f'uibridge demo: {where}  (Vercel AI: /api/chat for ai@{sdk_version}, AG-UI: /ag-ui; {kept})', flush=True)
     uvicorn.run(app, host=args.host, port=args.port, log_level='info')
     return 0
 

@@ -13,13 +13,23 @@ import inspect
 from collections.abc import Iterable, Sequence
 from typing import Any, TypedDict
 
+from ..adapters.vercel_ai import SDK_VERSIONS, SdkVersion
 from ..core.provenance import Keyring, Secret
 from .approvals import ApprovalLedger
 from .auth import Authorize
 from .run import OnComplete
 from .store import ChatStore
 
-__all__ = ['EndpointOptions', 'check_agent', 'check_bool', 'check_positive', 'check_strings']
+__all__ = [
+    'AppOptions',
+    'EndpointOptions',
+    'VercelAIOptions',
+    'check_agent',
+    'check_bool',
+    'check_positive',
+    'check_sdk_version',
+    'check_strings',
+]
 
 
 class EndpointOptions(TypedDict, total=False):
@@ -44,6 +54,28 @@ class EndpointOptions(TypedDict, total=False):
     max_json_values: int
     store: ChatStore | str | None
     authorize: Authorize | None
+
+
+class VercelAIOptions(EndpointOptions, total=False):
+    """`VercelAIEndpoint`'s options: every endpoint's, and the `ai` major version its clients run."""
+
+    sdk_version: SdkVersion
+
+
+class AppOptions(EndpointOptions, total=False):
+    """`create_app`'s options: every endpoint's, and `vercel_sdk_version` (the Vercel endpoint's `sdk_version`)."""
+
+    vercel_sdk_version: SdkVersion
+
+
+def check_sdk_version(value: object) -> SdkVersion:
+    """`value` if it is a major version of `ai` uibridge writes for (a string such as `'5'` is refused: the
+    setting is a number, and a CLI converts before it passes it on)."""
+    for version in SDK_VERSIONS:
+        if value == version and type(value) is int:
+            return version
+    versions = ', '.join(map(str, SDK_VERSIONS))
+    raise ValueError(f'sdk_version must be one of {versions} (the major version of `ai`), not {value!r}')
 
 
 def check_agent(agent: object) -> None:

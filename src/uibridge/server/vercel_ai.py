@@ -4,11 +4,18 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from typing_extensions import Unpack
 
-from ..adapters.vercel_ai import VERCEL_AI_HEADERS, VercelAIEventStream, VercelChatRequest, dump_messages, parse_request
+from ..adapters.vercel_ai import (
+    VERCEL_AI_HEADERS,
+    SdkVersion,
+    VercelAIEventStream,
+    VercelChatRequest,
+    dump_messages,
+    parse_request,
+)
 from ..adapters.vercel_ai._provider_metadata import SIDECAR_KEY
 from ..core.messages import ModelMessage, ModelResponse
 from ..core.provenance import Keyring
@@ -16,7 +23,7 @@ from ..core.run import RunInput
 from ..core.stream import EventStreamEncoder
 from .endpoint import ChatEndpoint
 from .managed import ManagedInput, vercel_input
-from .options import EndpointOptions
+from .options import EndpointOptions, VercelAIOptions, check_sdk_version
 from .run import Agent
 
 __all__ = ['VercelAIBinding', 'VercelAIEndpoint']
@@ -27,6 +34,10 @@ class VercelAIBinding:
     stream_headers: Mapping[str, str] = VERCEL_AI_HEADERS
     error_frame = b'data: {"type":"error","errorText":"The answer was interrupted."}\n\n'
     """What a resumed stream ends with when its producer ended it early or died."""
+
+    def __init__(self, sdk_version: SdkVersion = 7) -> None:
+        self.sdk_version: SdkVersion = sdk_version
+        """The `ai` major version of the clients: what the stream and the stored messages are written for."""
 
     def parse(self, body: Mapping[str, Any]) -> tuple[VercelChatRequest, RunInput]:
         request = parse_request(body)
@@ -39,6 +50,7 @@ class VercelAIBinding:
             continued=request.continued_message,
             keyring=keyring,
             thread_id=run_input.thread_id,
+            sdk_version=self.sdk_version,
         )
 
     def managed_input(self, request: VercelChatRequest, stored: Sequence[ModelMessage]) -> ManagedInput:
@@ -67,13 +79,18 @@ class VercelAIBinding:
         return messages
 
     def dump_json(self, messages: Sequence[ModelMessage], keyring: Keyring) -> bytes:
-        ui = dump_messages(messages, keyring=keyring)
+        ui = dump_messages(messages, keyring=keyring, sdk_version=self.sdk_version)
         return json.dumps([m.model_dump(mode='json', exclude_none=True) for m in ui], ensure_ascii=False).encode()
 
 
 class VercelAIEndpoint(ChatEndpoint[VercelChatRequest]):
     """`POST` endpoint for `useChat`; see `ChatEndpoint` for the options. `run.request` is the
-    `VercelChatRequest` (chat id, trigger, extra body keys)."""
+    `VercelChatRequest` (chat id, trigger, extra body keys).
 
-    def __init__(self, agent: Agent, **options: Unpack[EndpointOptions]) -> None:
-        super().__init__(agent, VercelAIBinding(), **options)
+    `sdk_version` (5, 6 or 7, the default): the major version of `ai` the clients run. The stream and the
+    stored messages (`GET {api}/{chatId}`) hold only what that version takes, the approval flow degraded
+    as it allows (`uibridge.adapters.vercel_ai._sdk_versions`); requests are read in any version's form."""
+
+    def __init__(self, agent: Agent, **options: Unpack[VercelAIOptions]) -> None:
+        sdk_version = check_sdk_version(options.pop('sdk_version', 7))
+        super().__init__(agent, VercelAIBinding(sdk_version), **cast('EndpointOptions', options))

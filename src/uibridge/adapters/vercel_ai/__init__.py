@@ -1,5 +1,8 @@
 """The Vercel AI SDK adapter (`useChat`, `ai` 5 to 7): UI messages, the UI message stream, request parsing.
 
+`ai` 7 is the default; `dump_messages(..., sdk_version=5)` and `VercelAIEventStream(sdk_version=5)` write
+for an older client (what each version lacks, and how uibridge degrades it: `_sdk_versions`).
+
 ```python
 from uibridge.adapters import vercel_ai
 
@@ -19,6 +22,7 @@ hands the client's claims to `uibridge.core.verification.verify_history`. No I/O
 writes, this package translates.
 """
 
+from ._sdk_versions import SDK_VERSIONS, SdkVersion
 from .chunks import UIMessageChunk, UIMessageChunkAdapter
 from .dump import dump_messages
 from .load import load_messages
@@ -38,11 +42,13 @@ from .types import (
 )
 
 __all__ = [
+    'SDK_VERSIONS',
     'VERCEL_AI_HEADERS',
     'DataUIPart',
     'DynamicToolUIPart',
     'FileUIPart',
     'ReasoningUIPart',
+    'SdkVersion',
     'StepStartUIPart',
     'TextUIPart',
     'ToolApprovalUI',

@@ -37,6 +37,7 @@ __all__ = [
     'call_args',
     'derived_denial',
     'ours',
+    'result_fields',
     'result_part',
     'system_part',
     'tool_call',
@@ -134,15 +135,19 @@ def derived_denial(part: ToolUIPart | DynamicToolUIPart, call_fields: dict[str, 
     return ToolApprovalUI(id=part.tool_call_id, approved=False, reason=part.approval.reason)
 
 
+def result_fields(part: ToolUIPart | DynamicToolUIPart, call_fields: dict[str, Any]) -> dict[str, Any]:
+    """A result's `uibridge` metadata: in `resultProviderMetadata`, else under `result` in the call's (where a
+    denial keeps it, and every result for an `ai` 5 client, which has no result metadata)."""
+    fields = ours(part.result_provider_metadata)
+    result = call_fields.get('result')
+    return cast('dict[str, Any]', result) if not fields and isinstance(result, dict) else fields
+
+
 def result_part(part: ToolUIPart | DynamicToolUIPart, call_fields: dict[str, Any]) -> ModelRequestPart | None:
     state = part.state
     if state not in ('output-available', 'output-error', 'output-denied'):
         return None
-    if state == 'output-denied':
-        result = call_fields.get('result')
-        fields = cast('dict[str, Any]', result) if isinstance(result, dict) else {}
-    else:
-        fields = ours(part.result_provider_metadata)
+    fields = result_fields(part, call_fields)
     timestamp = parse_iso(fields.get('timestamp'))
     stamp: dict[str, Any] = {'timestamp': timestamp} if timestamp is not None else {}
     name, call_id = part.tool_name, part.tool_call_id
@@ -160,7 +165,7 @@ def result_part(part: ToolUIPart | DynamicToolUIPart, call_fields: dict[str, Any
         outcome = outcome if outcome == 'interrupted' else 'success'
     elif state == 'output-error':
         content = fields.get('content', part.error_text)
-        outcome = outcome if outcome in ('failed', 'interrupted') else 'failed'
+        outcome = outcome if outcome in ('failed', 'interrupted', 'denied') else 'failed'  # denied: ai 5 and 6
     else:
         reason = part.approval.reason if part.approval is not None else None
         content = fields.get('content', reason or DENIED)

@@ -15,6 +15,7 @@ from pydantic_core import ErrorDetails
 
 from ...core.client_input import Loc, input_error
 from ...core.errors import InputError
+from ._sdk_versions import upgrade_message
 from .types import UIMessage
 
 __all__ = ['validate_ui_message']
@@ -52,6 +53,7 @@ def validate_ui_message(data: UIMessage | Mapping[str, Any] | Any, *prefix: str 
     if not isinstance(data, Mapping):
         raise InputError('a message must be an object').at(*prefix)
     try:
-        return UIMessage.model_validate(data)
+        message = UIMessage.model_validate(data)
     except pydantic.ValidationError as e:
         raise input_error(e, *prefix, json_path=_json_path, message=_message) from None
+    return upgrade_message(message)  # an `ai` 5 client's approval answers, in the form 6 and 7 send

@@ -63,6 +63,7 @@ from ._provider_metadata import (
     sidecar,
     wrap_metadata,
 )
+from ._sdk_versions import SdkVersion, downgrade_messages
 from .types import (
     FileUIPart,
     ProviderMetadata,
@@ -88,10 +89,13 @@ class _Draft:
     """UI-only parts of a user or system message, each at the index it had in the message."""
 
 
-def dump_messages(messages: Sequence[ModelMessage], *, keyring: Keyring | None = None) -> list[UIMessage]:
+def dump_messages(
+    messages: Sequence[ModelMessage], *, keyring: Keyring | None = None, sdk_version: SdkVersion = 7
+) -> list[UIMessage]:
     """The UI messages for `messages`; deterministic (same history and keys, same ids and bytes).
 
     Signs what the server authored with `keyring` (`None`: the process default, `default_keyring()`).
+    `sdk_version`: the client's `ai` major version; what 5 and 6 do not take is degraded (`_sdk_versions`).
     """
     signer = Keyring.of(keyring)
     results: dict[str, tuple[ToolReturnPart | RetryPromptPart, int]] = {}
@@ -144,7 +148,7 @@ def dump_messages(messages: Sequence[ModelMessage], *, keyring: Keyring | None =
             drafts.append(draft)
         previous_was_request = True
 
-    return [_finish(index, draft) for index, draft in enumerate(drafts)]
+    return downgrade_messages([_finish(index, draft) for index, draft in enumerate(drafts)], sdk_version)
 
 
 def _is_tool_result(part: Any) -> TypeIs[ToolReturnPart | RetryPromptPart]:

@@ -45,7 +45,7 @@ from ...core.metadata import ANSWERED_BY_METADATA_KEY, CUSTOM_DATA_METADATA_KEY,
 from ...core.records import read_response_fields, read_thinking_fields
 from ...core.trusted import construct
 from ...core.verification import SignatureClaims
-from ._load_parts import derived_denial, ours, result_part, system_part, tool_call, user_file, user_part
+from ._load_parts import derived_denial, ours, result_fields, result_part, system_part, tool_call, user_file, user_part
 from ._peer_history import peer_messages
 from ._provider_metadata import DERIVED_ID, SIDECAR_KEY, SIG_KEY, derived_message_id
 from ._validation import validate_ui_message
@@ -310,14 +310,13 @@ class _Loader:
             approvals[part.tool_call_id] = part.approval.model_dump(mode='json')
         result = result_part(part, call_fields)
         if result is not None:
-            fields = call_fields.get('result') if part.state == 'output-denied' else ours(part.result_provider_metadata)
-            if isinstance(fields, dict):
-                self.claims.add(result, cast('dict[str, Any]', fields).get(SIG_KEY))
-            index = cast('dict[str, Any]', fields).get('index') if isinstance(fields, dict) else None
-            if isinstance(fields, dict) and 'request' in fields:
-                self.results_request = cast('dict[str, Any]', fields)['request']
+            fields = result_fields(part, call_fields)
+            self.claims.add(result, fields.get(SIG_KEY))
+            index = fields.get('index')
+            if 'request' in fields:
+                self.results_request = fields['request']
             self.results.append((index if isinstance(index, int) else None, result))
-            if not isinstance(fields, dict) or 'timestamp' not in fields:
+            if 'timestamp' not in fields:
                 bare = cast('list[str]', _response_sidecar(response).setdefault('bare_results', []))
                 bare.append(part.tool_call_id)
 

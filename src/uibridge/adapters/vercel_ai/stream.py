@@ -76,6 +76,8 @@ from ._provider_metadata import (
     tool_result,
     wrap_metadata,
 )
+from ._sdk_stream import ChunkDowngrade
+from ._sdk_versions import SdkVersion
 from .chunks import (
     AbortChunk,
     DataChunk,
@@ -173,7 +175,9 @@ class VercelAIEventStream(StreamEncoder[_OpenPart]):
       the call metadata the client holds plus the denial's signed result (else the client keeps no trace of the
       result's metadata); its id is the `message_id` when none is given;
     - `keyring`: signs every part and mints approval ids (`None`: `default_keyring()`);
-    - `thread_id`: the chat id, which approval ids are bound to.
+    - `thread_id`: the chat id, which approval ids are bound to;
+    - `sdk_version`: the major version of the client's `ai` (5, 6 or 7): what older ones do not take is
+      degraded (`_sdk_versions`).
     """
 
     def __init__(
@@ -183,8 +187,14 @@ class VercelAIEventStream(StreamEncoder[_OpenPart]):
         continued: UIMessage | None = None,
         keyring: Keyring | None = None,
         thread_id: str = '',
+        sdk_version: SdkVersion = 7,
     ) -> None:
         super().__init__(keyring)
+        self.sdk_version = sdk_version
+        if sdk_version != 7:
+            # The `ai` 7 path stays as it is: only an older client's stream goes through the downgrade.
+            self._downgrade = ChunkDowngrade(sdk_version, continued)
+            self.start, self.encode = self._downgraded_start, self._downgraded_encode
         if message_id is None and continued is not None:
             message_id = continued.id
         self.message_id = message_id if message_id is not None else f'msg_{uuid.uuid4().hex}'
@@ -201,6 +211,12 @@ class VercelAIEventStream(StreamEncoder[_OpenPart]):
         self._approvals: dict[str, dict[str, Any]] = {}
         """The approvals asked for in this stream, as the client holds them, by tool call id."""
         self._waiting: set[str] = set()
+
+    def _downgraded_start(self) -> bytes:
+        return self._downgrade(super().start())
+
+    def _downgraded_encode(self, event: ev.AgentEvent) -> bytes:
+        return self._downgraded_start() + self._downgrade(super().encode(event))
 
     # ---------------------------------------------------------------------------------- protocol
 

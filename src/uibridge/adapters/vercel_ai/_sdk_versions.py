@@ -1,0 +1,276 @@
+"""What each major version of the `ai` client (5, 6, 7) accepts, and the UI messages written for it.
+
+uibridge's chunk and part models (`chunks.py`, `types.py`) are `ai` 7's. An older client refuses a chunk or a
+part whose `type` it does not know (the stream dies with `AI_TypeValidationError`), and drops fields it does
+not know. So for `sdk_version` 5 or 6 the stream (`_sdk_stream.py`) and `dump_messages` write only what that
+version declares: `CHUNK_FIELDS[version]` and `PART_FIELDS[version]` are each model's wire keys minus what
+`_CHUNK_SINCE` / `_PART_SINCE` say came later, so a field added to a model is written for an older client
+only once someone says which versions know it (tests/adapters/vercel_ai/test_sdk_versions.py holds these
+tables to each installed client's own schema, so they cannot drift). Nothing changes for 7.
+
+What is missing, and how uibridge degrades (read from each version's `ui-message-chunks.ts`,
+`ui-messages.ts`, `process-ui-message-stream.ts` and `validate-ui-messages.ts`):
+
+- approval request. 7 and 6: `tool-approval-request`. 5 has no approvals: the call stays `input-available`,
+  its call metadata marked `approval: true` with the `approval_id`; the app answers with
+  `addToolResult({output: {approved, reason?}})`, which `load_messages` reads back as the approval
+  (`upgrade_message`), so the request's approvals and the run are those of 6 and 7.
+- a denial's result metadata (its signature). 7: `tool-approval-response`, which replaces the call metadata.
+  6 has no such chunk: the call's `tool-input-available` repeated with the new call metadata, then
+  `tool-output-denied`. 5: the same repeat, then `tool-output-error` (5 has no denied state) whose result
+  metadata says `outcome: denied`.
+- a denial nobody asked for. 7: an approval request answered `false` at once. 6 cannot write
+  `approved: false` (and `output-denied` needs it) and 5 has no approvals: `tool-output-error`, as above.
+- a result's metadata. 7 and 6: `resultProviderMetadata`. 5 has none: under `result` in the call metadata,
+  carried by the call's `tool-input-available` (held until its result for a server tool, else repeated).
+- dropped for 6 and 5: `text-end.citations`, the `custom`, `reasoning-file`, `steering-message` and
+  `reset-step` chunks and parts, `tool-approval-request.reason` / `isAutomatic`, the finish reason
+  `interrupted` (sent as `other`), a tool part's `title`, `text.citations`, `file.providerReference`.
+- dropped for 5 only: `tool-input-start.providerMetadata` / `inputEncoding` / `toolMetadata` / `title`,
+  `toolMetadata` and `title` on the other tool chunks, `providerMetadata` on tool outputs, `abort.reason`,
+  and on tool parts `toolMetadata`, `inputEncoding`, `resultProviderMetadata`, `approval`.
+- lost by 5 itself: it declares a `file` chunk's `providerMetadata` but keeps none of it, so a file the model
+  made reaches it unsigned (and without its response's info when it opens the response): the next turn's
+  `verify_history` drops that file.
+
+A repeated `tool-input-available` makes an `ai` 5 or 6 client call `onToolCall` for that call once more
+(only after an approval, or a result of a call sent before it): an app's `onToolCall` must ignore calls it
+does not run, as it does for server tools. Loading takes every version's form, whatever the setting.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, TypeAlias, cast, get_args
+
+from ...core.json_text import compact_json
+from ._provider_metadata import DENIED, PROVIDER_KEY
+from .chunks import FinishReasonUI, UIMessageChunk
+from .types import (
+    DataUIPart,
+    DynamicToolUIPart,
+    ToolApprovalUI,
+    ToolUIPart,
+    UIMessage,
+    UIMessagePart,
+    UIModel,
+    UnknownUIPart,
+)
+
+__all__ = [
+    'CHUNK_FIELDS',
+    'FINISH_REASONS',
+    'PART_FIELDS',
+    'SDK_VERSIONS',
+    'SdkVersion',
+    'chunk_tag',
+    'denial_error_text',
+    'downgrade_messages',
+    'upgrade_message',
+]
+
+SdkVersion: TypeAlias = Literal[5, 6, 7]
+SDK_VERSIONS: tuple[SdkVersion, ...] = get_args(SdkVersion)
+
+_TOOL_INPUTS = ('tool-input-available', 'tool-input-error')
+_TOOL_OUTPUTS = ('tool-output-available', 'tool-output-error')
+_CHUNK_SINCE: dict[str, int] = {
+    'tool-approval-request': 6,
+    'tool-approval-request.reason': 7,
+    'tool-approval-request.isAutomatic': 7,
+    'tool-approval-response': 7,
+    'tool-output-denied': 6,
+    'custom': 7,
+    'reasoning-file': 7,
+    'steering-message': 7,
+    'reset-step': 7,
+    'text-end.citations': 7,
+    'abort.reason': 6,
+    **{f'tool-input-start.{key}': 6 for key in ('inputEncoding', 'providerMetadata', 'toolMetadata', 'title')},
+    **{
+        f'{chunk}.{key}': 6
+        for chunk in ('tool-input-available', 'tool-input-error')
+        for key in ('toolMetadata', 'title')
+    },
+    **{f'{chunk}.{key}': 6 for chunk in _TOOL_OUTPUTS for key in ('providerMetadata', 'toolMetadata')},
+}
+"""What came after `ai` 5 in the `ai` 7 chunk models: the first version with that chunk type or `type.field`."""
+
+_PART_SINCE: dict[str, int] = {
+    'custom': 7,
+    'reasoning-file': 7,
+    'steering-message': 7,
+    'unknown': 8,  # a part no version knows (kept from a newer client): never written for an older one
+    'text.citations': 7,
+    'file.providerReference': 7,
+    **{f'{tool}.title': 7 for tool in ('tool', 'dynamic-tool')},
+    **{
+        f'{tool}.{key}': 6
+        for tool in ('tool', 'dynamic-tool')
+        for key in ('toolMetadata', 'inputEncoding', 'resultProviderMetadata', 'approval')
+    },
+    'approval.requestReason': 7,
+    'approval.isAutomatic': 7,
+}
+"""The same for the UI message parts (`approval.*`: the approval object of a tool part)."""
+
+_FINISH_SINCE: dict[str, int] = {'interrupted': 7}
+
+
+def _wire_keys(model: type[UIModel]) -> list[str]:
+    return [info.alias or name for name, info in model.model_fields.items()]
+
+
+def _table(models: dict[str, type[UIModel]], since: dict[str, int], version: int) -> dict[str, frozenset[str]]:
+    return {
+        tag: frozenset(key for key in _wire_keys(model) if since.get(f'{tag}.{key}', 5) <= version)
+        for tag, model in models.items()
+        if since.get(tag, 5) <= version
+    }
+
+
+def _union_members(union: Any) -> dict[str, type[UIModel]]:
+    """Each member model of a tagged union (`Annotated[A | B, Discriminator]`) by its tag."""
+    members = (get_args(member) for member in get_args(get_args(union)[0]))
+    return {tag.tag: model for model, tag in members}
+
+
+_PART_MODELS = {**_union_members(UIMessagePart), 'approval': ToolApprovalUI}
+CHUNK_FIELDS: dict[int, dict[str, frozenset[str]]] = {
+    version: _table(_union_members(UIMessageChunk), _CHUNK_SINCE, version) for version in SDK_VERSIONS
+}
+"""Per version, each chunk type it accepts (`data` for every `data-*`) and the keys it reads of it."""
+PART_FIELDS: dict[int, dict[str, frozenset[str]]] = {
+    version: _table(_PART_MODELS, _PART_SINCE, version) for version in SDK_VERSIONS
+}
+"""Per version, each UI part kind it accepts (`tool` for `tool-*`, `data` for `data-*`) and its keys."""
+FINISH_REASONS: dict[int, frozenset[str]] = {
+    version: frozenset(r for r in get_args(FinishReasonUI) if _FINISH_SINCE.get(r, 5) <= version)
+    for version in SDK_VERSIONS
+}
+
+
+def chunk_tag(chunk_type: str) -> str:
+    return 'data' if chunk_type.startswith('data-') else chunk_type
+
+
+def _part_tag(part: UIMessagePart) -> str:
+    if isinstance(part, ToolUIPart):
+        return 'tool'
+    if isinstance(part, DataUIPart):
+        return 'data'
+    return 'unknown' if isinstance(part, UnknownUIPart) else part.type
+
+
+def denial_error_text(result: Any, reason: str | None) -> str:
+    """The `errorText` a denial is written with where the client has no denied state: what `load_messages`
+    reads back as the denial's content (its result metadata's `content`, else the reason, else the default)."""
+    content = cast('dict[str, Any]', result).get('content') if isinstance(result, dict) else None
+    if content is not None:
+        return content if isinstance(content, str) else compact_json(content)
+    return reason or DENIED
+
+
+# ------------------------------------------------------------------------------------- dump_messages
+
+
+def downgrade_messages(messages: list[UIMessage], version: SdkVersion) -> list[UIMessage]:
+    """`messages` (as `dump_messages` writes them for `ai` 7) as the client of `version` takes them; the ids
+    stay, so a message has the same id whichever version it was written for."""
+    if version == 7:
+        return messages
+    return [_downgrade_message(message, version) for message in messages]
+
+
+def _downgrade_message(message: UIMessage, version: SdkVersion) -> UIMessage:
+    fields = PART_FIELDS[version]
+    parts: list[UIMessagePart] = []
+    for part in message.parts:
+        tag = _part_tag(part)
+        if tag not in fields:
+            continue  # a part this client would refuse: it only ever shows UI data
+        if version == 5 and isinstance(part, ToolUIPart | DynamicToolUIPart):
+            part = _v5_tool_part(part)
+        parts.append(_strip(part, fields[tag], version))
+    return message.model_copy(update={'parts': parts})
+
+
+def _strip(part: UIModel, keys: frozenset[str], version: SdkVersion) -> Any:
+    """`part` without the fields `keys` leaves out (`None` is not written), and its approval stripped alike."""
+    update: dict[str, Any] = {
+        name: None
+        for name, info in type(part).model_fields.items()
+        if (info.alias or name) not in keys and getattr(part, name) is not None
+    }
+    approval = getattr(part, 'approval', None)
+    if isinstance(approval, ToolApprovalUI) and 'approval' not in update:
+        stripped = _strip(approval, PART_FIELDS[version]['approval'], version)
+        if stripped is not approval:
+            update['approval'] = stripped
+    return part.model_copy(update=update) if update else part
+
+
+def _v5_tool_part(part: ToolUIPart | DynamicToolUIPart) -> ToolUIPart | DynamicToolUIPart:
+    """The `ai` 5 form (see the module docstring): no approval, no result metadata, no denied state."""
+    call = dict(part.call_provider_metadata or {})
+    ours = dict(call.get(PROVIDER_KEY) or {})
+    result = (part.result_provider_metadata or {}).get(PROVIDER_KEY)
+    if result is not None:
+        ours['result'] = result
+    update: dict[str, Any] = {'approval': None, 'result_provider_metadata': None}
+    approval = part.approval
+    if part.state in ('approval-requested', 'approval-responded') and approval is not None:
+        ours['approval_id'] = approval.id
+        if part.state == 'approval-responded':
+            answer: dict[str, Any] = {'approved': approval.approved}
+            if approval.reason is not None:
+                answer['reason'] = approval.reason
+            update.update(state='output-available', output=answer)
+        else:
+            update['state'] = 'input-available'
+    elif part.state == 'output-denied':
+        result = dict(ours.get('result') or {})
+        reason = approval.reason if approval is not None else None
+        update.update(state='output-error', error_text=denial_error_text(result, reason))
+        ours['result'] = {**result, 'outcome': 'denied'}
+    if ours:
+        call[PROVIDER_KEY] = ours
+    update['call_provider_metadata'] = call or None
+    return part.model_copy(update=update)
+
+
+# ------------------------------------------------------------------------------------- load_messages
+
+
+def upgrade_message(message: UIMessage) -> UIMessage:
+    """`message` with each `ai` 5 approval answer (a call marked for approval whose output the app set to
+    `{approved, reason?}` with `addToolResult`, and which has no result of the server's) as the
+    `approval-responded` part an `ai` 6 or 7 client sends: loading and the request's approvals read one form.
+    Returns `message` itself when it holds none, as nearly every message does."""
+    parts: list[UIMessagePart] | None = None
+    for index, part in enumerate(message.parts):
+        if not isinstance(part, ToolUIPart | DynamicToolUIPart) or part.state != 'output-available':
+            continue
+        approval = _v5_answer(part)
+        if approval is not None:
+            parts = parts if parts is not None else list(message.parts)
+            parts[index] = part.model_copy(update={'state': 'approval-responded', 'output': None, 'approval': approval})
+    return message if parts is None else message.model_copy(update={'parts': parts})
+
+
+_ANSWER_KEYS = frozenset({'approved', 'reason'})
+
+
+def _v5_answer(part: ToolUIPart | DynamicToolUIPart) -> ToolApprovalUI | None:
+    if part.approval is not None or part.result_provider_metadata is not None or not part.call_provider_metadata:
+        return None
+    ours = part.call_provider_metadata.get(PROVIDER_KEY)
+    if not isinstance(ours, dict) or ours.get('approval') is not True or 'result' in ours:
+        return None
+    approval_id, output = ours.get('approval_id'), part.output
+    if not isinstance(approval_id, str) or not isinstance(output, dict):
+        return None
+    output = cast('dict[str, Any]', output)
+    approved, reason = output.get('approved'), output.get('reason')
+    if not isinstance(approved, bool) or not isinstance(reason, str | None) or not set(output) <= _ANSWER_KEYS:
+        return None
+    return ToolApprovalUI(id=approval_id, approved=approved, reason=reason)
