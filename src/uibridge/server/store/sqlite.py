@@ -79,6 +79,23 @@ def _transaction(connection: sqlite3.Connection) -> Generator[sqlite3.Connection
         raise
 
 
+def _enable_wal(connection: sqlite3.Connection, *, patience: float = 30.0) -> None:
+    """Switch the database to WAL (a no-op once it is). Changing the journal mode needs the database to itself,
+    and SQLite answers `database is locked` at once, without its busy timeout, while another connection (another
+    store, another process) holds it: so wait here, as the busy timeout would."""
+    deadline = time.monotonic() + patience
+    delay = 0.001
+    while True:
+        try:
+            connection.execute('PRAGMA journal_mode=WAL')
+            return
+        except sqlite3.OperationalError as error:
+            if 'locked' not in str(error) or time.monotonic() > deadline:
+                raise
+        time.sleep(delay)
+        delay = min(delay * 2, 0.05)
+
+
 def _owned(connection: sqlite3.Connection, chat_id: str, principal: str, *, create: bool = False) -> tuple[Any, ...]:
     """The chat's row (run_id, lease_until, stop, last_run), created when asked; ChatNotFound otherwise."""
     row = connection.execute(
@@ -137,7 +154,7 @@ class SqliteStore(ChatStore):
         # isolation_level=None: no implicit transactions, each write is the explicit BEGIN IMMEDIATE above;
         # the timeout is how long a write waits for another process's transaction before failing.
         connection = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
-        connection.execute('PRAGMA journal_mode=WAL')
+        _enable_wal(connection)
         connection.execute('PRAGMA synchronous=NORMAL')
         with self._schema_lock:
             if not self._schema_ready:
