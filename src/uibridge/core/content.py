@@ -28,27 +28,26 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra='allow', ser_json_bytes='base64', val_json_bytes='base64')
 
 
-class ImageUrl(_Model):
+class _FileUrl(_Model):
+    """Media by URL: the four kinds differ only in their `kind` tag (the media they promise)."""
+
     url: str
     media_type: str | None = None
+
+
+class ImageUrl(_FileUrl):
     kind: Literal['image-url'] = 'image-url'
 
 
-class AudioUrl(_Model):
-    url: str
-    media_type: str | None = None
+class AudioUrl(_FileUrl):
     kind: Literal['audio-url'] = 'audio-url'
 
 
-class VideoUrl(_Model):
-    url: str
-    media_type: str | None = None
+class VideoUrl(_FileUrl):
     kind: Literal['video-url'] = 'video-url'
 
 
-class DocumentUrl(_Model):
-    url: str
-    media_type: str | None = None
+class DocumentUrl(_FileUrl):
     kind: Literal['document-url'] = 'document-url'
 
 

@@ -34,22 +34,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
+from . import messages as m
 from .citations import Citation
-from .messages import (
-    FilePart,
-    FinishReason,
-    ModelMessage,
-    ModelResponse,
-    NativeToolCallPart,
-    NativeToolReturnPart,
-    OpaquePart,
-    RetryFeedbackPart,
-    RetryPromptPart,
-    TextPart,
-    ThinkingPart,
-    ToolCallPart,
-    ToolReturnPart,
-)
 from .usage import Usage
 
 if TYPE_CHECKING:
@@ -90,7 +76,7 @@ __all__ = [
     'events_from_message',
 ]
 
-StreamablePart: TypeAlias = TextPart | ThinkingPart | ToolCallPart | NativeToolCallPart
+StreamablePart: TypeAlias = m.TextPart | m.ThinkingPart | m.ToolCallPart | m.NativeToolCallPart
 
 AnsweredBy: TypeAlias = Literal['client', 'approval']
 """Who answers a finished tool call when it is not the server (`ToolCallReady`)."""
@@ -147,17 +133,17 @@ class ToolCallReady:
 
 @dataclass(frozen=True, slots=True)
 class ToolResult:
-    part: ToolReturnPart | RetryPromptPart
+    part: m.ToolReturnPart | m.RetryPromptPart
 
 
 @dataclass(frozen=True, slots=True)
 class RetryFeedback:
-    part: RetryFeedbackPart
+    part: m.RetryFeedbackPart
 
 
 @dataclass(frozen=True, slots=True)
 class FileOutput:
-    part: FilePart
+    part: m.FilePart
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,7 +159,7 @@ class CustomData:
 class NativeToolResult:
     """What a provider-run tool returned (its call, a `NativeToolCallPart`, streamed before it)."""
 
-    part: NativeToolReturnPart
+    part: m.NativeToolReturnPart
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,7 +176,7 @@ class ResponseInfo:
     Each field that is set replaces the response's own; `usage` replaces, it does not add."""
 
     usage: Usage | None = None
-    finish_reason: FinishReason | None = None
+    finish_reason: m.FinishReason | None = None
     provider_response_id: str | None = None
     model_name: str | None = None
     provider_name: str | None = None
@@ -257,7 +243,7 @@ class RawEvent:
 
 @dataclass(frozen=True, slots=True)
 class RunFinished:
-    finish_reason: FinishReason | None = None
+    finish_reason: m.FinishReason | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -299,25 +285,25 @@ AgentEvent: TypeAlias = (
 )
 
 
-def events_from_message(message: ModelMessage) -> Iterator[AgentEvent]:
+def events_from_message(message: m.ModelMessage) -> Iterator[AgentEvent]:
     """The events that stream `message` whole.
 
     Raises `TypeError` for request parts an agent cannot stream (system and user prompts): those are
     the application's input, not the run's output.
     """
-    if isinstance(message, ModelResponse):
+    if isinstance(message, m.ModelResponse):
         yield ResponseStart(model_name=message.model_name, provider_name=message.provider_name)
         index = 0
         for part in message.parts:
-            if isinstance(part, FilePart):
+            if isinstance(part, m.FilePart):
                 yield FileOutput(part)
                 continue
-            if isinstance(part, NativeToolReturnPart):
+            if isinstance(part, m.NativeToolReturnPart):
                 yield NativeToolResult(part)
                 continue
-            if isinstance(part, OpaquePart):
+            if isinstance(part, m.OpaquePart):
                 continue  # kept in the history, never streamed (see `uibridge.core.messages`)
-            if isinstance(part, ThinkingPart) and part.signature is not None:
+            if isinstance(part, m.ThinkingPart) and part.signature is not None:
                 yield PartStart(index, part.model_copy(update={'signature': None}))
                 yield PartEnd(index, signature=part.signature)
             else:
@@ -332,11 +318,11 @@ def events_from_message(message: ModelMessage) -> Iterator[AgentEvent]:
             )
         return
     for request_part in message.parts:
-        if isinstance(request_part, ToolReturnPart | RetryPromptPart):
+        if isinstance(request_part, m.ToolReturnPart | m.RetryPromptPart):
             yield ToolResult(request_part)
-        elif isinstance(request_part, RetryFeedbackPart):
+        elif isinstance(request_part, m.RetryFeedbackPart):
             yield RetryFeedback(request_part)
-        elif isinstance(request_part, OpaquePart):
+        elif isinstance(request_part, m.OpaquePart):
             continue
         else:
             raise TypeError(f'an agent cannot stream a {request_part.part_kind!r} part; it is input, not output')

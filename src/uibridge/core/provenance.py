@@ -32,20 +32,8 @@ from typing import Any, TypeAlias, cast
 
 import orjson
 
+from . import messages as m
 from .json_text import wire_ready as _wire_ready
-from .messages import (
-    FilePart,
-    ModelResponsePart,
-    NativeToolCallPart,
-    NativeToolReturnPart,
-    OpaquePart,
-    RetryFeedbackPart,
-    RetryPromptPart,
-    TextPart,
-    ThinkingPart,
-    ToolCallPart,
-    ToolReturnPart,
-)
 
 __all__ = [
     'SECRET_ENV',
@@ -61,7 +49,7 @@ logger = logging.getLogger('uibridge')
 
 SECRET_ENV = 'UIBRIDGE_SECRET'
 Secret: TypeAlias = bytes | str
-SignedPart: TypeAlias = ModelResponsePart | ToolReturnPart | RetryPromptPart | RetryFeedbackPart
+SignedPart: TypeAlias = m.ModelResponsePart | m.ToolReturnPart | m.RetryPromptPart | m.RetryFeedbackPart
 """The parts the server authors: a response's parts, and the request parts that answer a response."""
 
 _SIGNATURE_PREFIX = 'v1.'
@@ -132,18 +120,18 @@ class Keyring:
 
     # ----------------------------------------------------------------------------------- approvals
 
-    def approval_id(self, thread_id: str, call: ToolCallPart) -> str:
+    def approval_id(self, thread_id: str, call: m.ToolCallPart) -> str:
         """The id of the approval request for `call` in this thread: only the server can mint it, and it
         names exactly one call (id, tool and arguments) in one thread."""
         return self.approval_ids(thread_id, call)[0]
 
-    def approval_ids(self, thread_id: str, call: ToolCallPart) -> tuple[str, ...]:
+    def approval_ids(self, thread_id: str, call: m.ToolCallPart) -> tuple[str, ...]:
         """The approval ids every key gives `call` (the first is the one `approval_id` mints): computed once
         per call, an answer is then checked with `approval_matches`, however many answers name the call."""
         payload = canonical_json([thread_id, call.tool_call_id, call.tool_name, call.args_as_dict()])
         return tuple('apr_' + self._mac(base, 'approval', payload)[len(_SIGNATURE_PREFIX) :] for base in self._macs)
 
-    def verify_approval(self, approval_id: object, thread_id: str, call: ToolCallPart) -> bool:
+    def verify_approval(self, approval_id: object, thread_id: str, call: m.ToolCallPart) -> bool:
         return approval_matches(approval_id, self.approval_ids(thread_id, call))
 
 
@@ -202,32 +190,32 @@ def default_keyring() -> Keyring:
 
 def _claim(part: SignedPart, client: bool) -> tuple[str, bytes]:
     """The domain and canonical payload a part's signature covers: everything the model is shown of it."""
-    if isinstance(part, TextPart):
+    if isinstance(part, m.TextPart):
         if part.citations:  # what the text cites is shown beside it: a client may not add or change a source
             citations = [citation.model_dump(mode='json', exclude_none=True) for citation in part.citations]
             return 'text/cited', canonical_json([part.content, citations])
         return 'text', _strings_json(part.content)  # strings alone: nothing a round trip could change
-    if isinstance(part, ThinkingPart):
+    if isinstance(part, m.ThinkingPart):
         return 'thinking', _strings_json([part.content, part.signature])
-    if isinstance(part, ToolCallPart):
+    if isinstance(part, m.ToolCallPart):
         domain = 'tool-call/client' if client else 'tool-call'
         return domain, canonical_json([part.tool_call_id, part.tool_name, part.args_as_dict()])
-    if isinstance(part, ToolReturnPart):
+    if isinstance(part, m.ToolReturnPart):
         return 'tool-return', canonical_json([part.tool_call_id, part.tool_name, part.outcome, part.content])
-    if isinstance(part, RetryPromptPart):
+    if isinstance(part, m.RetryPromptPart):
         return 'retry-prompt', canonical_json([part.tool_call_id, part.tool_name, _errors(part.content, False)])
-    if isinstance(part, RetryFeedbackPart):
+    if isinstance(part, m.RetryFeedbackPart):
         return 'retry-feedback', canonical_json([part.cause, _errors(part.content, True)])
-    if isinstance(part, NativeToolCallPart):
+    if isinstance(part, m.NativeToolCallPart):
         return 'native-tool-call', canonical_json(
             [part.tool_call_id, part.tool_name, part.provider_name, part.args_as_dict()]
         )
-    if isinstance(part, NativeToolReturnPart):
+    if isinstance(part, m.NativeToolReturnPart):
         payload = [part.tool_call_id, part.tool_name, part.provider_name, part.content]
         return 'native-tool-return', canonical_json(payload)
-    if isinstance(part, OpaquePart):
+    if isinstance(part, m.OpaquePart):
         raise TypeError('an opaque part is never sent to a client, so never signed')
-    assert isinstance(part, FilePart)
+    assert isinstance(part, m.FilePart)
     digest = hashlib.sha256(part.content.data).hexdigest()
     return 'file', canonical_json([part.content.media_type, digest])
 

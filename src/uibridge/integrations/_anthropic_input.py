@@ -17,25 +17,8 @@ from typing import TYPE_CHECKING, Any, NotRequired, cast
 
 from typing_extensions import TypedDict
 
+from ..core import messages as m
 from ..core.json_text import parse_json
-from ..core.messages import (
-    BinaryContent,
-    ImageUrl,
-    ModelMessage,
-    ModelRequest,
-    ModelResponsePart,
-    NativeToolCallPart,
-    NativeToolReturnPart,
-    OpaquePart,
-    RetryPromptPart,
-    SystemPromptPart,
-    TextPart,
-    ThinkingPart,
-    ToolCallPart,
-    ToolReturnPart,
-    UserContent,
-    UserPromptPart,
-)
 from ._anthropic_maps import PROVIDER_NAME, REDACTED_THINKING_ID, RESULT_BLOCK_TYPES
 from ._history import media_kind, result_text, system_text, unsupported
 
@@ -52,7 +35,7 @@ class MessagesInput(TypedDict):
     system: NotRequired[str]
 
 
-def to_messages_input(history: Sequence[ModelMessage]) -> MessagesInput:
+def to_messages_input(history: Sequence[m.ModelMessage]) -> MessagesInput:
     """`history` as `messages`, with its system prompts (and the latest instructions) as `system`."""
     result: MessagesInput = {'messages': to_messages(history)}
     if system := system_text(history):
@@ -60,21 +43,21 @@ def to_messages_input(history: Sequence[ModelMessage]) -> MessagesInput:
     return result
 
 
-def to_messages(history: Sequence[ModelMessage]) -> list[MessageParam]:
+def to_messages(history: Sequence[m.ModelMessage]) -> list[MessageParam]:
     """`history` as Messages API `messages` (system prompts left out: `to_messages_input` gives them), as the
     module says."""
     turns: list[tuple[bool, list[ContentBlockParam]]] = []  # (is the user's, blocks)
     for message in history:
-        if isinstance(message, ModelRequest):
+        if isinstance(message, m.ModelRequest):
             results: list[ContentBlockParam] = []
             others: list[ContentBlockParam] = []
             for part in message.parts:
-                if isinstance(part, SystemPromptPart):
+                if isinstance(part, m.SystemPromptPart):
                     continue
-                if isinstance(part, UserPromptPart):
+                if isinstance(part, m.UserPromptPart):
                     others.extend(_user_blocks(part.content))
-                elif isinstance(part, ToolReturnPart) or (isinstance(part, RetryPromptPart) and part.tool_name):
-                    failed = not isinstance(part, ToolReturnPart) or part.outcome == 'failed'
+                elif isinstance(part, m.ToolReturnPart) or (isinstance(part, m.RetryPromptPart) and part.tool_name):
+                    failed = not isinstance(part, m.ToolReturnPart) or part.outcome == 'failed'
                     results.append(
                         {
                             'type': 'tool_result',
@@ -83,7 +66,7 @@ def to_messages(history: Sequence[ModelMessage]) -> list[MessageParam]:
                             'is_error': failed,
                         }
                     )
-                elif not isinstance(part, OpaquePart):
+                elif not isinstance(part, m.OpaquePart):
                     others.append({'type': 'text', 'text': result_text(part)})
             _append(turns, True, results + others)
         else:
@@ -94,28 +77,28 @@ def to_messages(history: Sequence[ModelMessage]) -> list[MessageParam]:
     return messages
 
 
-def _assistant_blocks(parts: Sequence[ModelResponsePart]) -> list[ContentBlockParam]:
-    paired = _server_tool_ids(parts, NativeToolCallPart) & _server_tool_ids(parts, NativeToolReturnPart)
+def _assistant_blocks(parts: Sequence[m.ModelResponsePart]) -> list[ContentBlockParam]:
+    paired = _server_tool_ids(parts, m.NativeToolCallPart) & _server_tool_ids(parts, m.NativeToolReturnPart)
     blocks: list[ContentBlockParam] = []
     for part in parts:
-        if isinstance(part, ThinkingPart):
+        if isinstance(part, m.ThinkingPart):
             if part.provider_name != PROVIDER_NAME or not part.signature:
                 continue
             if part.id == REDACTED_THINKING_ID:
                 blocks.append({'type': 'redacted_thinking', 'data': part.signature})
             else:
                 blocks.append({'type': 'thinking', 'thinking': part.content, 'signature': part.signature})
-        elif isinstance(part, TextPart) and part.content:
+        elif isinstance(part, m.TextPart) and part.content:
             blocks.append(_text_block(part))
-        elif isinstance(part, ToolCallPart):
+        elif isinstance(part, m.ToolCallPart):
             blocks.append(
                 {'type': 'tool_use', 'id': part.tool_call_id, 'name': part.tool_name, 'input': part.args_as_dict()}
             )
-        elif isinstance(part, NativeToolCallPart) and part.tool_call_id in paired:
+        elif isinstance(part, m.NativeToolCallPart) and part.tool_call_id in paired:
             args = parse_json(part.args_as_json_str())
             block = {'type': 'server_tool_use', 'id': part.tool_call_id, 'name': part.tool_name, 'input': args}
             blocks.append(cast('ContentBlockParam', block))
-        elif isinstance(part, NativeToolReturnPart) and part.tool_call_id in paired:
+        elif isinstance(part, m.NativeToolReturnPart) and part.tool_call_id in paired:
             block = {
                 'type': RESULT_BLOCK_TYPES[part.tool_name],
                 'tool_use_id': part.tool_call_id,
@@ -126,7 +109,7 @@ def _assistant_blocks(parts: Sequence[ModelResponsePart]) -> list[ContentBlockPa
 
 
 def _server_tool_ids(
-    parts: Sequence[ModelResponsePart], kind: type[NativeToolCallPart | NativeToolReturnPart]
+    parts: Sequence[m.ModelResponsePart], kind: type[m.NativeToolCallPart | m.NativeToolReturnPart]
 ) -> set[str]:
     """The ids of this response's Anthropic server tool calls (or results) that the API has a result block for."""
     return {
@@ -136,7 +119,7 @@ def _server_tool_ids(
     }
 
 
-def _text_block(part: TextPart) -> TextBlockParam:
+def _text_block(part: m.TextPart) -> TextBlockParam:
     block: TextBlockParam = {'type': 'text', 'text': part.content}
     citations: list[Any] = [
         details
@@ -159,25 +142,25 @@ def _append(turns: list[tuple[bool, list[ContentBlockParam]]], users: bool, bloc
         turns.append((users, blocks))
 
 
-def _user_blocks(content: str | list[UserContent]) -> list[ContentBlockParam]:
+def _user_blocks(content: str | list[m.UserContent]) -> list[ContentBlockParam]:
     if isinstance(content, str):
         return [{'type': 'text', 'text': content}] if content else []
     blocks: list[ContentBlockParam] = []
     for item in content:
         if isinstance(item, str):
             blocks.append({'type': 'text', 'text': item})
-        elif isinstance(item, ImageUrl):
+        elif isinstance(item, m.ImageUrl):
             blocks.append({'type': 'image', 'source': {'type': 'url', 'url': item.url}})
-        elif isinstance(item, BinaryContent) and media_kind(item) == 'image':
+        elif isinstance(item, m.BinaryContent) and media_kind(item) == 'image':
             data = item.data_url.partition(',')[2]
             media_type: Any = item.media_type
             blocks.append({'type': 'image', 'source': {'type': 'base64', 'media_type': media_type, 'data': data}})
-        elif isinstance(item, BinaryContent) and media_kind(item) == 'pdf':
+        elif isinstance(item, m.BinaryContent) and media_kind(item) == 'pdf':
             data = item.data_url.partition(',')[2]
             blocks.append(
                 {'type': 'document', 'source': {'type': 'base64', 'media_type': 'application/pdf', 'data': data}}
             )
-        elif isinstance(item, BinaryContent):
+        elif isinstance(item, m.BinaryContent):
             raise unsupported('The Messages API', f'{item.media_type} content')
         else:
             raise unsupported('The Messages API', f'{item.kind} link')

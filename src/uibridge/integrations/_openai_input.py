@@ -19,26 +19,8 @@ import base64
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal, cast
 
+from ..core import messages as m
 from ..core.json_text import parse_json
-from ..core.messages import (
-    BinaryContent,
-    FilePart,
-    ImageUrl,
-    ModelMessage,
-    ModelRequest,
-    ModelResponse,
-    NativeToolCallPart,
-    NativeToolReturnPart,
-    OpaquePart,
-    RetryPromptPart,
-    SystemPromptPart,
-    TextPart,
-    ThinkingPart,
-    ToolCallPart,
-    ToolReturnPart,
-    UserContent,
-    UserPromptPart,
-)
 from ._history import instructions, media_kind, result_text, unsupported
 from ._openai_maps import IMAGE_RESULT, PROVIDER_NAME, native_item
 
@@ -54,24 +36,24 @@ if TYPE_CHECKING:
 __all__ = ['to_chat_completions_messages', 'to_responses_input']
 
 
-def to_chat_completions_messages(history: Sequence[ModelMessage]) -> list[ChatCompletionMessageParam]:
+def to_chat_completions_messages(history: Sequence[m.ModelMessage]) -> list[ChatCompletionMessageParam]:
     """`history` as Chat Completions `messages`, in order."""
     messages: list[ChatCompletionMessageParam] = []
     if latest := instructions(history):
         messages.append({'role': 'system', 'content': latest})
     for message in history:
-        if isinstance(message, ModelRequest):
+        if isinstance(message, m.ModelRequest):
             for part in message.parts:
-                if isinstance(part, SystemPromptPart):
+                if isinstance(part, m.SystemPromptPart):
                     messages.append({'role': 'system', 'content': part.content})
-                elif isinstance(part, UserPromptPart):
+                elif isinstance(part, m.UserPromptPart):
                     messages.append({'role': 'user', 'content': _chat_user_content(part.content)})
-                elif isinstance(part, ToolReturnPart | RetryPromptPart) and part.tool_name is not None:
+                elif isinstance(part, m.ToolReturnPart | m.RetryPromptPart) and part.tool_name is not None:
                     messages.append({'role': 'tool', 'tool_call_id': part.tool_call_id, 'content': result_text(part)})
-                elif not isinstance(part, OpaquePart):
+                elif not isinstance(part, m.OpaquePart):
                     messages.append({'role': 'user', 'content': result_text(part)})
             continue
-        texts = [part.content for part in message.parts if isinstance(part, TextPart)]
+        texts = [part.content for part in message.parts if isinstance(part, m.TextPart)]
         calls: list[ChatCompletionMessageFunctionToolCallParam] = [
             {
                 'id': part.tool_call_id,
@@ -79,7 +61,7 @@ def to_chat_completions_messages(history: Sequence[ModelMessage]) -> list[ChatCo
                 'function': {'name': part.tool_name, 'arguments': part.args_as_json_str()},
             }
             for part in message.parts
-            if isinstance(part, ToolCallPart)
+            if isinstance(part, m.ToolCallPart)
         ]
         if not texts and not calls:
             continue  # only thinking or files: nothing Chat Completions takes back
@@ -90,16 +72,16 @@ def to_chat_completions_messages(history: Sequence[ModelMessage]) -> list[ChatCo
     return messages
 
 
-def _chat_user_content(content: str | list[UserContent]) -> str | list[ChatCompletionContentPartParam]:
+def _chat_user_content(content: str | list[m.UserContent]) -> str | list[ChatCompletionContentPartParam]:
     if isinstance(content, str):
         return content
     parts: list[ChatCompletionContentPartParam] = []
     for item in content:
         if isinstance(item, str):
             parts.append({'type': 'text', 'text': item})
-        elif isinstance(item, ImageUrl):
+        elif isinstance(item, m.ImageUrl):
             parts.append({'type': 'image_url', 'image_url': {'url': item.url}})
-        elif isinstance(item, BinaryContent):
+        elif isinstance(item, m.BinaryContent):
             kind = media_kind(item)
             if kind == 'image':
                 parts.append({'type': 'image_url', 'image_url': {'url': item.data_url}})
@@ -124,41 +106,41 @@ _AUDIO_FORMATS: dict[str, Literal['wav', 'mp3']] = {
 }
 
 
-def to_responses_input(history: Sequence[ModelMessage]) -> list[ResponseInputItemParam]:
+def to_responses_input(history: Sequence[m.ModelMessage]) -> list[ResponseInputItemParam]:
     """`history` as the Responses API's `input` items, in order (for a stateless request: no
     `previous_response_id`)."""
     items: list[ResponseInputItemParam] = []
     if latest := instructions(history):
         items.append({'type': 'message', 'role': 'system', 'content': latest})
     for message in history:
-        if isinstance(message, ModelRequest):
+        if isinstance(message, m.ModelRequest):
             for part in message.parts:
-                if isinstance(part, SystemPromptPart):
+                if isinstance(part, m.SystemPromptPart):
                     items.append({'type': 'message', 'role': 'system', 'content': part.content})
-                elif isinstance(part, UserPromptPart):
+                elif isinstance(part, m.UserPromptPart):
                     items.append({'type': 'message', 'role': 'user', 'content': _responses_user_content(part.content)})
-                elif isinstance(part, ToolReturnPart | RetryPromptPart) and part.tool_name is not None:
+                elif isinstance(part, m.ToolReturnPart | m.RetryPromptPart) and part.tool_name is not None:
                     items.append(
                         {'type': 'function_call_output', 'call_id': part.tool_call_id, 'output': result_text(part)}
                     )
-                elif not isinstance(part, OpaquePart):
+                elif not isinstance(part, m.OpaquePart):
                     items.append({'type': 'message', 'role': 'user', 'content': result_text(part)})
             continue
         reasoning_id: str | None = None
         for part in message.parts:
-            if isinstance(part, ThinkingPart):
+            if isinstance(part, m.ThinkingPart):
                 if part.provider_name != PROVIDER_NAME or not part.id:
                     continue
                 _add_reasoning(items, part, continues=part.id == reasoning_id)
                 reasoning_id = part.id
                 continue
             reasoning_id = None
-            if isinstance(part, NativeToolCallPart):
+            if isinstance(part, m.NativeToolCallPart):
                 if item := _native_input(part, message):
                     items.append(item)
-            elif isinstance(part, TextPart):
+            elif isinstance(part, m.TextPart):
                 items.append({'type': 'message', 'role': 'assistant', 'content': part.content})
-            elif isinstance(part, ToolCallPart):
+            elif isinstance(part, m.ToolCallPart):
                 items.append(
                     {
                         'type': 'function_call',
@@ -170,13 +152,13 @@ def to_responses_input(history: Sequence[ModelMessage]) -> list[ResponseInputIte
     return items
 
 
-def _native_input(call: NativeToolCallPart, response: ModelResponse) -> ResponseInputItemParam | None:
+def _native_input(call: m.NativeToolCallPart, response: m.ModelResponse) -> ResponseInputItemParam | None:
     """An OpenAI built-in tool call and its return in `response`, as the output item they came as; `None` for
     another provider's, and for a call whose return is missing (the item would not say how it ended)."""
     if call.provider_name != PROVIDER_NAME:
         return None
     returned = next(
-        (p for p in response.parts if isinstance(p, NativeToolReturnPart) and p.tool_call_id == call.tool_call_id),
+        (p for p in response.parts if isinstance(p, m.NativeToolReturnPart) and p.tool_call_id == call.tool_call_id),
         None,
     )
     args = parse_json(call.args_as_json_str())
@@ -186,12 +168,12 @@ def _native_input(call: NativeToolCallPart, response: ModelResponse) -> Response
     if item is None:
         return None
     if item['type'] == 'image_generation_call':
-        image = next((p for p in response.parts if isinstance(p, FilePart) and p.id == call.tool_call_id), None)
+        image = next((p for p in response.parts if isinstance(p, m.FilePart) and p.id == call.tool_call_id), None)
         item[IMAGE_RESULT] = base64.b64encode(image.content.data).decode() if image is not None else None
     return cast('ResponseInputItemParam', item)
 
 
-def _add_reasoning(items: list[ResponseInputItemParam], part: ThinkingPart, *, continues: bool) -> None:
+def _add_reasoning(items: list[ResponseInputItemParam], part: m.ThinkingPart, *, continues: bool) -> None:
     """A reasoning item for `part`, or its next summary when `part` continues the item just added (one item
     streams one thinking part per summary, all with the item's id)."""
     if continues:
@@ -213,16 +195,16 @@ def _add_reasoning(items: list[ResponseInputItemParam], part: ThinkingPart, *, c
         items.append(reasoning)
 
 
-def _responses_user_content(content: str | list[UserContent]) -> str | list[ResponseInputContentParam]:
+def _responses_user_content(content: str | list[m.UserContent]) -> str | list[ResponseInputContentParam]:
     if isinstance(content, str):
         return content
     parts: list[ResponseInputContentParam] = []
     for item in content:
         if isinstance(item, str):
             parts.append({'type': 'input_text', 'text': item})
-        elif isinstance(item, ImageUrl):
+        elif isinstance(item, m.ImageUrl):
             parts.append({'type': 'input_image', 'image_url': item.url, 'detail': 'auto'})
-        elif isinstance(item, BinaryContent):
+        elif isinstance(item, m.BinaryContent):
             kind = media_kind(item)
             if kind == 'image':
                 parts.append({'type': 'input_image', 'image_url': item.data_url, 'detail': 'auto'})

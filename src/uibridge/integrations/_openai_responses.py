@@ -13,17 +13,9 @@ from collections.abc import AsyncIterable, AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from ..core import events as ev
+from ..core import messages as m
 from ..core.content import BinaryContent
 from ..core.json_text import compact_json
-from ..core.messages import (
-    FilePart,
-    FinishReason,
-    NativeToolCallPart,
-    NativeToolReturnPart,
-    TextPart,
-    ThinkingPart,
-    ToolCallPart,
-)
 from ._openai_maps import (
     IMAGE_RESULT,
     NATIVE_TOOL_NAMES,
@@ -40,7 +32,7 @@ if TYPE_CHECKING:
 
 __all__ = ['OpenAIStreamError', 'events_from_responses']
 
-_INCOMPLETE_FINISH: dict[str, FinishReason] = {'max_output_tokens': 'length', 'content_filter': 'content_filter'}
+_INCOMPLETE_FINISH: dict[str, m.FinishReason] = {'max_output_tokens': 'length', 'content_filter': 'content_filter'}
 
 
 class OpenAIStreamError(RuntimeError):
@@ -75,7 +67,7 @@ async def _responses_events(
             item = event.item
             if item.type == 'function_call':
                 called = True
-                call = ToolCallPart(tool_name=item.name, args=None, tool_call_id=item.call_id)
+                call = m.ToolCallPart(tool_name=item.name, args=None, tool_call_id=item.call_id)
                 yield parts.start(('item', event.output_index), call)
             elif item.type in NATIVE_TOOL_NAMES:
                 yield parts.start(('item', event.output_index), _native_call(item.type, item.id or ''))
@@ -85,7 +77,7 @@ async def _responses_events(
                 continue
             key = ('text', event.output_index, event.content_index)
             if key not in parts:
-                yield parts.start(key, TextPart(content='', id=event.item_id))
+                yield parts.start(key, m.TextPart(content='', id=event.item_id))
             if delta := parts.delta(key, event.delta):
                 yield delta
         elif event.type == 'response.output_text.annotation.added':
@@ -99,7 +91,7 @@ async def _responses_events(
         elif event.type == 'response.reasoning_summary_part.added':
             key = ('summary', event.output_index, event.summary_index)
             summaries.setdefault(event.output_index, []).append(key)
-            yield parts.start(key, ThinkingPart(content='', id=event.item_id, provider_name=PROVIDER_NAME))
+            yield parts.start(key, m.ThinkingPart(content='', id=event.item_id, provider_name=PROVIDER_NAME))
         elif event.type == 'response.reasoning_summary_text.delta':
             if delta := parts.delta(('summary', event.output_index, event.summary_index), event.delta):
                 yield delta
@@ -117,16 +109,12 @@ async def _responses_events(
             raise OpenAIStreamError(error.message if error else 'The response failed.', error.code if error else None)
         elif event.type == 'error':
             raise OpenAIStreamError(event.message, event.code)
-    for end in parts.end_all():
+    for end in state.ending(parts, refused):
         yield end
-    if info := state.info():
-        yield info
-    if refused:
-        yield ev.RunError(''.join(refused), code='refusal')
 
 
-def _native_call(item_type: str, item_id: str) -> NativeToolCallPart:
-    return NativeToolCallPart(
+def _native_call(item_type: str, item_id: str) -> m.NativeToolCallPart:
+    return m.NativeToolCallPart(
         tool_name=NATIVE_TOOL_NAMES[item_type], args=None, tool_call_id=item_id, provider_name=PROVIDER_NAME
     )
 
@@ -153,7 +141,7 @@ def _item_done(
         if not keys and item.encrypted_content:
             # No summary was asked for, but the encrypted reasoning must go back with the next request.
             keys = [('summary', output_index, 0)]
-            events.append(parts.start(keys[0], ThinkingPart(content='', id=item.id, provider_name=PROVIDER_NAME)))
+            events.append(parts.start(keys[0], m.ThinkingPart(content='', id=item.id, provider_name=PROVIDER_NAME)))
         for position, key in enumerate(keys):
             # The item's signature (its encrypted content) rides on its last summary part.
             signature = item.encrypted_content if position == len(keys) - 1 else None
@@ -180,7 +168,7 @@ def _native_done(parts: Parts, output_index: int, item_type: str, item: dict[str
     tool_name = NATIVE_TOOL_NAMES[item_type]
     events.append(
         ev.NativeToolResult(
-            NativeToolReturnPart(
+            m.NativeToolReturnPart(
                 tool_name=tool_name, content=outcome, tool_call_id=item_id, provider_name=PROVIDER_NAME
             )
         )
@@ -189,7 +177,7 @@ def _native_done(parts: Parts, output_index: int, item_type: str, item: dict[str
     if isinstance(image, str) and image:
         media_type = f'image/{item.get("output_format") or "png"}'
         content = BinaryContent(data=base64.b64decode(image), media_type=media_type)
-        events.append(ev.FileOutput(FilePart(content=content, id=item_id)))
+        events.append(ev.FileOutput(m.FilePart(content=content, id=item_id)))
     return events
 
 

@@ -15,18 +15,7 @@ from typing import Any
 from pydantic_ai import messages as pai
 
 from ..core import events as ev
-from ..core.messages import (
-    FilePart,
-    ModelResponse,
-    NativeToolCallPart,
-    NativeToolReturnPart,
-    RetryFeedbackPart,
-    RetryPromptPart,
-    TextPart,
-    ThinkingPart,
-    ToolCallPart,
-    ToolReturnPart,
-)
+from ..core import messages as m
 from ..core.usage import Usage
 from ._pydantic_ai_messages import request_part, response_part
 
@@ -61,18 +50,18 @@ class ResponseParts:
             # old one ends as it got and the replacement streams as a part of its own.
             yield ev.PartEnd(self._index.pop(source))
         neutral = response_part(part)
-        if isinstance(neutral, NativeToolReturnPart):
+        if isinstance(neutral, m.NativeToolReturnPart):
             yield ev.NativeToolResult(neutral)
-        elif isinstance(neutral, FilePart):
+        elif isinstance(neutral, m.FilePart):
             yield ev.FileOutput(neutral)
-        elif isinstance(neutral, TextPart | ThinkingPart | ToolCallPart | NativeToolCallPart):
+        elif isinstance(neutral, m.TextPart | m.ThinkingPart | m.ToolCallPart | m.NativeToolCallPart):
             self._index[source] = index = self._next
             self._next += 1
             self._kinds[source] = type(neutral)
-            if isinstance(neutral, ThinkingPart) and neutral.signature is not None:
+            if isinstance(neutral, m.ThinkingPart) and neutral.signature is not None:
                 # The signature is known whole only at the end: sent once, there (`PartEnd`).
                 neutral = neutral.model_copy(update={'signature': None})
-            if isinstance(neutral, ToolCallPart | NativeToolCallPart) and isinstance(neutral.args, str):
+            if isinstance(neutral, m.ToolCallPart | m.NativeToolCallPart) and isinstance(neutral.args, str):
                 # Argument text that came whole streams as one delta, so it is collected as the object it
                 # denotes, like streamed arguments (a JSON string kept as text would come back from a client
                 # as an object: no longer the call the server made).
@@ -105,7 +94,7 @@ class ResponseParts:
 
 def response_info(response: pai.ModelResponse) -> ev.ResponseInfo:
     """What pydantic-ai knows of a response once it ended: usage, names, finish reason, the provider's id."""
-    neutral = ModelResponse.model_validate({'parts': [], **_response_fields(response)})
+    neutral = m.ModelResponse.model_validate({'parts': [], **_response_fields(response)})
     return ev.ResponseInfo(
         usage=neutral.usage if isinstance(neutral.usage, Usage) else None,
         finish_reason=neutral.finish_reason,
@@ -128,7 +117,7 @@ def request_events(parts: Any) -> Iterator[ev.AgentEvent]:
         if not isinstance(part, pai.ToolReturnPart | pai.RetryFeedbackPart):
             continue
         neutral = request_part(part)
-        if isinstance(neutral, ToolReturnPart | RetryPromptPart):
+        if isinstance(neutral, m.ToolReturnPart | m.RetryPromptPart):
             yield ev.ToolResult(neutral)
-        elif isinstance(neutral, RetryFeedbackPart):
+        elif isinstance(neutral, m.RetryFeedbackPart):
             yield ev.RetryFeedback(neutral)

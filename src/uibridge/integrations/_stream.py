@@ -15,7 +15,7 @@ responses in one run; the agent yields it after the last one.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Hashable
+from collections.abc import AsyncIterator, Callable, Hashable, Sequence
 from typing import Any, Generic, TypeVar
 
 from ..core import events as ev
@@ -91,6 +91,16 @@ class StreamState(Generic[UsageT]):
             provider_details=details or None,
         )
         return None if info == ev.ResponseInfo() else info
+
+    def ending(self, parts: Parts, refused: Sequence[str] = ()) -> list[ev.AgentEvent]:
+        """The events that end the response once its stream is done: the parts still open, the `ResponseInfo`,
+        and, when the mapping was asked to fail on a refusal (`refused` holds its text), a `RunError`."""
+        events: list[ev.AgentEvent] = [*parts.end_all()]
+        if info := self.info():
+            events.append(info)
+        if refused:
+            events.append(ev.RunError(''.join(refused), code='refusal'))
+        return events
 
 
 class ResponseEvents(StreamState[UsageT]):

@@ -105,11 +105,9 @@ async def _events(
                 state.finish_reason = _STOP.get(event.delta.stop_reason)
             if event.delta.stop_sequence is not None:
                 state.provider_details['stop_sequence'] = event.delta.stop_sequence
-    for end in blocks.parts.end_all():
-        yield end
     state.usage = message_usage(start_usage, state.provider_usage)
-    if info := state.info():
-        yield info
+    for end in state.ending(blocks.parts):
+        yield end
 
 
 class _Blocks:

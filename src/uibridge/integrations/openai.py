@@ -147,12 +147,8 @@ async def _chat_events(
     for index in sorted(pending):  # a call whose name never came: kept, so its result can still answer it
         for event in _start_call(parts, ('call', index), pending[index]):
             yield event
-    for end in parts.end_all():
+    for end in state.ending(parts, refused):
         yield end
-    if info := state.info():
-        yield info
-    if refused:
-        yield ev.RunError(''.join(refused), code='refusal')
 
 
 def _start_call(parts: Parts, key: tuple[str, int], call: _PendingCall) -> list[ev.AgentEvent]:

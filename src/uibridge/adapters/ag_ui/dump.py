@@ -55,23 +55,7 @@ from ag_ui.core import (
     UserMessage,
 )
 
-from ...core.messages import (
-    FilePart,
-    ModelMessage,
-    ModelRequest,
-    ModelResponse,
-    NativeToolCallPart,
-    NativeToolReturnPart,
-    OpaqueContent,
-    OpaquePart,
-    RetryFeedbackPart,
-    RetryPromptPart,
-    SystemPromptPart,
-    TextPart,
-    ThinkingPart,
-    ToolCallPart,
-    UserPromptPart,
-)
+from ...core import messages as m
 from ...core.metadata import ANSWERED_BY_METADATA_KEY, answered_by, app_metadata
 from ...core.provenance import Keyring
 from ...core.records import response_fields
@@ -108,7 +92,7 @@ _sha256 = hashlib.sha256
 _to_json = pydantic_core.to_json
 
 
-def dump_messages(messages: Sequence[ModelMessage], *, keyring: Keyring | None = None) -> list[Message]:
+def dump_messages(messages: Sequence[m.ModelMessage], *, keyring: Keyring | None = None) -> list[Message]:
     """`messages` as AG-UI messages, every server-authored part signed with `keyring` (`None`: the process's
     `default_keyring()`)."""
     signer = Keyring.of(keyring)
@@ -116,7 +100,7 @@ def dump_messages(messages: Sequence[ModelMessage], *, keyring: Keyring | None =
     used: set[str] = set()
     previous_was_request = False
     for index, message in enumerate(messages):
-        if isinstance(message, ModelRequest):
+        if isinstance(message, m.ModelRequest):
             drafts = _request_drafts(message, signer, follows_request=previous_was_request)
             previous_was_request = True
         else:
@@ -196,7 +180,7 @@ def _finish(draft: Draft, message_id: str, entry: dict[str, Any] | None) -> Mess
     return construct(_MESSAGE_CLASSES[role], values)
 
 
-def _stored_entries(message: ModelMessage, count: int) -> list[dict[str, Any]] | None:
+def _stored_entries(message: m.ModelMessage, count: int) -> list[dict[str, Any]] | None:
     stored = (message.metadata or {}).get(METADATA_KEY)
     if not isinstance(stored, dict):
         return None
@@ -224,7 +208,7 @@ def _derived_id(draft: Draft, index: int, position: int, used: set[str]) -> str:
 # ------------------------------------------------------------------------------------------- requests
 
 
-def request_record(message: ModelRequest, *, follows_request: bool) -> dict[str, Any] | None:
+def request_record(message: m.ModelRequest, *, follows_request: bool) -> dict[str, Any] | None:
     record: dict[str, Any] = {}
     if message.instructions is not None:
         record['instructions'] = message.instructions
@@ -253,26 +237,26 @@ def _own_metadata(metadata: dict[str, Any] | None) -> dict[str, Any] | None:
     return own
 
 
-def _request_drafts(message: ModelRequest, keyring: Keyring, *, follows_request: bool) -> list[Draft]:
+def _request_drafts(message: m.ModelRequest, keyring: Keyring, *, follows_request: bool) -> list[Draft]:
     drafts: list[Draft] = []
     for part in message.parts:
-        if isinstance(part, SystemPromptPart):
+        if isinstance(part, m.SystemPromptPart):
             part_record: dict[str, Any] = {'timestamp': iso(part.timestamp)}
             if part.dynamic_ref is not None:
                 part_record['dynamic_ref'] = part.dynamic_ref
             drafts.append({'role': 'system', 'content': part.content, '_uib': {'part': part_record}})
-        elif isinstance(part, UserPromptPart):
+        elif isinstance(part, m.UserPromptPart):
             content = (
                 part.content
                 if isinstance(part.content, str)
-                else [content_part(c) for c in part.content if not isinstance(c, OpaqueContent)]
+                else [content_part(c) for c in part.content if not isinstance(c, m.OpaqueContent)]
             )
             drafts.append({'role': 'user', 'content': content, '_uib': {'part': {'timestamp': iso(part.timestamp)}}})
-        elif isinstance(part, RetryFeedbackPart):
+        elif isinstance(part, m.RetryFeedbackPart):
             drafts.append(feedback_message(part, keyring))
-        elif isinstance(part, RetryPromptPart) and part.tool_name is None:
+        elif isinstance(part, m.RetryPromptPart) and part.tool_name is None:
             drafts.append(legacy_retry_message(part))
-        elif isinstance(part, OpaquePart):
+        elif isinstance(part, m.OpaquePart):
             continue  # kept in the history, shown to no UI
         else:
             drafts.append(tool_message(part, keyring))
@@ -286,7 +270,7 @@ def _request_drafts(message: ModelRequest, keyring: Keyring, *, follows_request:
 # ------------------------------------------------------------------------------------------ responses
 
 
-def response_record(message: ModelResponse) -> dict[str, Any]:
+def response_record(message: m.ModelResponse) -> dict[str, Any]:
     record = response_fields(message)
     own_metadata = _own_metadata(message.metadata)
     if own_metadata:
@@ -294,18 +278,18 @@ def response_record(message: ModelResponse) -> dict[str, Any]:
     return record
 
 
-def _response_drafts(message: ModelResponse, keyring: Keyring) -> list[Draft]:
+def _response_drafts(message: m.ModelResponse, keyring: Keyring) -> list[Draft]:
     drafts: list[Draft] = []
     dropped_files = False
     answered = answered_by(message.metadata)
     for part in message.parts:
-        if isinstance(part, TextPart):
+        if isinstance(part, m.TextPart):
             text_record: dict[str, Any] = {'id': part.id} if part.id is not None else {}
             text_record[SIG_KEY] = keyring.sign_part(part)
             if part.citations:
                 text_record['citations'] = citations_json(part.citations)
             drafts.append({'role': 'assistant', 'content': part.content, '_uib': {'part': text_record}})
-        elif isinstance(part, ToolCallPart | NativeToolCallPart):
+        elif isinstance(part, m.ToolCallPart | m.NativeToolCallPart):
             # An assistant message with empty text and no calls stands for an empty `TextPart`; a call
             # joining it would turn it into the empty placeholder a call-only message carries.
             if (
@@ -314,11 +298,11 @@ def _response_drafts(message: ModelResponse, keyring: Keyring) -> list[Draft]:
                 or not (drafts[-1]['content'] or 'toolCalls' in drafts[-1])
             ):
                 drafts.append({'role': 'assistant', 'content': '', '_uib': {}})
-            client = isinstance(part, ToolCallPart) and answered.get(part.tool_call_id) == 'client'
+            client = isinstance(part, m.ToolCallPart) and answered.get(part.tool_call_id) == 'client'
             drafts[-1].setdefault('toolCalls', []).append(
                 tool_call_wire(part, call_record(part, keyring, client=client))
             )
-        elif isinstance(part, ThinkingPart):
+        elif isinstance(part, m.ThinkingPart):
             draft: Draft = {
                 'role': 'reasoning',
                 'content': part.content,
@@ -328,9 +312,9 @@ def _response_drafts(message: ModelResponse, keyring: Keyring) -> list[Draft]:
             if encrypted is not None:
                 draft['encryptedValue'] = encrypted
             drafts.append(draft)
-        elif isinstance(part, NativeToolReturnPart):
+        elif isinstance(part, m.NativeToolReturnPart):
             drafts.append(native_tool_message(part, keyring))
-        elif isinstance(part, FilePart):
+        elif isinstance(part, m.FilePart):
             dropped_files = True
         # An `OpaquePart` is kept in the history and shown to no UI.
     if dropped_files:

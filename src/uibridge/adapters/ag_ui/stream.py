@@ -56,18 +56,10 @@ from ag_ui.core import CustomEvent, RunStartedEvent
 from ag_ui.core.version import PROTOCOL_VERSION
 
 from ...core import events as ev
+from ...core import messages as m
 from ...core.citations import Citation
 from ...core.encoder import OpenPart, StreamEncoder
 from ...core.json_text import compact_json
-from ...core.messages import (
-    ModelMessage,
-    ModelResponse,
-    NativeToolCallPart,
-    RetryPromptPart,
-    TextPart,
-    ThinkingPart,
-    ToolCallPart,
-)
 from ...core.provenance import Keyring
 from ...core.stream import encode_all
 from . import _frames as write
@@ -122,7 +114,7 @@ class AGUIEventStream(RunOutcome, StreamEncoder[_Open]):
         self.client_protocol_version = client_protocol_version
         self._counter = 0
         self._record_due = False  # the current response's record goes with its first message
-        self._responses: list[ModelResponse] = []  # as the collector holds (and completes) them
+        self._responses: list[m.ModelResponse] = []  # as the collector holds (and completes) them
         self._response_ids: list[str] | None = None  # the AG-UI message ids of the run's last response
         self._text_ids: dict[int, str] = {}  # the response's text messages by part index (for a late citation)
         self._native_ids: set[str] = set()
@@ -144,10 +136,10 @@ class AGUIEventStream(RunOutcome, StreamEncoder[_Open]):
         return {'content-type': CONTENT_TYPE, 'cache-control': 'no-cache', 'x-accel-buffering': 'no'}
 
     @property
-    def new_messages(self) -> list[ModelMessage]:
+    def new_messages(self) -> list[m.ModelMessage]:
         """The run's messages, each carrying the AG-UI ids the stream gave it (so dump reuses them)."""
         messages = self._collector.messages
-        result: list[ModelMessage] = []
+        result: list[m.ModelMessage] = []
         for message, ids in zip(messages, self._ids, strict=False):
             if ids:
                 metadata = {**(message.metadata or {}), METADATA_KEY: {'messages': [{'id': i} for i in ids]}}
@@ -175,7 +167,7 @@ class AGUIEventStream(RunOutcome, StreamEncoder[_Open]):
         self._ids.append(self._response_ids)
         self._last_side = 'response'
         last = self._collector.last_message
-        assert isinstance(last, ModelResponse)
+        assert isinstance(last, m.ModelResponse)
         self._responses.append(last)
         self._record_due = True
         self._text_ids = {}
@@ -209,19 +201,19 @@ class AGUIEventStream(RunOutcome, StreamEncoder[_Open]):
     def _signed(self, opened: _Open) -> dict[str, Any]:
         """The END `metadata` of a text or thinking message: its START record again, with the part's `sig`."""
         part = opened.finished
-        assert isinstance(part, TextPart | ThinkingPart) and opened.record is not None
+        assert isinstance(part, m.TextPart | m.ThinkingPart) and opened.record is not None
         record = opened.record
         signed = {**record.get('part', {}), SIG_KEY: self._keyring.sign_part(part)}
-        if isinstance(part, TextPart) and part.citations:
+        if isinstance(part, m.TextPart) and part.citations:
             signed['citations'] = citations_json(part.citations)  # what the signature covers (domain text/cited)
         record['part'] = signed
         return {WIRE_KEY: record}
 
     # ---------------------------------------------------------------------------------- parts
 
-    def _part_started(self, event: ev.PartStart, response: ModelResponse, slot: int) -> tuple[_Open, bytes]:
+    def _part_started(self, event: ev.PartStart, response: m.ModelResponse, slot: int) -> tuple[_Open, bytes]:
         part = event.part
-        if isinstance(part, TextPart):
+        if isinstance(part, m.TextPart):
             message_id = self._response_message_id()
             record = self._record({'id': part.id} if part.id is not None else None)
             metadata = {WIRE_KEY: record} if record else None
@@ -233,7 +225,7 @@ class AGUIEventStream(RunOutcome, StreamEncoder[_Open]):
             self._joinable = bool(part.content)
             self._text_ids[event.index] = message_id
             return _Open(response, slot, 'text', message_id, record=record, citations=part.citations), out
-        if isinstance(part, ThinkingPart):
+        if isinstance(part, m.ThinkingPart):
             message_id = self._response_message_id()
             span_id = f'{message_id}.reasoning'
             now = now_ms()
@@ -257,7 +249,7 @@ class AGUIEventStream(RunOutcome, StreamEncoder[_Open]):
             self._last_kind = 'assistant'
             self._last_assistant_id = message_id
         self._joinable = True
-        native = isinstance(part, NativeToolCallPart)
+        native = isinstance(part, m.NativeToolCallPart)
         if native:
             self._native_ids.add(part.tool_call_id)
         out += write.tool_call_start(
@@ -303,7 +295,7 @@ class AGUIEventStream(RunOutcome, StreamEncoder[_Open]):
             return out + source_frames(opened.id, opened.citations) if opened.citations else out
         out = write.reasoning_message_end(now, message_id=opened.id, metadata=self._signed(opened))
         part = opened.finished
-        assert isinstance(part, ThinkingPart)
+        assert isinstance(part, m.ThinkingPart)
         encrypted = thinking_marker(part)
         if encrypted is not None:
             out += write.reasoning_encrypted_value(
@@ -314,7 +306,7 @@ class AGUIEventStream(RunOutcome, StreamEncoder[_Open]):
     def _send_call(self, held: _Open, mark: ev.AnsweredBy | None, error: str | None = None) -> bytes:
         """`TOOL_CALL_END` with the call's signed `metadata` (client-marked when a client tool answers it)."""
         call = held.finished
-        assert isinstance(call, ToolCallPart | NativeToolCallPart)
+        assert isinstance(call, m.ToolCallPart | m.NativeToolCallPart)
         record = call_record(call, self._keyring, client=mark == 'client')
         return write.tool_call_end(now_ms(), tool_call_id=held.id, metadata={WIRE_KEY: record})
 
@@ -331,7 +323,7 @@ class AGUIEventStream(RunOutcome, StreamEncoder[_Open]):
         self._answered.add(part.tool_call_id)
         return _result(tool_message(part, self._keyring), part.tool_call_id, self._request_message_id())
 
-    def _retry_prompt(self, part: RetryPromptPart) -> bytes:
+    def _retry_prompt(self, part: m.RetryPromptPart) -> bytes:
         draft = legacy_retry_message(part)
         message_id = self._request_message_id()
         now = now_ms()

@@ -23,38 +23,9 @@ from typing import Any, Literal, cast
 
 import anyio
 
+from ...core import events as ev
+from ...core import messages as m
 from ...core.citations import Citation, WebCitationSource
-from ...core.events import (
-    AgentEvent,
-    CitationAdded,
-    NativeToolResult,
-    PartDelta,
-    PartEnd,
-    PartStart,
-    ResponseInfo,
-    ResponseStart,
-    StateDelta,
-    StateSnapshot,
-    StepFinished,
-    StepStarted,
-    ToolCallReady,
-    ToolResult,
-)
-from ...core.messages import (
-    ErrorDetails,
-    ModelMessage,
-    ModelRequest,
-    NativeToolCallPart,
-    NativeToolReturnPart,
-    RetryFeedbackPart,
-    RetryPromptPart,
-    TextPart,
-    ThinkingPart,
-    ToolCallPart,
-    ToolReturnPart,
-    UserPromptPart,
-    generate_tool_call_id,
-)
 from ...core.usage import Usage
 from ..run import AgentRun
 
@@ -99,9 +70,9 @@ class DemoAgent:
     delay: float = 0.02
     slow_seconds: float = 5.0
     """How long the `slow` keyword's answer takes to stream, whatever `delay` is."""
-    executed: list[ToolCallPart] = field(default_factory=list[ToolCallPart])
+    executed: list[m.ToolCallPart] = field(default_factory=list[m.ToolCallPart])
 
-    async def __call__(self, run: AgentRun) -> AsyncIterator[AgentEvent | ModelMessage]:
+    async def __call__(self, run: AgentRun) -> AsyncIterator[ev.AgentEvent | m.ModelMessage]:
         pending = run.pending_tool_calls()
         if pending:
             async for item in self._answer_approvals(run, pending):
@@ -128,7 +99,7 @@ class DemoAgent:
 
     # ------------------------------------------------------------------------------------------- turns
 
-    async def _respond(self, text: str) -> AsyncIterator[AgentEvent | ModelMessage]:
+    async def _respond(self, text: str) -> AsyncIterator[ev.AgentEvent | m.ModelMessage]:
         lowered = text.lower()
         thinking = 'think' in lowered
         if 'feedback' in lowered:
@@ -151,12 +122,9 @@ class DemoAgent:
             async for event in self._slow():
                 yield event
             return
-        yield ResponseStart(model_name='demo')
-        index = 0
-        if thinking:
-            async for event in self._think(index, f'The user wrote {len(text)} characters; an echo will do.'):
-                yield event
-            index += 1
+        async for event in self._open(thinking, f'The user wrote {len(text)} characters; an echo will do.'):
+            yield event
+        index = 1 if thinking else 0
         if 'error' in lowered:
             async for event in self._text(index, 'Let me start answering, and then'):
                 yield event
@@ -164,83 +132,76 @@ class DemoAgent:
         async for event in self._text(index, _echo(text)):
             yield event
 
-    async def _weather(self, *, retry: bool, thinking: bool) -> AsyncIterator[AgentEvent | ModelMessage]:
-        yield ResponseStart(model_name='demo')
-        index = 0
-        if thinking:
-            async for event in self._think(index, 'A weather question: the get_weather tool knows.'):
-                yield event
-            index += 1
+    async def _weather(self, *, retry: bool, thinking: bool) -> AsyncIterator[ev.AgentEvent | m.ModelMessage]:
+        async for event in self._open(thinking, 'A weather question: the get_weather tool knows.'):
+            yield event
+        index = 1 if thinking else 0
         if retry:
-            bad = ToolCallPart(tool_name=SERVER_TOOL, args='', tool_call_id=generate_tool_call_id())
+            bad = m.ToolCallPart(tool_name=SERVER_TOOL, args='', tool_call_id=m.generate_tool_call_id())
             async for event in self._call(index, bad, {'city': ''}):
                 yield event
-            yield ToolResult(
-                RetryPromptPart(content='city must not be empty', tool_name=SERVER_TOOL, tool_call_id=bad.tool_call_id)
+            yield ev.ToolResult(
+                m.RetryPromptPart(
+                    content='city must not be empty', tool_name=SERVER_TOOL, tool_call_id=bad.tool_call_id
+                )
             )
-            yield ResponseStart(model_name='demo')
+            yield ev.ResponseStart(model_name='demo')
             index = 0
-        call = ToolCallPart(tool_name=SERVER_TOOL, args='', tool_call_id=generate_tool_call_id())
+        call = m.ToolCallPart(tool_name=SERVER_TOOL, args='', tool_call_id=m.generate_tool_call_id())
         async for event in self._call(index, call, {'city': 'Paris'}):
             yield event
         self.executed.append(call.model_copy(update={'args': {'city': 'Paris'}}))
         weather = {'city': 'Paris', 'forecast': 'sunny', 'temperature_c': 21}
-        yield ToolResult(ToolReturnPart(tool_name=SERVER_TOOL, content=weather, tool_call_id=call.tool_call_id))
-        yield ResponseStart(model_name='demo')
+        yield _returned(call, weather)
+        yield ev.ResponseStart(model_name='demo')
         async for event in self._text(0, 'It is sunny in Paris, 21 °C.'):
             yield event
 
-    async def _feedback(self, text: str, thinking: bool) -> AsyncIterator[AgentEvent | ModelMessage]:
-        yield ResponseStart(model_name='demo')
-        index = 0
-        if thinking:
-            async for event in self._think(index, 'The application wants JSON with the answer in it.'):
-                yield event
-            index += 1
+    async def _feedback(self, text: str, thinking: bool) -> AsyncIterator[ev.AgentEvent | m.ModelMessage]:
+        async for event in self._open(thinking, 'The application wants JSON with the answer in it.'):
+            yield event
+        index = 1 if thinking else 0
         async for event in self._text(index, '{"answer": forty-two}'):
             yield event
-        invalid: ErrorDetails = {
+        invalid: m.ErrorDetails = {
             'type': 'json_invalid',
             'loc': (),
             'msg': 'Invalid JSON: expected value at line 1 column 12',
             'input': '{"answer": forty-two}',
         }
-        yield ModelRequest(parts=[RetryFeedbackPart(content=[invalid], cause='validation_error')])
-        yield ResponseStart(model_name='demo')
+        yield m.ModelRequest(parts=[m.RetryFeedbackPart(content=[invalid], cause='validation_error')])
+        yield ev.ResponseStart(model_name='demo')
         async for event in self._think(0, 'Nothing to say yet.'):
             yield event
-        yield ModelRequest(parts=[RetryFeedbackPart(content='', cause='no_output')])
-        yield ResponseStart(model_name='demo')
+        yield m.ModelRequest(parts=[m.RetryFeedbackPart(content='', cause='no_output')])
+        yield ev.ResponseStart(model_name='demo')
         quoted = json.dumps({'answer': 41, 'question': text}, ensure_ascii=False)
         async for event in self._text(0, quoted):
             yield event
         # The validator quotes the user's question: text uibridge must frame when it renders the feedback.
         rejection = f'The answer must be 42, not 41. The question was: {text}'
-        yield ModelRequest(parts=[RetryFeedbackPart(content=rejection, cause='model_retry')])
-        yield ResponseStart(model_name='demo')
+        yield m.ModelRequest(parts=[m.RetryFeedbackPart(content=rejection, cause='model_retry')])
+        yield ev.ResponseStart(model_name='demo')
         async for event in self._text(0, '{"answer": 42}'):
             yield event
 
     async def _tool_call(
         self, tool_name: str, args: dict[str, Any], answered_by: Literal['client', 'approval'], thinking: bool
-    ) -> AsyncIterator[AgentEvent | ModelMessage]:
-        yield ResponseStart(model_name='demo')
-        index = 0
-        if thinking:
-            async for event in self._think(index, f'I need {tool_name} for this.'):
-                yield event
-            index += 1
+    ) -> AsyncIterator[ev.AgentEvent | m.ModelMessage]:
+        async for event in self._open(thinking, f'I need {tool_name} for this.'):
+            yield event
+        index = 1 if thinking else 0
         lead = 'Let me ask your browser.' if answered_by == 'client' else 'I would like to delete notes.txt.'
         async for event in self._text(index, lead):
             yield event
-        call = ToolCallPart(tool_name=tool_name, args='', tool_call_id=generate_tool_call_id())
+        call = m.ToolCallPart(tool_name=tool_name, args='', tool_call_id=m.generate_tool_call_id())
         async for event in self._call(index + 1, call, args):
             yield event
-        yield ToolCallReady(call.tool_call_id, answered_by)
+        yield ev.ToolCallReady(call.tool_call_id, answered_by)
 
     async def _answer_approvals(
-        self, run: AgentRun, calls: list[ToolCallPart]
-    ) -> AsyncIterator[AgentEvent | ModelMessage]:
+        self, run: AgentRun, calls: list[m.ToolCallPart]
+    ) -> AsyncIterator[ev.AgentEvent | m.ModelMessage]:
         done: list[str] = []
         for call in calls:
             approval = run.approval_for(call.tool_call_id)
@@ -250,31 +211,22 @@ class DemoAgent:
                 self.executed.append(call)
                 path = str(call.args_as_dict().get('path', ''))
                 done.append(f'I deleted {path}.')
-                yield ToolResult(
-                    ToolReturnPart(tool_name=call.tool_name, content={'deleted': path}, tool_call_id=call.tool_call_id)
-                )
+                yield _returned(call, {'deleted': path})
             else:
                 reason = f': {approval.reason}' if approval.reason else ''
                 done.append('Understood, I left it alone.')
-                yield ToolResult(
-                    ToolReturnPart(
-                        tool_name=call.tool_name,
-                        content=f'The user denied this call{reason}',
-                        tool_call_id=call.tool_call_id,
-                        outcome='denied',
-                    )
-                )
-        yield ResponseStart(model_name='demo')
+                yield _returned(call, f'The user denied this call{reason}', outcome='denied')
+        yield ev.ResponseStart(model_name='demo')
         async for event in self._text(0, ' '.join(done) or 'Nothing to do.'):
             yield event
 
-    async def _use_tool_results(self, results: list[ToolReturnPart]) -> AsyncIterator[AgentEvent | ModelMessage]:
-        yield ResponseStart(model_name='demo')
+    async def _use_tool_results(self, results: list[m.ToolReturnPart]) -> AsyncIterator[ev.AgentEvent | m.ModelMessage]:
+        yield ev.ResponseStart(model_name='demo')
         answer = '; '.join(f'{result.tool_name} says {result.model_response_str()}' for result in results)
         async for event in self._text(0, f'Your browser answered: {answer}.'):
             yield event
 
-    async def _state(self, client_state: Any) -> AsyncIterator[AgentEvent]:
+    async def _state(self, client_state: Any) -> AsyncIterator[ev.AgentEvent]:
         runs: Any = cast('dict[str, Any]', client_state).get('runs', 0) if isinstance(client_state, dict) else 0
         steps = ['pick a city', 'book a train', 'find a hotel']
         state: dict[str, Any] = {
@@ -282,32 +234,32 @@ class DemoAgent:
             'plan': [{'step': step, 'done': False} for step in steps],
             'city': None,
         }
-        yield ResponseStart(model_name='demo')
-        yield StateSnapshot(state)
+        yield ev.ResponseStart(model_name='demo')
+        yield ev.StateSnapshot(state)
         choices = {
             'pick a city': ('/city', 'Lyon'),
             'book a train': ('/train', '08:12'),
             'find a hotel': ('/hotel', 'Hôtel du Parc'),
         }
         for number, step in enumerate(steps):
-            yield StepStarted(step)
+            yield ev.StepStarted(step)
             await self._pause()
             path, value = choices[step]
-            yield StateDelta(
+            yield ev.StateDelta(
                 [
                     {'op': 'replace' if path == '/city' else 'add', 'path': path, 'value': value},
                     {'op': 'replace', 'path': f'/plan/{number}/done', 'value': True},
                 ]
             )
-            yield StepFinished(step)
+            yield ev.StepFinished(step)
         async for event in self._text(0, f'Planned run {state["runs"]}: Lyon, the 08:12 train, Hôtel du Parc.'):
             yield event
 
-    async def _search(self, text: str) -> AsyncIterator[AgentEvent]:
-        yield ResponseStart(model_name='demo', provider_name='demo')
+    async def _search(self, text: str) -> AsyncIterator[ev.AgentEvent]:
+        yield ev.ResponseStart(model_name='demo', provider_name='demo')
         query = text.strip() or 'uibridge'
-        call = NativeToolCallPart(
-            tool_name='web_search', args='', tool_call_id=generate_tool_call_id(), provider_name='demo'
+        call = m.NativeToolCallPart(
+            tool_name='web_search', args='', tool_call_id=m.generate_tool_call_id(), provider_name='demo'
         )
         async for event in self._call(0, call, {'query': query}):
             yield event
@@ -316,8 +268,8 @@ class DemoAgent:
             WebCitationSource(url='https://example.com/ag-ui', title='AG-UI: events between agents and UIs'),
         ]
         hits = [{'url': source.url, 'title': source.title} for source in sources]
-        yield NativeToolResult(
-            NativeToolReturnPart(
+        yield ev.NativeToolResult(
+            m.NativeToolReturnPart(
                 tool_name='web_search', content=hits, tool_call_id=call.tool_call_id, provider_name='demo'
             )
         )
@@ -327,43 +279,55 @@ class DemoAgent:
 
     # ----------------------------------------------------------------------------------------- streaming
 
-    async def _text(self, index: int, text: str, citations: list[Citation] | None = None) -> AsyncIterator[AgentEvent]:
-        yield PartStart(index, TextPart(content=''))
-        for word in _words(text):
-            await self._pause()
-            yield PartDelta(index, word)
-        for citation in citations or ():
-            yield CitationAdded(index, citation)
-        yield PartEnd(index)
-        usage = Usage(input_tokens=_prompt_words.get(), output_tokens=len(text.split()))
-        yield ResponseInfo(usage=usage, finish_reason='stop')
+    async def _open(self, thinking: bool, thought: str) -> AsyncIterator[ev.AgentEvent]:
+        """A new response; when the user asked for thinking, it thinks `thought` first (as its part 0)."""
+        yield ev.ResponseStart(model_name='demo')
+        if thinking:
+            async for event in self._think(0, thought):
+                yield event
 
-    async def _slow(self) -> AsyncIterator[AgentEvent]:
-        yield ResponseStart(model_name='demo')
-        yield PartStart(0, TextPart(content=''))
+    async def _text(
+        self, index: int, text: str, citations: list[Citation] | None = None
+    ) -> AsyncIterator[ev.AgentEvent]:
+        yield ev.PartStart(index, m.TextPart(content=''))
+        async for event in self._deltas(index, _words(text)):
+            yield event
+        for citation in citations or ():
+            yield ev.CitationAdded(index, citation)
+        yield ev.PartEnd(index)
+        usage = Usage(input_tokens=_prompt_words.get(), output_tokens=len(text.split()))
+        yield ev.ResponseInfo(usage=usage, finish_reason='stop')
+
+    async def _slow(self) -> AsyncIterator[ev.AgentEvent]:
+        yield ev.ResponseStart(model_name='demo')
+        yield ev.PartStart(0, m.TextPart(content=''))
         for count in range(1, _SLOW_WORDS + 1):
             await anyio.sleep(self.slow_seconds / _SLOW_WORDS)
-            yield PartDelta(0, f'{count}{"." if count == _SLOW_WORDS else ","} ')
-        yield PartEnd(0)
+            yield ev.PartDelta(0, f'{count}{"." if count == _SLOW_WORDS else ","} ')
+        yield ev.PartEnd(0)
 
-    async def _think(self, index: int, text: str) -> AsyncIterator[AgentEvent]:
-        yield PartStart(index, ThinkingPart(content='', provider_name='demo'))
-        for word in _words(text):
-            await self._pause()
-            yield PartDelta(index, word)
+    async def _think(self, index: int, text: str) -> AsyncIterator[ev.AgentEvent]:
+        yield ev.PartStart(index, m.ThinkingPart(content='', provider_name='demo'))
+        async for event in self._deltas(index, _words(text)):
+            yield event
         signature = 'demo-sig-' + hashlib.sha256(text.encode()).hexdigest()[:16]
-        yield PartEnd(index, signature=signature)
+        yield ev.PartEnd(index, signature=signature)
 
     async def _call(
-        self, index: int, call: ToolCallPart | NativeToolCallPart, args: dict[str, Any]
-    ) -> AsyncIterator[AgentEvent]:
-        yield PartStart(index, call)
+        self, index: int, call: m.ToolCallPart | m.NativeToolCallPart, args: dict[str, Any]
+    ) -> AsyncIterator[ev.AgentEvent]:
+        yield ev.PartStart(index, call)
         encoded = json.dumps(args)
         middle = len(encoded) // 2
-        for piece in (encoded[:middle], encoded[middle:]):
+        async for event in self._deltas(index, [encoded[:middle], encoded[middle:]]):
+            yield event
+        yield ev.PartEnd(index)
+
+    async def _deltas(self, index: int, pieces: list[str]) -> AsyncIterator[ev.PartDelta]:
+        """The part at `index` streamed piece by piece, paced like a model."""
+        for piece in pieces:
             await self._pause()
-            yield PartDelta(index, piece)
-        yield PartEnd(index)
+            yield ev.PartDelta(index, piece)
 
     async def _pause(self) -> None:
         if self.delay:
@@ -372,17 +336,23 @@ class DemoAgent:
             await anyio.lowlevel.checkpoint()
 
 
+def _returned(call: m.ToolCallPart, content: Any, outcome: m.ToolReturnOutcome = 'success') -> ev.ToolResult:
+    return ev.ToolResult(
+        m.ToolReturnPart(tool_name=call.tool_name, content=content, tool_call_id=call.tool_call_id, outcome=outcome)
+    )
+
+
 def _words(text: str) -> list[str]:
     words = text.split(' ')
     return [word if i == len(words) - 1 else word + ' ' for i, word in enumerate(words)]
 
 
-def _last_user_text(messages: list[ModelMessage]) -> str:
+def _last_user_text(messages: list[m.ModelMessage]) -> str:
     for message in reversed(messages):
-        if not isinstance(message, ModelRequest):
+        if not isinstance(message, m.ModelRequest):
             continue
         for part in reversed(message.parts):
-            if isinstance(part, UserPromptPart):
+            if isinstance(part, m.UserPromptPart):
                 if isinstance(part.content, str):
                     return part.content
                 return ' '.join(item for item in part.content if isinstance(item, str))

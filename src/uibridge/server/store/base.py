@@ -50,6 +50,8 @@ __all__ = [
     'Timings',
     'decode_messages',
     'encode_messages',
+    'history_start',
+    'outside_history',
 ]
 
 DEFAULT_LEASE = 10.0
@@ -139,6 +141,21 @@ def decode_messages(items: Sequence[bytes]) -> list[ModelMessage]:
     if not items:
         return []
     return ModelMessagesTypeAdapter.validate_json(b'[' + b','.join(items) + b']')
+
+
+def history_start(replace_from: int | None, length: int) -> int:
+    """Where a commit's messages go in a history of `length` messages: after it, or from `replace_from` on
+    (`commit`'s rule for every backend); a `ValueError` when `replace_from` is outside 0 to `length`."""
+    start = length if replace_from is None else replace_from
+    if not 0 <= start <= length:
+        raise outside_history(replace_from, length)
+    return start
+
+
+def outside_history(replace_from: int | None, length: int | None = None) -> ValueError:
+    """The error for a `replace_from` outside the history (of `length` messages, when the backend knows it)."""
+    bounds = '' if length is None else f' (0 to {length})'
+    return ValueError(f'replace_from={replace_from} is outside the history{bounds}')
 
 
 class ChatStore(ABC):

@@ -27,6 +27,7 @@ from .base import (
     Timings,
     decode_messages,
     encode_messages,
+    history_start,
 )
 from .local import LocalStream, LocalStreams
 
@@ -113,10 +114,7 @@ class MemoryStore(ChatStore):
     ) -> None:
         chat, run = self._held(claim)
         items = encode_messages(messages)
-        if replace_from is not None and not 0 <= replace_from <= len(chat.messages):
-            raise ValueError(f'replace_from={replace_from} is outside the history (0 to {len(chat.messages)})')
-        if replace_from is not None:
-            del chat.messages[replace_from:]
+        del chat.messages[history_start(replace_from, len(chat.messages)) :]
         chat.messages.extend(items)
         self.state.streams.finish(run.stream, 'ok', self.stream_ttl)
         chat.run = None

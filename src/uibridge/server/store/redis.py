@@ -42,6 +42,7 @@ from .base import (
     Timings,
     decode_messages,
     encode_messages,
+    outside_history,
 )
 
 __all__ = ['RedisStore']
@@ -268,7 +269,7 @@ class RedisStore(ChatStore):
         self, claim: RunClaim, messages: Sequence[ModelMessage], *, replace_from: int | None = None
     ) -> None:
         if replace_from is not None and replace_from < 0:
-            raise ValueError(f'replace_from={replace_from} is outside the history')
+            raise outside_history(replace_from)
         keys = [
             self._key(claim.chat_id, 'run'),
             self._key(claim.chat_id, 'msgs'),
@@ -280,7 +281,7 @@ class RedisStore(ChatStore):
         if reply[0] == 0:
             raise ClaimLost(claim.chat_id, claim.run_id)
         if reply[0] == 1:
-            raise ValueError(f'replace_from={replace_from} is outside the history (0 to {reply[1]})')
+            raise outside_history(replace_from, reply[1])
 
     async def request_stop(self, chat_id: str, principal: str) -> bool:
         keys = [self._key(chat_id, 'chat'), self._key(chat_id, 'run')]

@@ -39,6 +39,7 @@ from .base import (
     Timings,
     decode_messages,
     encode_messages,
+    history_start,
 )
 from .local import LocalStreams
 
@@ -243,9 +244,7 @@ class SqliteStore(ChatStore):
                 (count,) = connection.execute(
                     'SELECT COUNT(*) FROM uibridge_messages WHERE chat_id = ?', (claim.chat_id,)
                 ).fetchone()
-                start = count if replace_from is None else replace_from
-                if not 0 <= start <= count:
-                    raise ValueError(f'replace_from={replace_from} is outside the history (0 to {count})')
+                start = history_start(replace_from, count)
                 connection.execute(
                     'DELETE FROM uibridge_messages WHERE chat_id = ? AND position >= ?', (claim.chat_id, start)
                 )
