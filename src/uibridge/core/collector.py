@@ -58,7 +58,11 @@ class MessageCollector:
         self.error: ev.RunError | None = None
         self.state: Any = None
         """The shared state after the run's `StateSnapshot` / `StateDelta` events (`None` before any)."""
-        self._state_pending = False
+        self._state_seen = False
+        self._state_holder: ModelResponse | None = None
+        """The response that holds the state now: always the run's last one (the state moves on with the run)."""
+        self._early: list[ev.ResponseInfo | ev.MessageMetadata] = []
+        """Response info and message metadata that came before any response: the first response takes them."""
 
     @property
     def messages(self) -> list[ModelMessage]:
@@ -161,8 +165,10 @@ class MessageCollector:
         response.metadata = metadata
 
     def _run_finished(self, event: ev.RunFinished) -> None:
+        if event.finish_reason is None:
+            return  # the run's reason stays the last response's own (`ResponseInfo`), if it said one
         self.finish_reason = event.finish_reason
-        if self._response is not None and event.finish_reason is not None:
+        if self._response is not None:
             self._response.finish_reason = event.finish_reason
 
     def _run_error(self, event: ev.RunError) -> None:
@@ -200,7 +206,11 @@ class MessageCollector:
     def _response_info(self, event: ev.ResponseInfo) -> None:
         response = self._response or self._last_response()
         if response is None:
-            response = self._current_response()
+            self._early.append(event)  # no response to describe yet: an empty one would be a message of its own
+            return
+        self._apply_info(response, event)
+
+    def _apply_info(self, response: ModelResponse, event: ev.ResponseInfo) -> None:
         for name in ('usage', 'finish_reason', 'provider_response_id', 'model_name', 'provider_name'):
             value = getattr(event, name)
             if value is not None:
@@ -211,7 +221,13 @@ class MessageCollector:
             self.finish_reason = event.finish_reason
 
     def _message_metadata(self, event: ev.MessageMetadata) -> None:
-        response = self._response or self._last_response() or self._current_response()
+        response = self._response or self._last_response()
+        if response is None:
+            self._early.append(event)
+            return
+        self._apply_metadata(response, event)
+
+    def _apply_metadata(self, response: ModelResponse, event: ev.MessageMetadata) -> None:
         metadata = dict(response.metadata or {})
         metadata[ev.MESSAGE_METADATA_KEY] = {**metadata.get(ev.MESSAGE_METADATA_KEY, {}), **event.metadata}
         response.metadata = metadata
@@ -225,11 +241,19 @@ class MessageCollector:
         self._keep_state()
 
     def _keep_state(self) -> None:
+        self._state_seen = True
         response = self._last_response()
-        if response is None:
-            self._state_pending = True  # the first response to start takes it
-            return
+        if response is not None:  # else the first response to start takes it
+            self._hold_state(response)
+
+    def _hold_state(self, response: ModelResponse) -> None:
+        """Put the state on `response` (the run's last), and take it off the one that held it before."""
+        holder = self._state_holder
+        if holder is not None and holder is not response and holder.metadata:
+            rest = {key: value for key, value in holder.metadata.items() if key != ev.STATE_METADATA_KEY}
+            holder.metadata = rest or None
         response.metadata = {**(response.metadata or {}), ev.STATE_METADATA_KEY: self.state}
+        self._state_holder = response
 
     def _last_response(self) -> ModelResponse | None:
         for message in reversed(self._messages):
@@ -276,9 +300,15 @@ class MessageCollector:
         )
         self._messages.append(self._response)
         self._slots = {}
-        if self._state_pending:
-            self._state_pending = False
-            self._response.metadata = {ev.STATE_METADATA_KEY: self.state}
+        if self._early:
+            early, self._early = self._early, []
+            for event in early:
+                if isinstance(event, ev.ResponseInfo):
+                    self._apply_info(self._response, event)
+                else:
+                    self._apply_metadata(self._response, event)
+        if self._state_seen:
+            self._hold_state(self._response)
 
     def _current_response(self) -> ModelResponse:
         if self._response is None:

@@ -110,7 +110,8 @@ event's keys merged over the last (shallow), on the response current when it cam
 
 STATE_METADATA_KEY = 'uibridge_state'
 """Where `MessageCollector` keeps the shared state after the run's state events in `ModelResponse.metadata`: the
-whole state, on the run's last response (a state event before any response waits for the first one)."""
+whole state, on the run's last response only (it moves on as responses start; a state event before any response
+waits for the first one)."""
 
 
 @dataclass(frozen=True, slots=True)

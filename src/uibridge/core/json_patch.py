@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, cast
 
-from .json_text import compact_json
+from .provenance import canonical_json
 
 __all__ = ['JsonPatchError', 'apply_patch']
 
@@ -52,7 +52,7 @@ def _apply(document: Any, operation: Any) -> Any:
         case 'copy':
             return _set(document, path, _get(document, _pointer(op.get('from'))), insert=True)
         case 'test':
-            if compact_json(_get(document, path)) != compact_json(_value(op)):
+            if canonical_json(_get(document, path)) != canonical_json(_value(op)):  # 1 == 1.0, as in JS
                 raise JsonPatchError(f'test failed at {op.get("path")!r}')
             return document
         case _:

@@ -291,11 +291,13 @@ class ThinkingPart(_Model):
     part_kind: Literal['thinking'] = 'thinking'
 
 
-class ToolCallPart(_Model):
+class _ToolCall(_Model):
+    """What a tool call is, whoever runs the tool: its name, arguments (a JSON object's text while they stream,
+    parsed when whole) and id."""
+
     tool_name: str
     args: str | dict[str, Any] | None = None
     tool_call_id: str = Field(default_factory=generate_tool_call_id)
-    part_kind: Literal['tool-call'] = 'tool-call'
 
     def args_as_dict(self) -> dict[str, Any]:
         """The arguments as a dict; a JSON string that is not an object comes back under `INVALID_JSON`."""
@@ -321,22 +323,19 @@ class ToolCallPart(_Model):
         return compact_json(self.args)
 
 
-class NativeToolCallPart(_Model):
+class ToolCallPart(_ToolCall):
+    """A call to a tool the application (server or client) runs; a `ToolReturnPart` or `RetryPromptPart` in a
+    later request answers it."""
+
+    part_kind: Literal['tool-call'] = 'tool-call'
+
+
+class NativeToolCallPart(_ToolCall):
     """A call to a tool the model's provider runs itself (web search, code execution): nobody here answers
     it; its `NativeToolReturnPart` comes in the same response. pydantic-ai's `builtin-tool-call`."""
 
-    tool_name: str
-    args: str | dict[str, Any] | None = None
-    tool_call_id: str = Field(default_factory=generate_tool_call_id)
     provider_name: str | None = None
     part_kind: Literal['builtin-tool-call'] = 'builtin-tool-call'
-
-    def args_as_json_str(self) -> str:
-        if self.args is None:
-            return '{}'
-        if isinstance(self.args, str):
-            return self.args or '{}'
-        return compact_json(self.args)
 
 
 class NativeToolReturnPart(_Model):

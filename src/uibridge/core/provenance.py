@@ -32,7 +32,6 @@ from typing import Any, TypeAlias, cast
 
 import orjson
 
-from .json_text import parse_json
 from .json_text import wire_ready as _wire_ready
 from .messages import (
     FilePart,
@@ -220,7 +219,9 @@ def _claim(part: SignedPart, client: bool) -> tuple[str, bytes]:
     if isinstance(part, RetryFeedbackPart):
         return 'retry-feedback', canonical_json([part.cause, _errors(part.content, True)])
     if isinstance(part, NativeToolCallPart):
-        return 'native-tool-call', canonical_json([part.tool_call_id, part.tool_name, part.provider_name, _args(part)])
+        return 'native-tool-call', canonical_json(
+            [part.tool_call_id, part.tool_name, part.provider_name, part.args_as_dict()]
+        )
     if isinstance(part, NativeToolReturnPart):
         payload = [part.tool_call_id, part.tool_name, part.provider_name, part.content]
         return 'native-tool-return', canonical_json(payload)
@@ -229,16 +230,6 @@ def _claim(part: SignedPart, client: bool) -> tuple[str, bytes]:
     assert isinstance(part, FilePart)
     digest = hashlib.sha256(part.content.data).hexdigest()
     return 'file', canonical_json([part.content.media_type, digest])
-
-
-def _args(part: NativeToolCallPart) -> Any:
-    """A native call's arguments as a client gives them back: a JSON object's text parsed, anything else as is."""
-    if isinstance(part.args, str):
-        try:
-            return parse_json(part.args or '{}')
-        except ValueError:
-            return part.args
-    return part.args if part.args is not None else {}
 
 
 def _strings_json(value: str | list[str | None]) -> bytes:

@@ -3,8 +3,11 @@
 It exercises every part of the neutral model a real agent produces, so the demo page and the end-to-end
 suites can see each one cross both protocols and come back: streamed text, thinking with a signature, a
 server-side tool and its result, a tool retry (`RetryPromptPart`), retry feedback of each cause
-(`RetryFeedbackPart`), a client-side tool and an approval. It keeps working across turns: it answers a
+(`RetryFeedbackPart`), a client-side tool and an approval, shared state with named steps, a provider-run
+(native) search tool with cited sources, and usage for every answer. It keeps working across turns: it answers a
 verified approval by running (or not running) the tool, and a client tool's result by using it.
+
+Usage is counted, not measured: a word is a token (the prompt's words in, the answer's words out).
 
 Keywords (case-insensitive, in the last user message; several may combine) are listed in `KEYWORDS`.
 """
@@ -14,16 +17,35 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import AsyncIterator
+from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import anyio
 
-from ...core.events import AgentEvent, PartDelta, PartEnd, PartStart, ResponseStart, ToolCallReady, ToolResult
+from ...core.citations import Citation, WebCitationSource
+from ...core.events import (
+    AgentEvent,
+    CitationAdded,
+    NativeToolResult,
+    PartDelta,
+    PartEnd,
+    PartStart,
+    ResponseInfo,
+    ResponseStart,
+    StateDelta,
+    StateSnapshot,
+    StepFinished,
+    StepStarted,
+    ToolCallReady,
+    ToolResult,
+)
 from ...core.messages import (
     ErrorDetails,
     ModelMessage,
     ModelRequest,
+    NativeToolCallPart,
+    NativeToolReturnPart,
     RetryFeedbackPart,
     RetryPromptPart,
     TextPart,
@@ -33,6 +55,7 @@ from ...core.messages import (
     UserPromptPart,
     generate_tool_call_id,
 )
+from ...core.usage import Usage
 from ..run import AgentRun
 
 __all__ = ['KEYWORDS', 'DemoAgent']
@@ -47,6 +70,9 @@ KEYWORDS: dict[str, str] = {
     'delete': 'wants to run delete_file, which needs your approval; approve or deny it',
     'error': 'fails mid-answer, to show how an error reaches the UI',
     'slow': 'streams its answer over about five seconds: reload the page meanwhile, and the answer resumes',
+    'state': 'plans a trip in three named steps, updating a shared state (shown beside the chat) as it works; '
+    'the state comes back with your next message, and its run count goes up',
+    'search': 'runs a provider-side web search (a native tool) and answers citing two sources',
 }
 """Each keyword and what the demo agent does for it."""
 
@@ -56,6 +82,9 @@ SERVER_TOOL = 'get_weather'
 
 
 _SLOW_WORDS = 50
+
+_prompt_words: ContextVar[int] = ContextVar('_prompt_words', default=0)
+"""The prompt's word count, for the usage of each answer: per run (one agent object serves every request)."""
 
 
 class DemoError(RuntimeError):
@@ -84,6 +113,16 @@ class DemoAgent:
                 yield item
             return
         text = _last_user_text(run.messages)
+        _prompt_words.set(len(text.split()))
+        lowered = text.lower()
+        if 'state' in lowered:
+            async for event in self._state(run.state):
+                yield event
+            return
+        if 'search' in lowered:
+            async for event in self._search(text):
+                yield event
+            return
         async for item in self._respond(text):
             yield item
 
@@ -235,14 +274,69 @@ class DemoAgent:
         async for event in self._text(0, f'Your browser answered: {answer}.'):
             yield event
 
+    async def _state(self, client_state: Any) -> AsyncIterator[AgentEvent]:
+        runs: Any = cast('dict[str, Any]', client_state).get('runs', 0) if isinstance(client_state, dict) else 0
+        steps = ['pick a city', 'book a train', 'find a hotel']
+        state: dict[str, Any] = {
+            'runs': (runs if isinstance(runs, int) else 0) + 1,
+            'plan': [{'step': step, 'done': False} for step in steps],
+            'city': None,
+        }
+        yield ResponseStart(model_name='demo')
+        yield StateSnapshot(state)
+        choices = {
+            'pick a city': ('/city', 'Lyon'),
+            'book a train': ('/train', '08:12'),
+            'find a hotel': ('/hotel', 'Hôtel du Parc'),
+        }
+        for number, step in enumerate(steps):
+            yield StepStarted(step)
+            await self._pause()
+            path, value = choices[step]
+            yield StateDelta(
+                [
+                    {'op': 'replace' if path == '/city' else 'add', 'path': path, 'value': value},
+                    {'op': 'replace', 'path': f'/plan/{number}/done', 'value': True},
+                ]
+            )
+            yield StepFinished(step)
+        async for event in self._text(0, f'Planned run {state["runs"]}: Lyon, the 08:12 train, Hôtel du Parc.'):
+            yield event
+
+    async def _search(self, text: str) -> AsyncIterator[AgentEvent]:
+        yield ResponseStart(model_name='demo', provider_name='demo')
+        query = text.strip() or 'uibridge'
+        call = NativeToolCallPart(
+            tool_name='web_search', args='', tool_call_id=generate_tool_call_id(), provider_name='demo'
+        )
+        async for event in self._call(0, call, {'query': query}):
+            yield event
+        sources = [
+            WebCitationSource(url='https://example.com/vercel-ai', title='Vercel AI SDK: the UI message stream'),
+            WebCitationSource(url='https://example.com/ag-ui', title='AG-UI: events between agents and UIs'),
+        ]
+        hits = [{'url': source.url, 'title': source.title} for source in sources]
+        yield NativeToolResult(
+            NativeToolReturnPart(
+                tool_name='web_search', content=hits, tool_call_id=call.tool_call_id, provider_name='demo'
+            )
+        )
+        answer = 'Both protocols stream an answer as typed events; one names them chunks, the other events.'
+        async for event in self._text(1, answer, citations=[Citation(sources=[source]) for source in sources]):
+            yield event
+
     # ----------------------------------------------------------------------------------------- streaming
 
-    async def _text(self, index: int, text: str) -> AsyncIterator[AgentEvent]:
+    async def _text(self, index: int, text: str, citations: list[Citation] | None = None) -> AsyncIterator[AgentEvent]:
         yield PartStart(index, TextPart(content=''))
         for word in _words(text):
             await self._pause()
             yield PartDelta(index, word)
+        for citation in citations or ():
+            yield CitationAdded(index, citation)
         yield PartEnd(index)
+        usage = Usage(input_tokens=_prompt_words.get(), output_tokens=len(text.split()))
+        yield ResponseInfo(usage=usage, finish_reason='stop')
 
     async def _slow(self) -> AsyncIterator[AgentEvent]:
         yield ResponseStart(model_name='demo')
@@ -260,7 +354,9 @@ class DemoAgent:
         signature = 'demo-sig-' + hashlib.sha256(text.encode()).hexdigest()[:16]
         yield PartEnd(index, signature=signature)
 
-    async def _call(self, index: int, call: ToolCallPart, args: dict[str, Any]) -> AsyncIterator[AgentEvent]:
+    async def _call(
+        self, index: int, call: ToolCallPart | NativeToolCallPart, args: dict[str, Any]
+    ) -> AsyncIterator[AgentEvent]:
         yield PartStart(index, call)
         encoded = json.dumps(args)
         middle = len(encoded) // 2
