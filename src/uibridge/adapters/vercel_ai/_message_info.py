@@ -26,7 +26,7 @@ from ...core.events import MESSAGE_METADATA_KEY, STATE_METADATA_KEY
 from ...core.messages import ModelResponse
 from ...core.records import read_response_fields, response_fields
 from ...core.usage import Usage, add_usage
-from ._provider_metadata import PROVIDER_KEY, SIDECAR_KEY, jsonable, sidecar
+from ._provider_metadata import PROVIDER_KEY, SIDECAR_KEY, jsonable, response_info, sidecar
 from .types import DataUIPart, UIMessagePart
 
 __all__ = [
@@ -36,6 +36,7 @@ __all__ = [
     'keep_state',
     'late_info',
     'message_metadata',
+    'part_record',
     'read_message_metadata',
     'state_part',
     'state_placement',
@@ -141,3 +142,16 @@ def keep_state(responses: list[ModelResponse], state: Any, placement: tuple[int,
     side['state_at'] = {'step': step, 'position': position, 'slot': slot}
     metadata[SIDECAR_KEY] = side
     last.metadata = metadata
+
+
+_LATE_KEYS = ('usage', 'provider_response_id', 'provider_details')
+
+
+def part_record(response: ModelResponse, *, with_finish_reason: bool = True) -> dict[str, Any]:
+    """The `response` record a step's first part carries: what a stream knows when that part starts. What the
+    message metadata's step entry carries (`late_info`) is left to it (a stream learns it only later)."""
+    record = response_info(response, with_finish_reason=with_finish_reason)
+    if late_info(response) is not None:
+        for key in _LATE_KEYS:
+            record.pop(key, None)
+    return record

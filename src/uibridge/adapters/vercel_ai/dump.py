@@ -54,7 +54,7 @@ from ...core.metadata import answered_by, app_metadata
 from ...core.provenance import Keyring
 from ...core.trusted import construct
 from ._dump_parts import add_ui_only, tool_part, ui_only_part, ui_only_sequence, user_content_parts, with_request
-from ._message_info import message_metadata, state_part, state_placement
+from ._message_info import message_metadata, part_record, state_part, state_placement
 from ._native_tools import native_tool_part
 from ._provider_metadata import (
     derived_message_id,
@@ -62,7 +62,6 @@ from ._provider_metadata import (
     iso,
     jsonable,
     part_metadata,
-    response_info,
     sidecar,
     wrap_metadata,
 )
@@ -291,7 +290,7 @@ def _dump_response(
     # A step a client wrote without uibridge's metadata is not the server's to sign.
     signer: Keyring | None = None if bare_step else keyring
     marks = answered_by(response.metadata)
-    info: dict[str, Any] | None = None if bare_step else response_info(response)
+    info: dict[str, Any] | None = None if bare_step else part_record(response)
     kept_ids = side.get('reasoning_ids')
     reasoning_ids: dict[str, Any] = cast('dict[str, Any]', kept_ids) if isinstance(kept_ids, dict) else {}
     kept_bare = side.get('bare_results')
