@@ -144,7 +144,7 @@ def keep_state(responses: list[ModelResponse], state: Any, placement: tuple[int,
     last.metadata = metadata
 
 
-_LATE_KEYS = ('usage', 'provider_response_id', 'provider_details')
+_LATE_KEYS = ('finish_reason', 'usage', 'provider_response_id', 'provider_details')
 
 
 def part_record(response: ModelResponse, *, with_finish_reason: bool = True) -> dict[str, Any]:
