@@ -770,7 +770,8 @@ def _message_scenarios() -> dict[str, Scenario]:
     }
 
 
-SCENARIOS: dict[str, Scenario] = {**_scenarios(), **_message_scenarios()}
+MESSAGE_SCENARIOS: dict[str, Scenario] = _message_scenarios()
+SCENARIOS: dict[str, Scenario] = {**_scenarios(), **MESSAGE_SCENARIOS}
 
 
 def normalise_sse(data: bytes) -> str:
