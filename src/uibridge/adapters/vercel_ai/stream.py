@@ -15,6 +15,10 @@ the stream equals the dumped one (ids aside):
 - retry feedback between steps as a `data-retry-feedback` part holding the seed 003 marker (`load_messages`
   reads it back as a `RetryFeedbackPart`); a legacy tool-less `RetryPromptPart` has no place in an assistant
   message and is not sent (it is still collected);
+- issue 14's events as `_stream_carriers` describes: the shared state as a `data-state` part (id `state`),
+  message metadata and late response info (usage) as `message-metadata`, citations as `source-url` /
+  `source-document` after their text, provider-executed calls as tool chunks with `providerExecuted: true`,
+  activity as a transient `data-activity`; named steps and raw events are not sent (`_stream_hooks`);
 - `finish` with the Vercel `finishReason` (`tool-calls` while a call waits for the client or an approval);
   a `RunError` closes what is open, sends `error` with its (already safe) message, then `finish`; a
   `RunCancelled` sends `abort`. Every stream ends with `data: [DONE]`.
@@ -30,18 +34,18 @@ a finished call's `tool-input-available` waits for whichever comes first: its `T
 its result, a new call reusing its id, or the end of its step (sent unmarked); re-sending it would run a client
 tool twice (`onToolCall`). Each part is signed once, when it is complete; deltas cost nothing more.
 
-The run's state (started and ended, the collector, open parts, held calls, dispatch) is `core.encoder`'s; this
-module writes the chunks, each through the writer `frames` derives from its model in `chunks.py` (the bytes the
-model serializes to, without building it), and each open part keeps its delta prefix pre-encoded, so a text
-delta costs one string escape: about 1 µs per delta with the message collection, where building and dumping a
-pydantic `TextDeltaChunk` alone takes 6 to 11 µs and `json.dumps(chunk, separators=...)` 4 to 6 µs (measured on
-the development machine, 200 000 deltas).
+The run's state (started and ended, the collector, open parts, held calls, dispatch) is `core.encoder`'s; the
+hooks for tool answers and results are `_stream_tools`' and those of issue 14's events `_stream_hooks`' (mixins of
+the stream class); this module writes the other chunks, each through the writer `frames` derives from its model in
+`chunks.py` (the bytes the model serializes to, without building it), and each open part keeps its delta prefix
+pre-encoded, so a text delta costs one string escape: about 1 µs per delta with the message collection, where
+building and dumping a pydantic `TextDeltaChunk` alone takes 6 to 11 µs and `json.dumps(chunk, separators=...)` 4
+to 6 µs (measured on the development machine, 200 000 deltas).
 """
 
 from __future__ import annotations
 
 import uuid
-import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -54,7 +58,6 @@ from ...core.messages import (
     ModelMessage,
     ModelResponse,
     NativeToolCallPart,
-    RetryPromptPart,
     TextPart,
     ThinkingPart,
     ToolCallPart,
@@ -72,12 +75,11 @@ from ._provider_metadata import (
     text_metadata,
     thinking_metadata,
     tool_call_metadata,
-    tool_result,
     wrap_metadata,
 )
 from ._stream_carriers import MessageCarrier, native_call_end, source_chunks
-from ._stream_denials import approval_request, denial
 from ._stream_hooks import MessageHooks
+from ._stream_tools import ToolHooks
 from .chunks import (
     AbortChunk,
     DataChunk,
@@ -98,9 +100,6 @@ from .chunks import (
     ToolInputDeltaChunk,
     ToolInputErrorChunk,
     ToolInputStartChunk,
-    ToolOutputAvailableChunk,
-    ToolOutputDeniedChunk,
-    ToolOutputErrorChunk,
 )
 from .types import UIMessage
 
@@ -126,9 +125,6 @@ _tool_input_start = chunk_writer(ToolInputStartChunk)
 _tool_input_prefix = delta_prefix(ToolInputDeltaChunk, 'input_text_delta')
 _tool_input_available = chunk_writer(ToolInputAvailableChunk)
 _tool_input_error = chunk_writer(ToolInputErrorChunk)
-_output_available = chunk_writer(ToolOutputAvailableChunk)
-_output_error = chunk_writer(ToolOutputErrorChunk)
-_output_denied = chunk_writer(ToolOutputDeniedChunk)
 _file = chunk_writer(FileChunk)
 _data = chunk_writer(DataChunk)
 _error = chunk_writer(ErrorChunk)
@@ -141,11 +137,6 @@ _FINISH_REASONS: dict[FinishReason, FinishReasonUI] = {
     'tool_call': 'tool-calls',
     'error': 'error',
 }
-
-
-def _as_is(value: Any) -> Any:
-    # The writers write any value as `provider_metadata.jsonable` + JSON would: no JSON-ready copy is needed.
-    return value
 
 
 def _json(value: Any) -> str:
@@ -162,7 +153,7 @@ class _OpenPart(OpenPart):
     """The `uibridge` provider metadata sent at start (text, reasoning) or due at the end (the response info)."""
 
 
-class VercelAIEventStream(MessageHooks, StreamEncoder[_OpenPart]):
+class VercelAIEventStream(ToolHooks, MessageHooks, StreamEncoder[_OpenPart]):
     """Encodes one run. Sans-IO: `start()`, then `encode(event)` per event, then `close()`; each returns bytes.
 
     - `message_id`: the id of the assistant message the run continues (an approval or a client tool answered),
@@ -355,62 +346,6 @@ class VercelAIEventStream(MessageHooks, StreamEncoder[_OpenPart]):
         if not event.transient:
             self._message.ui_only_sent()
         return _data(type=f'data-{event.name}', id=event.id, data=event.data, transient=event.transient or None)
-
-    # ------------------------------------------------------------------------------------- tools
-
-    def _tool_call_ready(self, event: ev.ToolCallReady, *, late: bool) -> bytes:
-        call_id = event.tool_call_id
-        self._waiting.add(call_id)
-        if not late:
-            return b''
-        if event.answered_by == 'client':
-            if call_id in self._started_calls:
-                warnings.warn(
-                    f'ToolCallReady for {call_id!r} came after its step ended: the client already holds the call '
-                    'without the client-tool mark, so its result will not verify on the next turn',
-                    UserWarning,
-                    stacklevel=4,
-                )
-            return b''
-        call = self._collector.tool_call(call_id)
-        if call is None:
-            warnings.warn(f'no tool call {call_id!r} to ask an approval for', UserWarning, stacklevel=4)
-            return b''
-        return self._ask_approval(call)
-
-    def _ask_approval(self, call: ToolCallPart) -> bytes:
-        approval_id = self._keyring.approval_id(self._thread_id, call)
-        self._approvals[call.tool_call_id] = {'id': approval_id}
-        return approval_request(approval_id=approval_id, tool_call_id=call.tool_call_id)
-
-    def _retry_prompt(self, part: RetryPromptPart) -> bytes:
-        # A legacy tool-less retry has no place in an assistant message: only collected, and counted.
-        self._request_slot += 1
-        return b''
-
-    def _tool_result(self, event: ev.ToolResult) -> bytes:
-        part = event.part
-        slot = self._request_slot
-        self._request_slot += 1
-        call_id = part.tool_call_id
-        self._waiting.discard(call_id)
-        started = call_id in self._started_calls
-        if not started and not self._continues:
-            warnings.warn(
-                f'a result for tool call {call_id!r}, which this stream did not send and does not continue; '
-                'the client could not place it, so it was not sent',
-                UserWarning,
-                stacklevel=4,
-            )
-            return b''
-        state, value, fields = tool_result(part, slot, json_ready=_as_is, sig=self._keyring.sign_part(part))
-        if state == 'output-available':
-            return _output_available(tool_call_id=call_id, output=value, provider_metadata={PROVIDER_KEY: fields})
-        if state == 'output-error':
-            return _output_error(tool_call_id=call_id, error_text=value, provider_metadata={PROVIDER_KEY: fields})
-        sent = self._started_calls[call_id] if started else None
-        out = denial(call_id, value, fields, sent, self._approvals, self._continued)
-        return out + _output_denied(tool_call_id=call_id)
 
     # ------------------------------------------------------------------------------ request side
 
