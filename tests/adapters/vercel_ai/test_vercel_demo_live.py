@@ -11,10 +11,11 @@ from typing import Any
 import pytest
 from vercel_ai_cases import ROOT
 
-sys.path.insert(0, str(ROOT / 'tests' / 'e2e'))  # the end-to-end suites' server and driver helpers
-from e2e_support import LiveServer, all_parts, assert_round_trip, drive_scenarios, live_demo
-
 from uibridge import NativeToolCallPart, NativeToolReturnPart, TextPart
+
+sys.path.insert(0, str(ROOT / 'tests' / 'e2e'))  # the end-to-end suites' server and driver helpers
+pytest.register_assert_rewrite('e2e_support')  # as tests/e2e/conftest.py does, before the first import
+from e2e_support import LiveServer, all_parts, assert_round_trip, drive_scenarios, live_demo  # noqa: E402
 
 
 @pytest.fixture(scope='module')
