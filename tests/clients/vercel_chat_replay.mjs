@@ -9,30 +9,12 @@
 // Output: {name: {status, error, messages, onData: [{type, id, data, transient}], onToolCall: [toolName],
 //                 onFinish: [{isError, isAbort, finishReason}], errors: [str], warnings: [str], valid}}
 //   warnings: whatever the client printed with console.warn / console.error while the case ran.
-import { AbstractChat, DefaultChatTransport, safeValidateUIMessages } from 'ai';
+import { DefaultChatTransport, safeValidateUIMessages } from 'ai';
+import { NodeChat } from './node_chat.mjs';
 
 let input = '';
 for await (const chunk of process.stdin) input += chunk;
 const { cases } = JSON.parse(input);
-
-class PlainChatState {
-  status = 'ready';
-  error = undefined;
-  messages = [];
-  constructor(messages = []) { this.messages = messages; }
-  pushMessage = (m) => { this.messages = this.messages.concat(structuredClone(m)); };
-  popMessage = () => { this.messages = this.messages.slice(0, -1); };
-  replaceMessage = (i, m) => {
-    this.messages = [...this.messages.slice(0, i), structuredClone(m), ...this.messages.slice(i + 1)];
-  };
-  snapshot = (v) => structuredClone(v);
-}
-
-class NodeChat extends AbstractChat {
-  constructor({ messages, ...init }) {
-    super({ ...init, state: new PlainChatState(messages) });
-  }
-}
 
 const warnings = [];
 for (const level of ['warn', 'error']) {

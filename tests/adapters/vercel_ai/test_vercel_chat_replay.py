@@ -4,12 +4,10 @@ call; the message the chat keeps loads as the run's new messages and verifies wh
 
 from __future__ import annotations
 
-import json
-import subprocess
 from typing import Any
 
 import pytest
-from vercel_ai_cases import CLIENTS, MESSAGE_SCENARIOS, history_ui, model_view, scenario_stream
+from vercel_ai_cases import MESSAGE_SCENARIOS, history_ui, model_view, run_client_check, scenario_stream
 
 from uibridge import ModelMessage, ModelResponse
 from uibridge.adapters.vercel_ai import load_messages
@@ -35,17 +33,7 @@ def replayed() -> dict[str, Any]:
         if scenario.continues:
             case['continue'] = True
         cases.append(case)
-    done = subprocess.run(
-        ['node', 'vercel_chat_replay.mjs'],
-        input=json.dumps({'cases': cases}),
-        capture_output=True,
-        text=True,
-        cwd=CLIENTS,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    return json.loads(done.stdout)
+    return run_client_check({'cases': cases}, 'vercel_chat_replay.mjs')
 
 
 def _parts(result: dict[str, Any], kind: str) -> list[dict[str, Any]]:

@@ -788,11 +788,12 @@ def normalise_sse(data: bytes) -> str:
 # ------------------------------------------------------------------------------------------ node
 
 
-def run_client_check(cases: dict[str, Any]) -> dict[str, Any]:
-    """Run `tests/clients/vercel_check.mjs` once on many cases (see its header for the format)."""
+def run_client_check(cases: dict[str, Any], script: str = CHECK_SCRIPT.name) -> dict[str, Any]:
+    """Run a Node script of tests/clients (`vercel_check.mjs` unless told) once on many cases, given on stdin
+    (see the script's header for the format); its stdout is one JSON document."""
     assert (CLIENTS / 'node_modules' / 'ai').is_dir(), 'tests/clients/node_modules is missing: run `make install`'
     result = subprocess.run(
-        ['node', str(CHECK_SCRIPT)],
+        ['node', script],
         input=json.dumps(cases),
         capture_output=True,
         text=True,

@@ -202,24 +202,14 @@ def source_chunks(response: ModelResponse, slot: int, keyring: Keyring | None = 
 
 def native_call_end(call: NativeToolCallPart, response: dict[str, Any] | None, sig: str, error: str | None) -> bytes:
     """A native call's arguments are complete: sent at once (a provider runs it; nothing waits for a mark)."""
-    metadata = {PROVIDER_KEY: native_call_fields(call, response, sig)}
-    args = native_input(call)
-    if error is not None:
-        return _input_error(
-            tool_call_id=call.tool_call_id,
-            tool_name=call.tool_name,
-            input=args,
-            provider_executed=True,
-            provider_metadata=metadata,
-            error_text=error,
-        )
-    return _input_available(
-        tool_call_id=call.tool_call_id,
-        tool_name=call.tool_name,
-        input=args,
-        provider_executed=True,
-        provider_metadata=metadata,
-    )
+    fields: dict[str, Any] = {
+        'tool_call_id': call.tool_call_id,
+        'tool_name': call.tool_name,
+        'input': native_input(call),
+        'provider_executed': True,
+        'provider_metadata': {PROVIDER_KEY: native_call_fields(call, response, sig)},
+    }
+    return _input_available(**fields) if error is None else _input_error(**fields, error_text=error)
 
 
 def native_result(part: NativeToolReturnPart, sig: str, position: int | None) -> bytes:
