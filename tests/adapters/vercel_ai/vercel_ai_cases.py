@@ -35,7 +35,7 @@ from uibridge import (
     UserPromptPart,
     render_retry_feedback,
 )
-from uibridge.adapters.vercel_ai import UIMessage, VercelAIEventStream, dump_messages
+from uibridge.adapters.vercel_ai import UIMessage, VercelAIEventStream, dump_messages, load_messages
 from uibridge.core.citations import (
     Citation,
     ContentCitationAnchor,
@@ -44,6 +44,7 @@ from uibridge.core.citations import (
 )
 from uibridge.core.events import (
     ANSWERED_BY_METADATA_KEY,
+    STATE_METADATA_KEY,
     ActivityDelta,
     ActivitySnapshot,
     AgentEvent,
@@ -434,6 +435,28 @@ def scenario_stream(scenario: Scenario) -> VercelAIEventStream:
     """The encoder the server would build for the scenario's request (`VercelAIBinding.encoder`)."""
     continued = UIMessage.model_validate(history_ui(scenario)[-1]) if scenario.continues else None
     return VercelAIEventStream(continued=continued, thread_id=THREAD_ID)
+
+
+def drop_trailing_empty_steps(messages: Sequence[ModelMessage]) -> list[ModelMessage]:
+    """`readUIMessageStream` snapshots the message when a chunk changes what it shows, and `start-step` alone
+    does not: a run that ends with responses holding no parts ends with a snapshot that lacks their
+    `step-start`s (the `Chat` state has them). Those empty responses are dropped from what is expected."""
+    messages = list(messages)
+    while messages and isinstance(messages[-1], ModelResponse) and not messages[-1].parts and not messages[-1].metadata:
+        messages.pop()
+    return messages
+
+
+def as_the_client_keeps_it(scenario: Scenario, new_messages: Sequence[ModelMessage]) -> list[ModelMessage]:
+    """The history and the run's messages as loading the message a client built (any `ai` version) gives them
+    back. The client keeps one `data-*` part per type and id in a message, the latest: a data part sent again with
+    its id replaces the first, and a continued message's state part takes the run's state, which loading puts on
+    the message's last response (the history kept the earlier state on its own). Both as a dump and load do."""
+    produced = drop_trailing_empty_steps([*scenario.history, *new_messages])
+    ids = [(e.name, e.id) for e in scenario.events if isinstance(e, CustomData) and e.id is not None]
+    updates_data = len(ids) != len(set(ids))
+    moves_state = scenario.continues and any(STATE_METADATA_KEY in (m.metadata or {}) for m in scenario.history)
+    return load_messages(dump_messages(produced)) if updates_data or moves_state else produced
 
 
 def _whole(*messages: ModelMessage) -> list[AgentEvent]:

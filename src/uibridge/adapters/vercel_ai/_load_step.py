@@ -10,7 +10,7 @@ from typing import Any
 
 from ...core.messages import ModelResponse, NativeToolReturnPart, TextPart
 from ...core.verification import SignatureClaims
-from ._load_parts import ours
+from ._load_parts import result_fields
 from ._native_tools import native_call, native_return
 from ._provider_metadata import SIG_KEY
 from ._sources import CitedSource, with_citations
@@ -43,7 +43,7 @@ class Step:
         call = native_call(part, call_fields)
         claims.add(call, call_fields.get(SIG_KEY))
         response.parts.append(call)
-        fields = ours(part.result_provider_metadata)
+        fields = result_fields(part, call_fields)  # an `ai` 5 client keeps it under the call's `result`
         returned = native_return(part, fields)
         if returned is None:
             return

@@ -7,7 +7,8 @@ response parts: loading puts the return in the response beside its call, never i
 waits for it (no approval, no client). Call metadata (`callProviderMetadata.uibridge`) holds `sig`, the step's
 `response` record on its first part, the raw `args` where `input` cannot give them back and the call's
 `provider_name`; result metadata holds `sig`, `timestamp`, the return's `provider_name`, and `position` when the
-return is not right after its call in the response. Each is signed in its own domain (`core.provenance`).
+return is not right after its call in the response (for an `ai` 5 client, which keeps no result metadata, under
+`result` in the call metadata, as for any tool). Each is signed in its own domain (`core.provenance`).
 """
 
 from __future__ import annotations
