@@ -17,29 +17,11 @@
 //   {"op": "mutate", "js"}                                              replace the history with what the function body `js`
 //                                                                       returns, given a copy as `messages` (a tampered page)
 // Output: {"<name>": {"steps": [{"op", "status", "error", "messages"}], "requests": [<POST bodies>]}}
-import { AbstractChat, DefaultChatTransport, safeValidateUIMessages } from 'ai';
+import { DefaultChatTransport, safeValidateUIMessages } from 'ai';
 import { readFileSync } from 'node:fs';
+import { NodeChat } from './node_chat.mjs';
 
 const spec = JSON.parse(readFileSync(process.argv[2], 'utf8'));
-
-class PlainChatState {
-  status = 'ready';
-  error = undefined;
-  messages = [];
-  constructor(messages = []) { this.messages = messages; }
-  pushMessage = (m) => { this.messages = this.messages.concat(structuredClone(m)); };
-  popMessage = () => { this.messages = this.messages.slice(0, -1); };
-  replaceMessage = (i, m) => {
-    this.messages = [...this.messages.slice(0, i), structuredClone(m), ...this.messages.slice(i + 1)];
-  };
-  snapshot = (v) => structuredClone(v);
-}
-
-class NodeChat extends AbstractChat {
-  constructor({ messages, ...init }) {
-    super({ ...init, state: new PlainChatState(messages) });
-  }
-}
 
 const toolParts = (chat) =>
   chat.messages.flatMap((m) => m.parts.filter((p) => p.type.startsWith('tool-') || p.type === 'dynamic-tool'));

@@ -11,26 +11,11 @@
 //   then `chat.resumeStream()` fetches GET {resumeApi}/{chatId}/stream. Without it the run is uninterrupted.
 // Output: {"<name>": {"dropped": bool, "afterDrop": {status, messages}, "status", "error", "messages",
 //          "resumeStatus": HTTP status of the resume request}}
-import { AbstractChat, DefaultChatTransport } from 'ai';
+import { DefaultChatTransport } from 'ai';
 import { readFileSync } from 'node:fs';
+import { NodeChat } from './node_chat.mjs';
 
 const spec = JSON.parse(readFileSync(process.argv[2], 'utf8'));
-
-class PlainChatState {
-  status = 'ready';
-  error = undefined;
-  messages = [];
-  pushMessage = (m) => { this.messages = this.messages.concat(structuredClone(m)); };
-  popMessage = () => { this.messages = this.messages.slice(0, -1); };
-  replaceMessage = (i, m) => {
-    this.messages = [...this.messages.slice(0, i), structuredClone(m), ...this.messages.slice(i + 1)];
-  };
-  snapshot = (v) => structuredClone(v);
-}
-
-class NodeChat extends AbstractChat {
-  constructor(init) { super({ ...init, state: new PlainChatState() }); }
-}
 
 // A fetch that hands the client `dropAfter` body chunks of the POST and then cuts the connection.
 function droppingFetch(dropAfter, outcome) {

@@ -23,21 +23,23 @@ import pytest
 from vercel_ai_cases import (
     CLIENTS,
     HISTORIES,
+    MESSAGE_SCENARIOS,
     RANDOM_SCENARIOS,
     SCENARIOS,
     THREAD_ID,
     Scenario,
     answer_client_tools,
+    as_the_client_keeps_it,
     model_view,
 )
 
-from uibridge import ModelMessage, ModelResponse
+from uibridge import ModelMessage
 from uibridge.adapters.vercel_ai import SDK_VERSIONS, SdkVersion, VercelAIEventStream, dump_messages, load_messages
 from uibridge.adapters.vercel_ai._sdk_versions import CHUNK_FIELDS, chunk_tag
 from uibridge.adapters.vercel_ai._validation import validate_ui_message
 from uibridge.adapters.vercel_ai.chunks import UIMessageChunk
 from uibridge.adapters.vercel_ai.request import parse_request
-from uibridge.core.events import CustomData, FileOutput
+from uibridge.core.events import FileOutput
 from uibridge.core.provenance import default_keyring
 from uibridge.core.verification import SignatureClaims, pending_tool_calls, verify_history
 
@@ -117,7 +119,7 @@ def client() -> dict[str, Any]:
         tasks.append(task)
         keys.append(('replay', (version, name)))
     for version in OLDER:
-        for name, history in HISTORIES.items():
+        for name, history in stored_histories().items():
             messages = [m.model_dump(mode='json') for m in dump_messages(history, sdk_version=version)]
             tasks.append({'kind': 'validate', 'sdk': PACKAGE[version], 'messages': messages})
             keys.append(('validate', (version, name)))
@@ -174,23 +176,13 @@ def _before(scenario: Scenario, version: SdkVersion) -> list[dict[str, Any]]:
     return before[:-1] if scenario.continues else before
 
 
-def _produced(scenario: Scenario, new_messages: list[ModelMessage]) -> list[ModelMessage]:
-    produced = [*scenario.history, *new_messages]
-    while produced and isinstance(produced[-1], ModelResponse) and not produced[-1].parts and not produced[-1].metadata:
-        produced.pop()  # a trailing `start-step` alone changes nothing the client snapshots
-    ids = [(e.name, e.id) for e in scenario.events if isinstance(e, CustomData) and e.id is not None]
-    if len(ids) != len(set(ids)):
-        produced = load_messages(dump_messages(produced))  # a data part sent again with its id replaces the first
-    return produced
-
-
 @pytest.mark.parametrize('case', CASES, ids=_ids)
 def test_what_the_client_built_loads_as_the_run(client: dict[str, Any], case: tuple[SdkVersion, str]) -> None:
     version, name = case
     scenario = RUNS[name]
     message = _client_message(client['replay'][case], scenario)
     loaded = model_view(load_messages([*_before(scenario, version), message]), stream=True)
-    expected = model_view(_produced(scenario, encode_once(version, name)[1]), stream=True)
+    expected = model_view(as_the_client_keeps_it(scenario, encode_once(version, name)[1]), stream=True)
     if _unsigned_files(version, scenario):
         loaded, expected = _parts_only(loaded), _parts_only(expected)
     assert loaded == expected
@@ -227,7 +219,15 @@ def test_what_the_client_built_verifies_whole(client: dict[str, Any], case: tupl
 
 # --------------------------------------------------------------------------------------------- dumps
 
-DUMPS = [(version, name) for version in OLDER for name in HISTORIES]
+@functools.cache
+def stored_histories() -> dict[str, list[ModelMessage]]:
+    """The named histories, and what a server stores after each issue 14 scenario (its history and the run's
+    messages, as the `ai` 7 stream collected them): state, message metadata and usage, sources, native calls."""
+    runs = {name: [*MESSAGE_SCENARIOS[name].history, *encode_once(7, name)[1]] for name in MESSAGE_SCENARIOS}
+    return {**HISTORIES, **{f'run_{name}': messages for name, messages in runs.items()}}
+
+
+DUMPS = [(version, name) for version in OLDER for name in [*HISTORIES, *(f'run_{n}' for n in MESSAGE_SCENARIOS)]]
 
 
 @pytest.mark.parametrize('case', DUMPS, ids=_ids)
@@ -240,7 +240,7 @@ def test_every_dump_validates_and_strips_nothing(client: dict[str, Any], case: t
 @pytest.mark.parametrize('case', DUMPS, ids=_ids)
 def test_a_dump_for_an_older_client_loads_as_the_latest_and_dumps_back(case: tuple[SdkVersion, str]) -> None:
     version, name = case
-    history = HISTORIES[name]
+    history = stored_histories()[name]
     dumped = [m.model_dump(mode='json') for m in dump_messages(history, sdk_version=version)]
     assert model_view(load_messages(dumped)) == model_view(load_messages(dump_messages(history)))
     again = dump_messages(load_messages(dumped), sdk_version=version)

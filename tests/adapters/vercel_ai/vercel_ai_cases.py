@@ -35,25 +35,44 @@ from uibridge import (
     UserPromptPart,
     render_retry_feedback,
 )
-from uibridge.adapters.vercel_ai import UIMessage, VercelAIEventStream, dump_messages
+from uibridge.adapters.vercel_ai import UIMessage, VercelAIEventStream, dump_messages, load_messages
+from uibridge.core.citations import (
+    Citation,
+    ContentCitationAnchor,
+    DocumentCitationSource,
+    WebCitationSource,
+)
 from uibridge.core.events import (
     ANSWERED_BY_METADATA_KEY,
+    STATE_METADATA_KEY,
+    ActivityDelta,
+    ActivitySnapshot,
     AgentEvent,
+    CitationAdded,
     CustomData,
     FileOutput,
+    MessageMetadata,
+    NativeToolResult,
     PartDelta,
     PartEnd,
     PartStart,
+    RawEvent,
+    ResponseInfo,
     ResponseStart,
     RetryFeedback,
     RunCancelled,
     RunError,
     RunFinished,
+    StateDelta,
+    StateSnapshot,
+    StepFinished,
+    StepStarted,
     ToolCallReady,
     ToolResult,
     events_from_message,
 )
-from uibridge.core.messages import AudioUrl, VideoUrl
+from uibridge.core.messages import AudioUrl, NativeToolCallPart, NativeToolReturnPart, VideoUrl
+from uibridge.core.usage import Usage
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
@@ -418,6 +437,28 @@ def scenario_stream(scenario: Scenario) -> VercelAIEventStream:
     return VercelAIEventStream(continued=continued, thread_id=THREAD_ID)
 
 
+def drop_trailing_empty_steps(messages: Sequence[ModelMessage]) -> list[ModelMessage]:
+    """`readUIMessageStream` snapshots the message when a chunk changes what it shows, and `start-step` alone
+    does not: a run that ends with responses holding no parts ends with a snapshot that lacks their
+    `step-start`s (the `Chat` state has them). Those empty responses are dropped from what is expected."""
+    messages = list(messages)
+    while messages and isinstance(messages[-1], ModelResponse) and not messages[-1].parts and not messages[-1].metadata:
+        messages.pop()
+    return messages
+
+
+def as_the_client_keeps_it(scenario: Scenario, new_messages: Sequence[ModelMessage]) -> list[ModelMessage]:
+    """The history and the run's messages as loading the message a client built (any `ai` version) gives them
+    back. The client keeps one `data-*` part per type and id in a message, the latest: a data part sent again with
+    its id replaces the first, and a continued message's state part takes the run's state, which loading puts on
+    the message's last response (the history kept the earlier state on its own). Both as a dump and load do."""
+    produced = drop_trailing_empty_steps([*scenario.history, *new_messages])
+    ids = [(e.name, e.id) for e in scenario.events if isinstance(e, CustomData) and e.id is not None]
+    updates_data = len(ids) != len(set(ids))
+    moves_state = scenario.continues and any(STATE_METADATA_KEY in (m.metadata or {}) for m in scenario.history)
+    return load_messages(dump_messages(produced)) if updates_data or moves_state else produced
+
+
 def _whole(*messages: ModelMessage) -> list[AgentEvent]:
     return [event for message in messages for event in events_from_message(message)]
 
@@ -602,7 +643,158 @@ def _scenarios() -> dict[str, Scenario]:
     }
 
 
-SCENARIOS: dict[str, Scenario] = _scenarios()
+WEB = WebCitationSource(url='https://example.com/paris', title='Paris weather', excerpts=['sunny'])
+DOC = DocumentCitationSource(document_id='doc_1', title='Forecast', media_type='application/pdf', filename='f.pdf')
+
+
+def _message_scenarios() -> dict[str, Scenario]:
+    """Issue 14's carriers: shared state, message metadata and late response info, sources, native tools,
+    activity; named steps and raw events, which the Vercel stream does not send."""
+    call = ToolCallPart(tool_name='get_weather', args={'city': 'Paris'}, tool_call_id='call_w')
+    result = ToolReturnPart(tool_name='get_weather', content='sunny', tool_call_id='call_w', timestamp=T1)
+    usage = Usage(input_tokens=12, output_tokens=5)
+    native = NativeToolCallPart(tool_name='web_search', args='', tool_call_id='ws_1', provider_name='openai')
+    hits = NativeToolReturnPart(
+        tool_name='web_search', content=[{'url': WEB.url}], tool_call_id='ws_1', provider_name='openai', timestamp=T1
+    )
+    stateful = ModelResponse(
+        parts=[ToolCallPart(tool_name='ask_user', args={'q': 'city?'}, tool_call_id='call_c1')],
+        timestamp=T1,
+        usage=Usage(input_tokens=2, output_tokens=1),
+        metadata={'uibridge_state': {'runs': 1}, ANSWERED_BY_METADATA_KEY: {'call_c1': 'client'}},
+    )
+    return {
+        'state_in_steps': Scenario(
+            [
+                StateSnapshot({'plan': [], 'city': None}),  # before any step: sent when the first one starts
+                ResponseStart(model_name='gpt-x'),
+                StepStarted('plan'),
+                StateDelta([{'op': 'add', 'path': '/plan/-', 'value': 'train'}]),
+                StepFinished('plan'),
+                PartStart(0, TextPart(content='Planned.')),
+                PartEnd(0),
+                StateDelta([{'op': 'replace', 'path': '/city', 'value': 'Lyon'}]),
+                RawEvent({'provider': 'event'}, source='openai'),
+                RunFinished('stop'),
+            ]
+        ),
+        'state_across_tools': Scenario(
+            [
+                ResponseStart(),
+                PartStart(0, TextPart(content='Checking.')),
+                PartEnd(0),
+                CustomData('status', {'phase': 'calling'}),
+                StateSnapshot({'calls': 0}),  # mid-step, after a text part and a data part
+                PartStart(1, call),
+                PartEnd(1),
+                ToolResult(result),
+                ResponseStart(),
+                StateDelta([{'op': 'replace', 'path': '/calls', 'value': 1}]),
+                PartStart(0, TextPart(content='Sunny.')),
+                PartEnd(0),
+                RunFinished('stop'),
+            ]
+        ),
+        'usage_and_metadata': Scenario(
+            [
+                MessageMetadata({'conversation': 'c1'}),  # before any response: the first one takes it
+                ResponseInfo(provider_response_id='resp_early'),
+                ResponseStart(model_name='gpt-x', provider_name='openai'),
+                PartStart(0, call),
+                PartEnd(0),
+                ResponseInfo(usage=usage, finish_reason='tool_call'),
+                ToolResult(result),
+                ResponseStart(model_name='gpt-x', provider_name='openai'),
+                PartStart(0, TextPart(content='Sunny.')),
+                PartEnd(0),
+                MessageMetadata({'rating': None, 'tags': ['weather']}),
+                ResponseInfo(
+                    usage=Usage(input_tokens=20, output_tokens=3, cache_read_tokens=4),
+                    provider_response_id='resp_2',
+                    provider_details={'tier': 'default'},
+                ),
+                RunFinished('stop'),  # changes the last step's finish reason: its entry is sent again
+            ]
+        ),
+        'citations': Scenario(
+            [
+                ResponseStart(),
+                PartStart(0, TextPart(content='Sunny', citations=[Citation(sources=[WEB])])),
+                PartDelta(0, ' in Paris.'),
+                CitationAdded(0, Citation(sources=[DOC, WEB], anchor=ContentCitationAnchor(start=0, end=5))),
+                PartEnd(0),
+                PartStart(1, TextPart(content='Uncited.')),
+                PartEnd(1),
+                PartStart(2, TextPart(content='Cited too.')),
+                CitationAdded(2, Citation(sources=[DocumentCitationSource(title=None, excerpts=['x'])])),
+                PartEnd(2),
+                RunFinished('stop'),
+            ]
+        ),
+        'late_citation': Scenario(
+            [
+                ResponseStart(),
+                PartStart(0, TextPart(content='Sunny.')),
+                PartEnd(0),
+                PartStart(1, TextPart(content='More.')),
+                PartEnd(1),
+                CitationAdded(0, Citation(sources=[WEB])),  # after its text-end: sent alone, signed
+                RunFinished('stop'),
+            ]
+        ),
+        'native_search': Scenario(
+            [
+                ResponseStart(model_name='gpt-x', provider_name='openai'),
+                PartStart(0, native),
+                PartDelta(0, '{"query": '),
+                PartDelta(0, '"Paris"}'),
+                PartEnd(0),
+                NativeToolResult(hits),
+                PartStart(1, TextPart(content='Sunny.', citations=[Citation(sources=[WEB])])),
+                PartEnd(1),
+                ResponseInfo(usage=usage, provider_response_id='resp_1'),
+                RunFinished('stop'),
+            ]
+        ),
+        'native_result_later': Scenario(
+            [
+                ResponseStart(),
+                PartStart(0, NativeToolCallPart(tool_name='code', args={'src': '1+1'}, tool_call_id='ci_1')),
+                PartEnd(0),
+                PartStart(1, TextPart(content='Running.')),
+                PartEnd(1),
+                NativeToolResult(NativeToolReturnPart(tool_name='code', content=2, tool_call_id='ci_1', timestamp=T1)),
+                RunFinished('stop'),
+            ]
+        ),
+        'activity': Scenario(
+            [
+                ResponseStart(),
+                ActivitySnapshot('act_1', 'plan', {'steps': ['a']}),
+                PartStart(0, TextPart(content='Working.')),
+                ActivityDelta('act_1', 'plan', [{'op': 'add', 'path': '/steps/-', 'value': 'b'}]),
+                PartEnd(0),
+                RunFinished('stop'),
+            ]
+        ),
+        'continued_state': Scenario(
+            [
+                ToolResult(ToolReturnPart(tool_name='ask_user', content='Lyon', tool_call_id='call_c1', timestamp=T1)),
+                ResponseStart(),
+                StateSnapshot({'runs': 2}),  # the client's part (in the continued step) gets the new data
+                PartStart(0, TextPart(content='Lyon it is.')),
+                PartEnd(0),
+                ResponseInfo(usage=usage),
+                RunFinished('stop'),
+            ],
+            history=[HISTORIES['text_chat'][0], stateful],
+            continues=True,
+        ),
+    }
+
+
+MESSAGE_SCENARIOS: dict[str, Scenario] = _message_scenarios()
+SCENARIOS: dict[str, Scenario] = {**_scenarios(), **MESSAGE_SCENARIOS}
 
 
 def normalise_sse(data: bytes) -> str:
@@ -619,11 +811,12 @@ def normalise_sse(data: bytes) -> str:
 # ------------------------------------------------------------------------------------------ node
 
 
-def run_client_check(cases: dict[str, Any]) -> dict[str, Any]:
-    """Run `tests/clients/vercel_check.mjs` once on many cases (see its header for the format)."""
+def run_client_check(cases: dict[str, Any], script: str = CHECK_SCRIPT.name) -> dict[str, Any]:
+    """Run a Node script of tests/clients (`vercel_check.mjs` unless told) once on many cases, given on stdin
+    (see the script's header for the format); its stdout is one JSON document."""
     assert (CLIENTS / 'node_modules' / 'ai').is_dir(), 'tests/clients/node_modules is missing: run `make install`'
     result = subprocess.run(
-        ['node', str(CHECK_SCRIPT)],
+        ['node', script],
         input=json.dumps(cases),
         capture_output=True,
         text=True,

@@ -20,7 +20,9 @@ from ...core.media import URL_PARTS, URL_PARTS_BY_KIND, media_kind
 from ...core.messages import (
     BinaryContent,
     ErrorDetails,
+    ModelRequest,
     ModelRequestPart,
+    ModelResponse,
     RetryFeedbackPart,
     RetryPromptPart,
     SystemPromptPart,
@@ -29,14 +31,20 @@ from ...core.messages import (
     UserContent,
     UserPromptPart,
 )
+from ...core.metadata import app_metadata
 from ...core.trusted import construct
-from ._provider_metadata import DENIED, PROVIDER_KEY, parse_iso
+from ...core.verification import SignatureClaims
+from ._provider_metadata import DENIED, PROVIDER_KEY, SIDECAR_KEY, parse_iso
 from .types import DynamicToolUIPart, FileUIPart, TextUIPart, ToolApprovalUI, ToolUIPart, UIMessagePart
 
 __all__ = [
+    'NO_CLAIMS',
+    'apply_request_info',
     'call_args',
     'derived_denial',
     'ours',
+    'request_sidecar',
+    'response_sidecar',
     'result_fields',
     'result_part',
     'system_part',
@@ -181,3 +189,38 @@ def result_part(part: ToolUIPart | DynamicToolUIPart, call_fields: dict[str, Any
             **stamp,
         },
     )
+
+
+class _Discarded(SignatureClaims):
+    """Where claims go when the caller wants none: recording them would only cost time."""
+
+    __slots__ = ()
+
+    def add(self, part: object, signature: object, *, client: bool = False) -> None:
+        return None
+
+
+NO_CLAIMS = _Discarded()
+
+
+def apply_request_info(request: ModelRequest, info: Any) -> None:
+    if not isinstance(info, dict):
+        return
+    info = cast('dict[str, Any]', info)
+    if isinstance(info.get('instructions'), str):
+        request.instructions = info['instructions']
+    metadata = app_metadata(info['metadata']) if isinstance(info.get('metadata'), dict) else None
+    if metadata is not None:
+        request.metadata = {**metadata, **(request.metadata or {})}
+
+
+def response_sidecar(response: ModelResponse) -> dict[str, Any]:
+    if response.metadata is None:
+        response.metadata = {}
+    return cast('dict[str, Any]', response.metadata.setdefault(SIDECAR_KEY, {}))
+
+
+def request_sidecar(request: ModelRequest) -> dict[str, Any]:
+    if request.metadata is None:
+        request.metadata = {}
+    return cast('dict[str, Any]', request.metadata.setdefault(SIDECAR_KEY, {}))

@@ -22,7 +22,9 @@ What is missing, and how uibridge degrades (read from each version's `ui-message
 - a denial nobody asked for. 7: an approval request answered `false` at once. 6 cannot write
   `approved: false` (and `output-denied` needs it) and 5 has no approvals: `tool-output-error`, as above.
 - a result's metadata. 7 and 6: `resultProviderMetadata`. 5 has none: under `result` in the call metadata,
-  carried by the call's `tool-input-available` (held until its result for a server tool, else repeated).
+  carried by the call's `tool-input-available` (held until its result for a server tool, else repeated; a
+  provider-executed call's is never held, and its repeat runs no `onToolCall`). A native return's signature,
+  timestamp and position ride there too.
 - dropped for 6 and 5: `text-end.citations`, the `custom`, `reasoning-file`, `steering-message` and
   `reset-step` chunks and parts, `tool-approval-request.reason` / `isAutomatic`, the finish reason
   `interrupted` (sent as `other`), a tool part's `title`, `text.citations`, `file.providerReference`.

@@ -32,6 +32,7 @@ from typing import Any, Literal, cast
 
 from typing_extensions import TypeIs
 
+from ...core.events import STATE_METADATA_KEY
 from ...core.feedback import render_retry_feedback
 from ...core.messages import (
     FilePart,
@@ -53,17 +54,19 @@ from ...core.metadata import answered_by, app_metadata
 from ...core.provenance import Keyring
 from ...core.trusted import construct
 from ._dump_parts import add_ui_only, tool_part, ui_only_part, ui_only_sequence, user_content_parts, with_request
+from ._message_info import message_metadata, part_record, state_part, state_placement
+from ._native_tools import native_tool_part
 from ._provider_metadata import (
     derived_message_id,
     feedback_marker,
     iso,
     jsonable,
     part_metadata,
-    response_info,
     sidecar,
     wrap_metadata,
 )
 from ._sdk_versions import SdkVersion, downgrade_messages
+from ._sources import source_parts
 from .types import (
     FileUIPart,
     ProviderMetadata,
@@ -87,6 +90,8 @@ class _Draft:
     metadata: Any = None
     inserts: list[tuple[int, UIMessagePart]] = field(default_factory=list[tuple[int, UIMessagePart]])
     """UI-only parts of a user or system message, each at the index it had in the message."""
+    responses: list[ModelResponse] = field(default_factory=list[ModelResponse])
+    """The responses an assistant message is made of (its metadata is theirs)."""
 
 
 def dump_messages(
@@ -110,6 +115,7 @@ def dump_messages(
                     if info is not None:
                         result_request_info.setdefault(part.tool_call_id, info)
 
+    states = _state_parts(messages)
     drafts: list[_Draft] = []
     assistant: _Draft | None = None
     dumped_calls: set[str] = set()
@@ -122,7 +128,9 @@ def dump_messages(
                 assistant = _Draft('assistant')
                 _apply_message_info(assistant, info)
                 drafts.append(assistant)
-            _dump_response(message, assistant.parts, results, dumped_calls, result_request_info, signer)
+            assistant.responses.append(message)
+            state = states.get(id(message))
+            _dump_response(message, assistant.parts, results, dumped_calls, result_request_info, signer, state)
             previous_was_request = False
             continue
         opens_with_result = bool(message.parts) and _is_tool_result(message.parts[0])
@@ -155,7 +163,39 @@ def _is_tool_result(part: Any) -> TypeIs[ToolReturnPart | RetryPromptPart]:
     return isinstance(part, ToolReturnPart) or (isinstance(part, RetryPromptPart) and part.tool_name is not None)
 
 
+def _state_parts(messages: Sequence[ModelMessage]) -> dict[int, tuple[int, int, UIMessagePart]]:
+    """The `data-state` part of each assistant message that holds state, by the `id()` of the response whose
+    step it sits in, with its `(slot, position)` there (see `_message_info`)."""
+    groups: list[list[ModelResponse]] = []
+    current: list[ModelResponse] | None = None
+    for message in messages:
+        if isinstance(message, ModelResponse):
+            info = sidecar(message.metadata).get('message')
+            if current is None or (isinstance(info, dict) and cast('dict[str, Any]', info).get('new') is True):
+                current = []
+                groups.append(current)
+            current.append(message)
+        elif any(not _is_tool_result(part) and not isinstance(part, OpaquePart) for part in message.parts):
+            current = None  # the layout `dump_messages` gives: a prompt ends the assistant message
+    found: dict[int, tuple[int, int, UIMessagePart]] = {}
+    for group in groups:
+        holders = [response for response in group if STATE_METADATA_KEY in (response.metadata or {})]
+        if not holders:
+            continue
+        holder = holders[-1]
+        part = state_part((holder.metadata or {})[STATE_METADATA_KEY])
+        placement = state_placement(holder)
+        if placement is not None and placement[0] < len(group):
+            step, position, slot = placement
+            found[id(group[step])] = (slot, position, part)
+        else:
+            found[id(holder)] = (len(holder.parts) + 1_000_000, len(holder.parts), part)  # the step's end
+    return found
+
+
 def _finish(index: int, draft: _Draft) -> UIMessage:
+    if draft.role == 'assistant':
+        draft.metadata = message_metadata(draft.responses, draft.metadata)
     if draft.inserts:
         for at, part in sorted(draft.inserts, key=lambda item: item[0]):
             draft.parts.insert(at, part)
@@ -240,9 +280,13 @@ def _dump_response(
     dumped_calls: set[str],
     result_request_info: dict[str, dict[str, Any]],
     keyring: Keyring,
+    state: tuple[int, int, UIMessagePart] | None,
 ) -> None:
     parts.append(construct(StepStartUIPart, {}))
     extras = ui_only_sequence(response)
+    if state is not None:
+        slot, position, state_ui = state
+        extras.insert(min(slot, len(extras)), (position, state_ui))
     side = sidecar(response.metadata)
     approvals = side.get('approvals')
     approvals = cast('dict[str, Any]', approvals) if isinstance(approvals, dict) else {}
@@ -250,11 +294,17 @@ def _dump_response(
     # A step a client wrote without uibridge's metadata is not the server's to sign.
     signer: Keyring | None = None if bare_step else keyring
     marks = answered_by(response.metadata)
-    info: dict[str, Any] | None = None if bare_step else response_info(response)
+    info: dict[str, Any] | None = None if bare_step else part_record(response)
     kept_ids = side.get('reasoning_ids')
     reasoning_ids: dict[str, Any] = cast('dict[str, Any]', kept_ids) if isinstance(kept_ids, dict) else {}
     kept_bare = side.get('bare_results')
     bare_results: set[Any] = set(cast('list[Any]', kept_bare)) if isinstance(kept_bare, list) else set()
+    returns = {
+        part.tool_call_id: (position, part)
+        for position, part in enumerate(response.parts)
+        if isinstance(part, NativeToolReturnPart)
+    }
+    texts = 0
     pending = 0
     for position, part in enumerate(response.parts):
         while pending < len(extras) and extras[pending][0] <= position:
@@ -263,8 +313,17 @@ def _dump_response(
         if isinstance(part, TextPart | ThinkingPart | FilePart):
             metadata = wrap_metadata(part_metadata(part, info, None if signer is None else signer.sign_part(part)))
             parts.append(_content_part(part, metadata, reasoning_ids, position))
-        elif isinstance(part, NativeToolCallPart | NativeToolReturnPart | OpaquePart):
-            continue  # provider-executed tools: their Vercel carrier lands with issue 14
+            if isinstance(part, TextPart):
+                parts.extend(source_parts(part, texts) if part.citations else ())
+                texts += 1
+        elif isinstance(part, NativeToolCallPart):
+            at, returned = returns.get(part.tool_call_id, (None, None))
+            sigs: tuple[str | None, str | None] = (None, None)
+            if signer is not None:
+                sigs = (signer.sign_part(part), None if returned is None else signer.sign_part(returned))
+            parts.append(native_tool_part(part, returned, info, sigs, None if at == position + 1 else at))
+        elif isinstance(part, NativeToolReturnPart | OpaquePart):
+            continue  # a native return rides with its call; an opaque part is shown to no UI
         else:
             dumped_calls.add(part.tool_call_id)
             result = results.get(part.tool_call_id)

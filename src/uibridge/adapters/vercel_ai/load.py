@@ -45,9 +45,25 @@ from ...core.metadata import ANSWERED_BY_METADATA_KEY, CUSTOM_DATA_METADATA_KEY,
 from ...core.records import read_response_fields, read_thinking_fields
 from ...core.trusted import construct
 from ...core.verification import SignatureClaims
-from ._load_parts import derived_denial, ours, result_fields, result_part, system_part, tool_call, user_file, user_part
+from ._load_parts import (
+    NO_CLAIMS,
+    apply_request_info,
+    derived_denial,
+    ours,
+    request_sidecar,
+    response_sidecar,
+    result_fields,
+    result_part,
+    system_part,
+    tool_call,
+    user_file,
+    user_part,
+)
+from ._load_step import Step as _Step
+from ._message_info import is_state_part, keep_state, read_message_metadata
 from ._peer_history import peer_messages
 from ._provider_metadata import DERIVED_ID, SIDECAR_KEY, SIG_KEY, derived_message_id
+from ._sources import read_source
 from ._validation import validate_ui_message
 from .types import (
     CustomUIPart,
@@ -78,7 +94,7 @@ def load_messages(
 
     `claims`, when given, receives the signature the client sent beside each part (see the module docstring).
     """
-    loader = _Loader(claims if claims is not None else _NO_CLAIMS)
+    loader = _Loader(claims if claims is not None else NO_CLAIMS)
     for index, data in enumerate(ui_messages):
         message = validate_ui_message(data, index)
         migrated = peer_messages(message)  # a history pydantic-ai's own adapter stored (`_peer_history`)
@@ -90,18 +106,6 @@ def load_messages(
 
 def _warn_unknown(part: UnknownUIPart, path: str) -> None:
     warn(f'{path}: skipped a {part.type[:40]!r} part, a type this version does not know', stacklevel=3)
-
-
-class _Discarded(SignatureClaims):
-    """Where claims go when the caller wants none: recording them would only cost time."""
-
-    __slots__ = ()
-
-    def add(self, part: object, signature: object, *, client: bool = False) -> None:
-        return None
-
-
-_NO_CLAIMS = _Discarded()
 
 
 class _Loader:
@@ -117,6 +121,8 @@ class _Loader:
         """The fields of the request the current step's results open (`request` on a result)."""
         self.message_info: dict[str, Any] | None = None
         self.ui_only_slot = 0
+        self.message_responses: list[ModelResponse] = []
+        self.step = _Step()
 
     # ------------------------------------------------------------------------------------- messages
 
@@ -133,8 +139,8 @@ class _Loader:
         # Only an id shaped like a derived one can be one; the check dumps the parts, so others skip it.
         if not DERIVED_ID.fullmatch(message.id) or message.id != derived_message_id(index, message.role, message.parts):
             info['id'] = message.id
-        if message.metadata is not None:
-            info['metadata'] = message.metadata
+        if message.metadata is not None and not (message.role == 'assistant' and isinstance(message.metadata, dict)):
+            info['metadata'] = message.metadata  # an assistant message's object metadata is read into its responses
         if new:
             info['new'] = True
         return info
@@ -171,7 +177,7 @@ class _Loader:
         if inserts:
             info['parts'] = inserts
         if info:
-            side = _sidecar(request)
+            side = request_sidecar(request)
             messages = cast('dict[str, Any]', side.setdefault('messages', {}))
             messages[str(len(request.parts))] = info
         request.parts.append(prompt)
@@ -181,7 +187,7 @@ class _Loader:
         if self.request is None or info.get('new') is True:
             self.request = construct(ModelRequest, {'parts': []})
             self.out.append(self.request)
-        _apply_request_info(self.request, info)
+        apply_request_info(self.request, info)
         return self.request
 
     # ------------------------------------------------------------------------------------ assistant
@@ -190,6 +196,8 @@ class _Loader:
         self.end_step()
         self.request = None
         self.message_info = self._message_info(index, message, new=self.previous_role == 'assistant')
+        self.message_responses = []
+        state: tuple[Any, tuple[int, int, int]] | None = None
         stepped = any(isinstance(part, StepStartUIPart) for part in message.parts)
         for j, part in enumerate(message.parts):
             if isinstance(part, StepStartUIPart):
@@ -205,8 +213,17 @@ class _Loader:
                 self._add_file(part, f'{index}.parts.{j}')
             elif isinstance(part, ToolUIPart | DynamicToolUIPart):
                 self._add_tool(part)
+            elif isinstance(part, DataUIPart) and is_state_part(part):
+                state = (part.data, self._state_placement())  # the latest one wins, as in the client
             elif isinstance(part, DataUIPart):
                 self._add_data(part)
+            elif (
+                isinstance(part, SourceUrlUIPart | SourceDocumentUIPart)
+                and self.step.texts
+                and ours(part.provider_metadata)
+            ):
+                # uibridge's sources become citations; a client's own (no `uibridge` metadata) stay UI-only
+                self.step.cite(read_source(part, ours(part.provider_metadata)))
             elif isinstance(part, _UIOnly):
                 self._keep_ui_only(part)
             elif isinstance(part, SteeringMessageUIPart):
@@ -214,6 +231,22 @@ class _Loader:
             else:
                 _warn_unknown(part, f'{index}.parts.{j}')
         self.end_step()
+        metadata: Any = message.metadata
+        if state is not None or isinstance(metadata, dict):
+            if not self.message_responses:
+                self._start_response()
+                self.end_step()
+            if isinstance(metadata, dict):
+                read_message_metadata(cast('dict[str, Any]', metadata), self.message_responses)
+            if state is not None:
+                keep_state(self.message_responses, *state)
+
+    def _state_placement(self) -> tuple[int, int, int]:
+        """Where a `data-state` part sits: its step in the message, its position and UI-only slot there."""
+        if self.response is None:  # outside any step: at the end of the last one
+            last = self.message_responses[-1].parts if self.message_responses else []
+            return max(len(self.message_responses) - 1, 0), len(last), 1_000_000
+        return len(self.message_responses) - 1, len(self.response.parts), self.ui_only_slot
 
     def _start_response(self) -> ModelResponse:
         response = construct(ModelResponse, {'parts': []})
@@ -221,6 +254,7 @@ class _Loader:
             response.metadata = {SIDECAR_KEY: {'message': self.message_info}}
         self.message_info = None
         self.out.append(response)
+        self.message_responses.append(response)
         self.response = response
         self.request = None
         self.ui_only_slot = 0
@@ -231,13 +265,16 @@ class _Loader:
 
     def end_step(self) -> None:
         """Close the current response; its tool results become the request that follows it."""
+        if self.response is not None:
+            self.step.finish(self.response, self.claims)
+        self.step = _Step()
         self.response = None
         if self.results:
             if len(self.results) > 1 and all(index is not None for index, _ in self.results):
                 self.results.sort(key=lambda item: cast('int', item[0]))
             self.request = construct(ModelRequest, {'parts': [part for _, part in self.results]})
             self.out.append(self.request)
-            _apply_request_info(self.request, self.results_request)
+            apply_request_info(self.request, self.results_request)
             self.results_request = None
             self.results = []
 
@@ -245,7 +282,7 @@ class _Loader:
         if not isinstance(info, dict):
             if not response.parts:
                 # The step's first part carries no response info: a client wrote it; dump adds none back.
-                _response_sidecar(response)['bare'] = True
+                response_sidecar(response)['bare'] = True
             return
         info = cast('dict[str, Any]', info)
         for key, value in read_response_fields(info).items():
@@ -262,11 +299,12 @@ class _Loader:
         if isinstance(part, TextUIPart):
             text = construct(TextPart, {'content': part.text, 'id': part_id})
             self.claims.add(text, fields.get(SIG_KEY))
+            self.step.texts.append((len(response.parts), fields.get(SIG_KEY)))
             response.parts.append(text)
             return
         if part.id is not None:
             # The UI's own id for the part (a stream chunk id), not the provider's: kept beside, not in, the part.
-            ids = cast('dict[str, Any]', _response_sidecar(response).setdefault('reasoning_ids', {}))
+            ids = cast('dict[str, Any]', response_sidecar(response).setdefault('reasoning_ids', {}))
             ids[str(len(response.parts))] = part.id
         values: dict[str, Any] = {'content': part.text, 'id': None, 'signature': None, 'provider_name': None}
         values.update(read_thinking_fields(fields))
@@ -296,6 +334,9 @@ class _Loader:
         response = self._current_response()
         call_fields = ours(part.call_provider_metadata)
         self._apply_response_info(response, call_fields.get('response'))
+        if part.provider_executed is True:
+            self.step.add_native(response, part, call_fields, self.claims)
+            return
         call = tool_call(part, call_fields)
         client = call_fields.get('client') is True
         self.claims.add(call, call_fields.get(SIG_KEY), client=client)
@@ -306,7 +347,7 @@ class _Loader:
             marks = cast('dict[str, Any]', response.metadata.setdefault(ANSWERED_BY_METADATA_KEY, {}))
             marks[part.tool_call_id] = 'client' if client else 'approval'
         if part.approval is not None and part.approval != derived_denial(part, call_fields):
-            approvals = cast('dict[str, Any]', _response_sidecar(response).setdefault('approvals', {}))
+            approvals = cast('dict[str, Any]', response_sidecar(response).setdefault('approvals', {}))
             approvals[part.tool_call_id] = part.approval.model_dump(mode='json')
         result = result_part(part, call_fields)
         if result is not None:
@@ -317,7 +358,7 @@ class _Loader:
                 self.results_request = fields['request']
             self.results.append((index if isinstance(index, int) else None, result))
             if 'timestamp' not in fields:
-                bare = cast('list[str]', _response_sidecar(response).setdefault('bare_results', []))
+                bare = cast('list[str]', response_sidecar(response).setdefault('bare_results', []))
                 bare.append(part.tool_call_id)
 
     def _add_data(self, part: DataUIPart) -> None:
@@ -361,29 +402,3 @@ class _Loader:
             self.request = ModelRequest(parts=[])
             self.out.append(self.request)
         self.request.parts.append(prompt)
-
-
-# ------------------------------------------------------------------------------------------ parts
-
-
-def _apply_request_info(request: ModelRequest, info: Any) -> None:
-    if not isinstance(info, dict):
-        return
-    info = cast('dict[str, Any]', info)
-    if isinstance(info.get('instructions'), str):
-        request.instructions = info['instructions']
-    metadata = app_metadata(info['metadata']) if isinstance(info.get('metadata'), dict) else None
-    if metadata is not None:
-        request.metadata = {**metadata, **(request.metadata or {})}
-
-
-def _response_sidecar(response: ModelResponse) -> dict[str, Any]:
-    if response.metadata is None:
-        response.metadata = {}
-    return cast('dict[str, Any]', response.metadata.setdefault(SIDECAR_KEY, {}))
-
-
-def _sidecar(request: ModelRequest) -> dict[str, Any]:
-    if request.metadata is None:
-        request.metadata = {}
-    return cast('dict[str, Any]', request.metadata.setdefault(SIDECAR_KEY, {}))

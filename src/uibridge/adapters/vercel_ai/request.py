@@ -26,9 +26,10 @@ from ...core.client_input import request_object
 from ...core.errors import InputError
 from ...core.run import RunInput, ToolApproval
 from ...core.verification import SignatureClaims
+from ._message_info import is_state_part
 from ._validation import validate_ui_message
 from .load import load_messages
-from .types import DynamicToolUIPart, ToolUIPart, UIMessage
+from .types import DataUIPart, DynamicToolUIPart, ToolUIPart, UIMessage
 
 __all__ = ['VercelChatRequest', 'parse_request']
 
@@ -97,7 +98,21 @@ class VercelChatRequest:
             approvals=self.approvals,
             trigger='regenerate' if self.trigger == 'regenerate-message' else 'submit',
             extra=dict(self.extra),
+            state=self.state,
         )
+
+    @property
+    def state(self) -> Any:
+        """The shared state the client holds: the data of the latest `data-state` part (id `state`) of its
+        assistant messages (the reducer `_message_info` describes), else `None`. Client data, never instructions."""
+        for message in reversed(self.messages):
+            if message.role != 'assistant':
+                continue
+            for part in reversed(message.parts):
+                if is_state_part(part):
+                    assert isinstance(part, DataUIPart)
+                    return part.data
+        return None
 
 
 def parse_request(body: bytes | str | Mapping[str, Any]) -> VercelChatRequest:

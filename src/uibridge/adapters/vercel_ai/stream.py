@@ -15,6 +15,10 @@ the stream equals the dumped one (ids aside):
 - retry feedback between steps as a `data-retry-feedback` part holding the seed 003 marker (`load_messages`
   reads it back as a `RetryFeedbackPart`); a legacy tool-less `RetryPromptPart` has no place in an assistant
   message and is not sent (it is still collected);
+- issue 14's events as `_stream_carriers` describes: the shared state as a `data-state` part (id `state`),
+  message metadata and late response info (usage) as `message-metadata`, citations as `source-url` /
+  `source-document` after their text, provider-executed calls as tool chunks with `providerExecuted: true`,
+  activity as a transient `data-activity`; named steps and raw events are not sent (`_stream_hooks`);
 - `finish` with the Vercel `finishReason` (`tool-calls` while a call waits for the client or an approval);
   a `RunError` closes what is open, sends `error` with its (already safe) message, then `finish`; a
   `RunCancelled` sends `abort`. Every stream ends with `data: [DONE]`.
@@ -30,18 +34,18 @@ a finished call's `tool-input-available` waits for whichever comes first: its `T
 its result, a new call reusing its id, or the end of its step (sent unmarked); re-sending it would run a client
 tool twice (`onToolCall`). Each part is signed once, when it is complete; deltas cost nothing more.
 
-The run's state (started and ended, the collector, open parts, held calls, dispatch) is `core.encoder`'s; this
-module writes the chunks, each through the writer `frames` derives from its model in `chunks.py` (the bytes the
-model serializes to, without building it), and each open part keeps its delta prefix pre-encoded, so a text
-delta costs one string escape: about 1 µs per delta with the message collection, where building and dumping a
-pydantic `TextDeltaChunk` alone takes 6 to 11 µs and `json.dumps(chunk, separators=...)` 4 to 6 µs (measured on
-the development machine, 200 000 deltas).
+The run's state (started and ended, the collector, open parts, held calls, dispatch) is `core.encoder`'s; the
+hooks for tool answers and results are `_stream_tools`' and those of issue 14's events `_stream_hooks`' (mixins of
+the stream class); this module writes the other chunks, each through the writer `frames` derives from its model in
+`chunks.py` (the bytes the model serializes to, without building it), and each open part keeps its delta prefix
+pre-encoded, so a text delta costs one string escape: about 1 µs per delta with the message collection, where
+building and dumping a pydantic `TextDeltaChunk` alone takes 6 to 11 µs and `json.dumps(chunk, separators=...)` 4
+to 6 µs (measured on the development machine, 200 000 deltas).
 """
 
 from __future__ import annotations
 
 import uuid
-import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -54,7 +58,6 @@ from ...core.messages import (
     ModelMessage,
     ModelResponse,
     NativeToolCallPart,
-    RetryPromptPart,
     TextPart,
     ThinkingPart,
     ToolCallPart,
@@ -62,22 +65,23 @@ from ...core.messages import (
 from ...core.provenance import Keyring
 from ...core.stream import encode_all
 from ._frames import chunk_writer, delta_prefix
+from ._message_info import part_record
 from ._provider_metadata import (
     PROVIDER_KEY,
     SIDECAR_KEY,
     SIG_KEY,
-    denial_text,
     feedback_marker,
     file_metadata,
-    response_info,
     text_metadata,
     thinking_metadata,
     tool_call_metadata,
-    tool_result,
     wrap_metadata,
 )
 from ._sdk_stream import ChunkDowngrade
 from ._sdk_versions import SdkVersion
+from ._stream_carriers import MessageCarrier, native_call_end, source_chunks
+from ._stream_hooks import MessageHooks
+from ._stream_tools import ToolHooks
 from .chunks import (
     AbortChunk,
     DataChunk,
@@ -94,17 +98,12 @@ from .chunks import (
     TextDeltaChunk,
     TextEndChunk,
     TextStartChunk,
-    ToolApprovalRequestChunk,
-    ToolApprovalResponseChunk,
     ToolInputAvailableChunk,
     ToolInputDeltaChunk,
     ToolInputErrorChunk,
     ToolInputStartChunk,
-    ToolOutputAvailableChunk,
-    ToolOutputDeniedChunk,
-    ToolOutputErrorChunk,
 )
-from .types import DynamicToolUIPart, ToolUIPart, UIMessage
+from .types import UIMessage
 
 __all__ = ['VERCEL_AI_HEADERS', 'VercelAIEventStream', 'encode_events']
 
@@ -128,11 +127,6 @@ _tool_input_start = chunk_writer(ToolInputStartChunk)
 _tool_input_prefix = delta_prefix(ToolInputDeltaChunk, 'input_text_delta')
 _tool_input_available = chunk_writer(ToolInputAvailableChunk)
 _tool_input_error = chunk_writer(ToolInputErrorChunk)
-_approval_request = chunk_writer(ToolApprovalRequestChunk)
-_approval_response = chunk_writer(ToolApprovalResponseChunk)
-_output_available = chunk_writer(ToolOutputAvailableChunk)
-_output_error = chunk_writer(ToolOutputErrorChunk)
-_output_denied = chunk_writer(ToolOutputDeniedChunk)
 _file = chunk_writer(FileChunk)
 _data = chunk_writer(DataChunk)
 _error = chunk_writer(ErrorChunk)
@@ -147,18 +141,13 @@ _FINISH_REASONS: dict[FinishReason, FinishReasonUI] = {
 }
 
 
-def _as_is(value: Any) -> Any:
-    # The writers write any value as `provider_metadata.jsonable` + JSON would: no JSON-ready copy is needed.
-    return value
-
-
 def _json(value: Any) -> str:
     return json_string(value) if isinstance(value, str) else wire_json(value)
 
 
 @dataclass(eq=False, slots=True)
 class _OpenPart(OpenPart):
-    kind: Literal['text', 'reasoning', 'tool']
+    kind: Literal['text', 'reasoning', 'tool', 'native']
     id: str
     """The chunk id (text, reasoning) or the tool call id."""
     delta_prefix: str
@@ -166,7 +155,7 @@ class _OpenPart(OpenPart):
     """The `uibridge` provider metadata sent at start (text, reasoning) or due at the end (the response info)."""
 
 
-class VercelAIEventStream(StreamEncoder[_OpenPart]):
+class VercelAIEventStream(ToolHooks, MessageHooks, StreamEncoder[_OpenPart]):
     """Encodes one run. Sans-IO: `start()`, then `encode(event)` per event, then `close()`; each returns bytes.
 
     - `message_id`: the id of the assistant message the run continues (an approval or a client tool answered),
@@ -205,7 +194,13 @@ class VercelAIEventStream(StreamEncoder[_OpenPart]):
         self._request_slot = 0
         """Where the next tool result lands in its request (the collector's layout, for `index`)."""
         self._step_open = False
-        self._pending_info: dict[str, Any] | None = None
+        self._info_pending = False
+        self._current: ModelResponse | None = None
+        self._message = MessageCarrier(continued)
+        self._text_slots: dict[int, int] = {}
+        """The slot of each text part of the current response, by its event index (for a late citation)."""
+        self._native_slots: dict[str, int] = {}
+        """The slot of each native call of the current response, by its id (where its return sits)."""
         self._started_calls: dict[str, dict[str, Any]] = {}
         """Calls started in this stream, with the call metadata sent for each."""
         self._approvals: dict[str, dict[str, Any]] = {}
@@ -226,7 +221,7 @@ class VercelAIEventStream(StreamEncoder[_OpenPart]):
 
     @property
     def new_messages(self) -> list[ModelMessage]:
-        messages = self._collector.messages
+        messages = self._message.amend(self._collector.messages)
         if not self._approvals:
             return messages
         # The approvals asked for, kept as `load_messages` keeps them, so the dump shows `approval-requested`.
@@ -256,8 +251,11 @@ class VercelAIEventStream(StreamEncoder[_OpenPart]):
         self._request_slot = 0
         current = self._collector.last_message
         assert isinstance(current, ModelResponse)
-        self._pending_info = response_info(current, with_finish_reason=False)
-        return out + _START_STEP
+        self._current = current
+        self._info_pending = True
+        self._text_slots = {}
+        self._native_slots = {}
+        return out + _START_STEP + self._message.step_started(current, self._collector.state)
 
     def _close_step(self) -> bytes:
         if not self._step_open:
@@ -267,8 +265,11 @@ class VercelAIEventStream(StreamEncoder[_OpenPart]):
         return self._release_held() + _FINISH_STEP
 
     def _take_response_info(self) -> dict[str, Any] | None:
-        info, self._pending_info = self._pending_info, None
-        return info
+        """The step's response record, for its first part: what the response says when that part starts."""
+        if not self._info_pending or self._current is None:
+            return None
+        self._info_pending = False
+        return part_record(self._current, with_finish_reason=False)
 
     # ------------------------------------------------------------------------------------- parts
 
@@ -284,7 +285,17 @@ class VercelAIEventStream(StreamEncoder[_OpenPart]):
                 out += utf8_json(f'{prefix}{_json(part.args)}}}\n\n')
             return opened, out
         if isinstance(part, NativeToolCallPart):
-            raise NotImplementedError('provider-executed tool calls: issue 14')
+            # Streamed as a call is, marked provider-executed; it ends in `_part_ended`, never held.
+            call_id = part.tool_call_id
+            prefix = _tool_input_prefix(tool_call_id=call_id)
+            self._native_slots[call_id] = slot
+            opened = _OpenPart(response, slot, 'native', call_id, prefix, {'response': info} if info else {})
+            out = _tool_input_start(tool_call_id=call_id, tool_name=part.tool_name, provider_executed=True)
+            if isinstance(part.args, str) and part.args:
+                out += utf8_json(f'{prefix}{_json(part.args)}}}\n\n')
+            return opened, out
+        if isinstance(part, TextPart):
+            self._text_slots[event.index] = slot
         kind: Literal['text', 'reasoning'] = 'text' if isinstance(part, TextPart) else 'reasoning'
         self._chunk_ids += 1
         chunk_id = f'{kind[0]}{self._chunk_ids}'
@@ -304,14 +315,16 @@ class VercelAIEventStream(StreamEncoder[_OpenPart]):
             self._started_calls[opened.id] = {}
             return self._call_ended(opened.id, opened, error)
         part = opened.finished
+        if isinstance(part, NativeToolCallPart):
+            return native_call_end(part, opened.metadata.get('response'), self._keyring.sign_part(part), error)
         assert isinstance(part, TextPart | ThinkingPart)
         # The client replaces the part's metadata with the end chunk's: sent whole, with the signature.
         sig = self._keyring.sign_part(part)
-        if isinstance(part, TextPart):
-            fields = {**opened.metadata, SIG_KEY: sig}
-        else:
+        if isinstance(part, ThinkingPart):
             fields = thinking_metadata(part, opened.metadata.get('response'), sig)
-        return _part_end[opened.kind](id=opened.id, provider_metadata={PROVIDER_KEY: fields})
+            return _part_end['reasoning'](id=opened.id, provider_metadata={PROVIDER_KEY: fields})
+        out = _part_end['text'](id=opened.id, provider_metadata={PROVIDER_KEY: {**opened.metadata, SIG_KEY: sig}})
+        return out + source_chunks(opened.response, opened.slot) if part.citations else out
 
     def _send_call(self, held: _OpenPart, mark: ev.AnsweredBy | None, error: str | None = None) -> bytes:
         """`tool-input-available` (or `tool-input-error`) for a finished call, signed with its mark; the
@@ -337,98 +350,18 @@ class VercelAIEventStream(StreamEncoder[_OpenPart]):
         )
         return out + self._ask_approval(call) if mark == 'approval' else out
 
+    def _text_open(self, index: int) -> bool:
+        return index in self._open
+
     def _file_output(self, event: ev.FileOutput) -> bytes:
         part = event.part
         metadata = wrap_metadata(file_metadata(part, self._take_response_info(), self._keyring.sign_part(part)))
         return _file(url=part.content.data_url, media_type=part.content.media_type, provider_metadata=metadata)
 
     def _custom_data(self, event: ev.CustomData) -> bytes:
+        if not event.transient:
+            self._message.ui_only_sent()
         return _data(type=f'data-{event.name}', id=event.id, data=event.data, transient=event.transient or None)
-
-    # ------------------------------------------------------------------------------------- tools
-
-    def _tool_call_ready(self, event: ev.ToolCallReady, *, late: bool) -> bytes:
-        call_id = event.tool_call_id
-        self._waiting.add(call_id)
-        if not late:
-            return b''
-        if event.answered_by == 'client':
-            if call_id in self._started_calls:
-                warnings.warn(
-                    f'ToolCallReady for {call_id!r} came after its step ended: the client already holds the call '
-                    'without the client-tool mark, so its result will not verify on the next turn',
-                    UserWarning,
-                    stacklevel=4,
-                )
-            return b''
-        call = self._collector.tool_call(call_id)
-        if call is None:
-            warnings.warn(f'no tool call {call_id!r} to ask an approval for', UserWarning, stacklevel=4)
-            return b''
-        return self._ask_approval(call)
-
-    def _ask_approval(self, call: ToolCallPart) -> bytes:
-        approval_id = self._keyring.approval_id(self._thread_id, call)
-        self._approvals[call.tool_call_id] = {'id': approval_id}
-        return _approval_request(approval_id=approval_id, tool_call_id=call.tool_call_id)
-
-    def _retry_prompt(self, part: RetryPromptPart) -> bytes:
-        # A legacy tool-less retry has no place in an assistant message: only collected, and counted.
-        self._request_slot += 1
-        return b''
-
-    def _tool_result(self, event: ev.ToolResult) -> bytes:
-        part = event.part
-        slot = self._request_slot
-        self._request_slot += 1
-        call_id = part.tool_call_id
-        self._waiting.discard(call_id)
-        started = call_id in self._started_calls
-        if not started and not self._continues:
-            warnings.warn(
-                f'a result for tool call {call_id!r}, which this stream did not send and does not continue; '
-                'the client could not place it, so it was not sent',
-                UserWarning,
-                stacklevel=4,
-            )
-            return b''
-        state, value, fields = tool_result(part, slot, json_ready=_as_is, sig=self._keyring.sign_part(part))
-        if state == 'output-available':
-            return _output_available(tool_call_id=call_id, output=value, provider_metadata={PROVIDER_KEY: fields})
-        if state == 'output-error':
-            return _output_error(tool_call_id=call_id, error_text=value, provider_metadata={PROVIDER_KEY: fields})
-        return self._denial(call_id, value, fields, started) + _output_denied(tool_call_id=call_id)
-
-    def _denial(self, call_id: str, reason: str, fields: dict[str, Any], started: bool) -> bytes:
-        """The approval answer that carries a denial's result metadata to the client: in the call metadata,
-        which `tool-approval-response` replaces, the only place the client keeps anything of a denial."""
-        if started:
-            metadata: dict[str, Any] = {PROVIDER_KEY: {**self._started_calls[call_id], 'result': fields}}
-            asked = self._approvals.get(call_id)
-            if asked is None:
-                return _asked_and_denied(call_id, reason, metadata)  # a denial the client never asked for
-            self._approvals[call_id] = {**asked, 'approved': False, 'reason': reason}
-            return _denied(asked['id'], reason, metadata)
-        part = self._continued_call(call_id)
-        if part is None:
-            return b''  # the client holds the call, but this stream was not given it: the result stays bare
-        approval = part.approval
-        if approval is not None and approval.approved is False:
-            # The client's own answer stays as it wrote it, its reason included; the denial's text goes beside.
-            fields = denial_text(fields, reason, approval.reason)
-        held = part.call_provider_metadata or {}
-        metadata = {**held, PROVIDER_KEY: {**held.get(PROVIDER_KEY, {}), 'result': fields}}
-        if approval is None:
-            return _asked_and_denied(call_id, reason, metadata)
-        return _denied(approval.id, None if approval.approved is False else reason, metadata)
-
-    def _continued_call(self, tool_call_id: str) -> ToolUIPart | DynamicToolUIPart | None:
-        if self._continued is None:
-            return None
-        for part in self._continued.parts:
-            if isinstance(part, ToolUIPart | DynamicToolUIPart) and part.tool_call_id == tool_call_id:
-                return part
-        return None
 
     # ------------------------------------------------------------------------------ request side
 
@@ -439,62 +372,17 @@ class VercelAIEventStream(StreamEncoder[_OpenPart]):
 
     # -------------------------------------------------------------------------------------- ends
 
-    # ------------------------------------------------------------------ not carried yet (issue 14)
-    # Collected, so kept in the run's new messages; each protocol's carrier lands with issue 14.
-
-    def _native_tool_result(self, event: ev.NativeToolResult) -> bytes:
-        return b''
-
-    def _citation_added(self, event: ev.CitationAdded) -> bytes:
-        return b''
-
-    def _response_info(self, event: ev.ResponseInfo) -> bytes:
-        return b''
-
-    def _message_metadata(self, event: ev.MessageMetadata) -> bytes:
-        return b''
-
-    def _state_snapshot(self, event: ev.StateSnapshot) -> bytes:
-        return b''
-
-    def _state_delta(self, event: ev.StateDelta) -> bytes:
-        return b''
-
-    def _step_started(self, event: ev.StepStarted) -> bytes:
-        return b''
-
-    def _step_finished(self, event: ev.StepFinished) -> bytes:
-        return b''
-
-    def _activity_snapshot(self, event: ev.ActivitySnapshot) -> bytes:
-        return b''
-
-    def _activity_delta(self, event: ev.ActivityDelta) -> bytes:
-        return b''
-
-    def _raw_event(self, event: ev.RawEvent) -> bytes:
-        return b''
-
     def _run_finished(self, event: ev.RunFinished) -> bytes:
         reason = 'tool-calls' if self._waiting else _FINISH_REASONS.get(event.finish_reason or 'stop', 'other')
-        return self._close_step() + _finish(finish_reason=reason) + _DONE
+        out = self._close_step() + self._message.at_end(self._collector.state)
+        return out + _finish(finish_reason=reason) + _DONE
 
     def _run_error(self, event: ev.RunError) -> bytes:
-        out = self._close_step() + _error(error_text=event.message)
+        out = self._close_step() + self._message.at_end(self._collector.state) + _error(error_text=event.message)
         return out + _finish(finish_reason='error') + _DONE
 
     def _run_cancelled(self, event: ev.RunCancelled) -> bytes:
         return self._close_step() + _abort(reason=event.reason) + _DONE
-
-
-def _denied(approval_id: str, reason: str | None, metadata: dict[str, Any]) -> bytes:
-    return _approval_response(approval_id=approval_id, approved=False, reason=reason, provider_metadata=metadata)
-
-
-def _asked_and_denied(call_id: str, reason: str, metadata: dict[str, Any]) -> bytes:
-    """An approval request answered `false` at once: the client keeps a denied call only with its approval."""
-    request = _approval_request(approval_id=call_id, tool_call_id=call_id)
-    return request + _denied(call_id, reason, metadata)
 
 
 def encode_events(events: Iterable[ev.AgentEvent], **kwargs: Any) -> bytes:

@@ -1,0 +1,157 @@
+"""What a Vercel UI message holds for its whole assistant turn: shared state, message metadata, late response info.
+
+- **Shared state**: one `data-state` part with the id `state` per assistant message, whose `data` is the whole
+  state. The client keeps one part per id and message (a later chunk with the id replaces the data of the part
+  already there, wherever it is), so the reducer is "the latest part with id `state` wins". Loading puts it on
+  the message's last response (`uibridge_state`, where the collector keeps a run's state) and keeps where the
+  part sat (`state_at` in the sidecar: the step within the message, its `position` among the step's parts and
+  `slot` among its UI-only parts), so a dump writes it back in place; without that, at the end of the step of
+  the response that holds it.
+- **Message metadata** (`UIMessage.metadata`): the application's keys (`uibridge_message_metadata`, merged over
+  the message's responses) at top level; under the reserved `uibridge` key, the late response info: `steps`,
+  by the step's index within the message, each step's `usage` (non-zero counts), `model_name`,
+  `provider_name`, `finish_reason`, `provider_response_id` and `provider_details` as `core.records` writes them,
+  and beside them the message's total `usage` and the latest of the other four. The client deep-merges each
+  `message-metadata` chunk into what it holds, so the stream sends only a step's entry and the new totals; a
+  dump writes the same from the responses (those with usage, a response id or details: what a stream's
+  `ResponseInfo` sends). Loading reads each step's entry back onto its response and recomputes the rest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, cast
+
+from ...core.events import MESSAGE_METADATA_KEY, STATE_METADATA_KEY
+from ...core.messages import ModelResponse
+from ...core.records import read_response_fields, response_fields
+from ...core.usage import Usage, add_usage
+from ._provider_metadata import PROVIDER_KEY, SIDECAR_KEY, jsonable, response_info, sidecar
+from .types import DataUIPart, UIMessagePart
+
+__all__ = [
+    'STATE_ID',
+    'STATE_TYPE',
+    'is_state_part',
+    'keep_state',
+    'late_info',
+    'message_metadata',
+    'part_record',
+    'read_message_metadata',
+    'state_part',
+    'state_placement',
+    'summary',
+]
+
+STATE_TYPE = 'data-state'
+STATE_ID = 'state'
+_COUNTS = set(Usage.model_fields)  # a stored history's own extra keys are no count the UI shows
+_LATEST = ('model_name', 'provider_name', 'finish_reason', 'provider_response_id')
+
+
+def state_part(state: Any) -> DataUIPart:
+    return DataUIPart(type=STATE_TYPE, id=STATE_ID, data=jsonable(state))
+
+
+def is_state_part(part: UIMessagePart) -> bool:
+    return isinstance(part, DataUIPart) and part.type == STATE_TYPE and part.id == STATE_ID
+
+
+def state_placement(response: ModelResponse) -> tuple[int, int, int] | None:
+    """The `(step, position, slot)` kept for the response's state part, when it is valid."""
+    kept = sidecar(response.metadata).get('state_at')
+    if not isinstance(kept, dict):
+        return None
+    values = [cast('dict[str, Any]', kept).get(key) for key in ('step', 'position', 'slot')]
+    if all(isinstance(value, int) and value >= 0 for value in values):
+        return cast('tuple[int, int, int]', tuple(values))
+    return None
+
+
+def late_info(response: ModelResponse) -> dict[str, Any] | None:
+    """A step's entry under `uibridge.steps`, for a response with what only its end tells."""
+    usage = response.usage
+    counted = usage is not None and bool(usage.model_dump(include=_COUNTS, exclude_defaults=True))
+    if not counted and response.provider_response_id is None and response.provider_details is None:
+        return None  # a usage of nothing (a stored history's default) is no news to show
+    fields = response_fields(response)
+    del fields['timestamp']
+    return fields
+
+
+def summary(entries: Iterable[Any]) -> dict[str, Any]:
+    """The message's totals over its steps' entries (in step order): the usage added up, the latest of the rest:
+    what the client's deep merge of the stream's chunks gives."""
+    total: Usage | None = None
+    latest: dict[str, Any] = {}
+    for entry in entries:
+        if not isinstance(entry, dict):
+            continue
+        entry = cast('dict[str, Any]', entry)
+        usage = read_response_fields(entry).get('usage')
+        if isinstance(usage, Usage):
+            total = usage if total is None else add_usage(total, usage)
+        latest.update((key, entry[key]) for key in _LATEST if key in entry)
+    if total is not None:
+        latest = {'usage': total.model_dump(mode='json', exclude_defaults=True), **latest}
+    return latest
+
+
+def message_metadata(responses: list[ModelResponse], kept: Any = None) -> Any:
+    """`UIMessage.metadata` for an assistant message made of `responses` (`kept`: what load kept of a client's
+    metadata that is no object, written back as it was)."""
+    if kept is not None:
+        return kept
+    metadata: dict[str, Any] = {}
+    steps: dict[str, Any] = {}
+    for step, response in enumerate(responses):
+        app = (response.metadata or {}).get(MESSAGE_METADATA_KEY)
+        if isinstance(app, dict):
+            metadata.update(cast('dict[str, Any]', jsonable(app)))
+        info = late_info(response)
+        if info is not None:
+            steps[str(step)] = info
+    if steps:
+        metadata[PROVIDER_KEY] = {**summary(steps.values()), 'steps': steps}
+    return metadata or None
+
+
+def read_message_metadata(metadata: dict[str, Any], responses: list[ModelResponse]) -> None:
+    """Put an assistant message's object metadata back: each step's late info on its response, the application's
+    keys on the last response (`responses`: the message's, at least one)."""
+    ours = metadata.get(PROVIDER_KEY)
+    steps = cast('dict[str, Any]', ours).get('steps') if isinstance(ours, dict) else None
+    for key, entry in cast('dict[str, Any]', steps).items() if isinstance(steps, dict) else ():
+        if key.isdigit() and int(key) < len(responses) and isinstance(entry, dict):
+            for name, value in read_response_fields(cast('dict[str, Any]', entry)).items():
+                if name != 'timestamp':
+                    setattr(responses[int(key)], name, value)
+    app = {key: value for key, value in metadata.items() if key != PROVIDER_KEY}
+    if app:
+        last = responses[-1]
+        last.metadata = {**(last.metadata or {}), MESSAGE_METADATA_KEY: app}
+
+
+def keep_state(responses: list[ModelResponse], state: Any, placement: tuple[int, int, int]) -> None:
+    """The state a message's `data-state` part holds, on its last response, with where the part sat."""
+    last = responses[-1]
+    metadata = dict(last.metadata or {})
+    metadata[STATE_METADATA_KEY] = state
+    step, position, slot = placement
+    side = dict(cast('dict[str, Any]', metadata.get(SIDECAR_KEY) or {}))
+    side['state_at'] = {'step': step, 'position': position, 'slot': slot}
+    metadata[SIDECAR_KEY] = side
+    last.metadata = metadata
+
+
+_LATE_KEYS = ('finish_reason', 'usage', 'provider_response_id', 'provider_details')
+
+
+def part_record(response: ModelResponse, *, with_finish_reason: bool = True) -> dict[str, Any]:
+    """The `response` record a step's first part carries: what a stream knows when that part starts. What the
+    message metadata's step entry carries (`late_info`) is left to it (a stream learns it only later)."""
+    record = response_info(response, with_finish_reason=with_finish_reason)
+    if late_info(response) is not None:
+        for key in _LATE_KEYS:
+            record.pop(key, None)
+    return record
