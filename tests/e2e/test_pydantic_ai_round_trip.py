@@ -14,7 +14,16 @@ import pytest
 from e2e_support import LiveServer, Recorder, all_parts, assert_round_trip, drive_scenarios, serve
 from pydantic_ai import AgentRunResult
 
-from uibridge import ModelMessage, ModelResponse, RetryFeedbackPart, RetryPromptPart, ThinkingPart, ToolReturnPart
+from uibridge import (
+    ModelMessage,
+    ModelResponse,
+    NativeToolCallPart,
+    NativeToolReturnPart,
+    RetryFeedbackPart,
+    RetryPromptPart,
+    ThinkingPart,
+    ToolReturnPart,
+)
 from uibridge.core.events import STATE_METADATA_KEY, AgentEvent
 from uibridge.integrations.pydantic_ai import PydanticAIAgent
 from uibridge.server import AgentRun
@@ -39,6 +48,7 @@ def scenarios(protocol: str) -> dict[str, list[dict[str, Any]]]:
         'deny': [{'op': 'send', 'text': 'delete'}, {'op': answer, 'approved': False, 'reason': 'keep it'}],
         'client': [{'op': 'send', 'text': 'time'}, {'op': 'tool-output', **CLIENT_OUTPUT[protocol]}],
         'state': [{'op': 'send', 'text': 'count'}],
+        'native': [{'op': 'send', 'text': 'search'}, {'op': 'send', 'text': 'next'}],
     }
 
 
@@ -155,3 +165,12 @@ def test_the_state_the_tool_changed_is_collected(driven: Driven) -> None:
     # Kept on the response current when the tool step ended (the one that called the tool).
     states = [m.metadata[STATE_METADATA_KEY] for m in collected if m.metadata and STATE_METADATA_KEY in m.metadata]
     assert states == [{'count': 1}]
+
+
+def test_the_provider_run_tool_crosses_the_client_and_comes_back_signed(driven: Driven) -> None:
+    protocol, _, served = driven
+    received = parts_received(served, f'{protocol}-pyd-native')  # the next turn's history, verified
+    calls = [p for p in received if isinstance(p, NativeToolCallPart)]
+    returns = [p for p in received if isinstance(p, NativeToolReturnPart)]
+    assert [(p.tool_name, p.args_as_dict()) for p in calls] == [('web_search', {'query': 'uibridge'})]
+    assert [(p.tool_call_id, p.content) for p in returns] == [('call_n1', {'hits': 3})]
