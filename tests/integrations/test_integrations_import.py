@@ -8,8 +8,24 @@ import sys
 
 def test_importing_uibridge_and_the_integration_modules_imports_no_vendor_sdk() -> None:
     code = (
-        'import sys, uibridge, uibridge.integrations.openai, uibridge.integrations.anthropic\n'
-        "print(sorted(name for name in ('openai', 'anthropic') if name in sys.modules))"
+        'import sys, uibridge, uibridge.server, uibridge.integrations, uibridge.integrations.openai\n'
+        'import uibridge.integrations.anthropic\n'
+        "print(sorted(name for name in ('openai', 'anthropic', 'pydantic_ai') if name in sys.modules))"
     )
     result = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == '[]'
+
+
+def test_the_pydantic_ai_integration_without_pydantic_ai_says_which_extra_to_install() -> None:
+    code = (
+        'import sys\n'
+        'class Block:\n'
+        '    def find_spec(self, name, path=None, target=None):\n'
+        "        if name == 'pydantic_ai' or name.startswith('pydantic_ai.'):\n"
+        "            raise ModuleNotFoundError(f'No module named {name!r}', name=name)\n"
+        'sys.meta_path.insert(0, Block())\n'
+        'import uibridge.integrations.pydantic_ai\n'
+    )
+    result = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True)
+    assert result.returncode != 0
+    assert "pip install 'uibridge[pydantic-ai]'" in result.stderr

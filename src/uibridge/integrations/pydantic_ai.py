@@ -38,12 +38,18 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 
 from pydantic import BaseModel
-from pydantic_ai import AgentRunResult, DeferredToolResults, ToolDenied
-from pydantic_ai import messages as pai
-from pydantic_ai.agent import AbstractAgent
-from pydantic_ai.agent import Agent as PAIAgent
-from pydantic_ai.tools import ToolDefinition
-from pydantic_ai.toolsets import AbstractToolset, ExternalToolset
+
+try:
+    from pydantic_ai import AgentRunResult, DeferredToolResults, ToolDenied
+    from pydantic_ai import messages as pai
+    from pydantic_ai.agent import AbstractAgent
+    from pydantic_ai.agent import Agent as PAIAgent
+    from pydantic_ai.tools import ToolDefinition
+    from pydantic_ai.toolsets import AbstractToolset, ExternalToolset
+except ModuleNotFoundError as missing:  # an optional extra: say which, not just the module's name
+    raise ModuleNotFoundError(
+        "uibridge.integrations.pydantic_ai needs pydantic-ai: pip install 'uibridge[pydantic-ai]'", name=missing.name
+    ) from missing
 
 from ..core import events as ev
 from ..core.json_text import compact_json
