@@ -121,9 +121,10 @@ def test_the_state_panel_follows_the_shared_state_and_sends_it_back(page_run: di
     # The second run counted on from the first: the page sent the state back (AG-UI: RunAgentInput.state;
     # Vercel: the data-state part in the history).
     assert checks['states'] == [{'runs': runs, 'plan': done, **PLANNED} for runs in (1, 2)]
-    # Live: the panel showed the plan as the run started, then each step's change as it came.
+    # Live: the panel showed the plan as the run started, then each step's change as it came (each render shows
+    # the state again: the previous run's until this run's snapshot).
     for runs, shown in zip((1, 2), checks['statesShown'], strict=True):
-        states = [state for state in shown if isinstance(state, dict)]
+        states = [state for state in shown if isinstance(state, dict) and state['runs'] == runs]
         distinct = [state for i, state in enumerate(states) if i == 0 or state != states[i - 1]]
         assert [[item['done'] for item in state['plan']] for state in distinct] == [
             [False, False, False],
@@ -131,7 +132,7 @@ def test_the_state_panel_follows_the_shared_state_and_sends_it_back(page_run: di
             [True, True, False],
             [True, True, True],
         ]
-        assert {state['runs'] for state in distinct} == {runs}
+        assert shown[-1] == checks['states'][runs - 1]
     # AG-UI names the steps; Vercel's stream carries none.
     assert checks['steps'] == {'vercel': None, 'agui': ' · '.join(f'✓ {step}' for step in STEPS)}[protocol]
 
