@@ -2,11 +2,13 @@
 //
 // Usage: node page_demo.mjs <base-url> <chromium-executable> <screenshot-dir>
 // Over each protocol: sends messages, waits for each answer to render, answers a client tool, approves one call
-// and denies another, has a tool call retried and the agent fail; then measures the layout at a desktop and a
-// phone size and screenshots both (<screenshot-dir>/<protocol>-<width>x<height>.png). Records every request the
+// and denies another, has a tool call retried, plans with shared state twice (the state panel, live and sent
+// back), searches (a provider-run tool and cited sources), reads each answer's usage, and has the agent fail;
+// then measures the layout at a desktop and a phone size and screenshots both (<screenshot-dir>/<protocol>-<width>x<height>.png). Records every request the
 // page makes: anything not on loopback is blocked and reported.
-// Prints one JSON document: {"checks": {...}, "layout": {...}, "favicon", "blocked": [...], "probeBlocked",
-// "pageErrors", "consoleErrors"}.
+// Also runs the page's JSON Patch on a list of cases, in the page.
+// Prints one JSON document: {"checks": {...}, "layout": {...}, "favicon", "patches": [{got, want}], "blocked": [...],
+// "probeBlocked", "pageErrors", "consoleErrors"}.
 import { chromium } from 'playwright-core';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -50,6 +52,39 @@ try {
     return { status: response.status, type: response.headers.get('content-type') };
   });
 
+  // The page's own JSON Patch (AG-UI's STATE_DELTA), on RFC 6902's examples (appendix A) and a few more: each
+  // case is [doc, patch, the result, or null when the patch must fail and change nothing].
+  const PATCHES = [
+    [{ foo: 'bar' }, [{ op: 'add', path: '/baz', value: 'qux' }], { foo: 'bar', baz: 'qux' }],
+    [{ foo: ['bar', 'baz'] }, [{ op: 'add', path: '/foo/1', value: 'qux' }], { foo: ['bar', 'qux', 'baz'] }],
+    [{ baz: 'qux', foo: 'bar' }, [{ op: 'remove', path: '/baz' }], { foo: 'bar' }],
+    [{ foo: ['bar', 'qux', 'baz'] }, [{ op: 'remove', path: '/foo/1' }], { foo: ['bar', 'baz'] }],
+    [{ baz: 'qux', foo: 'bar' }, [{ op: 'replace', path: '/baz', value: 'boo' }], { baz: 'boo', foo: 'bar' }],
+    [{ foo: { bar: 'baz', waldo: 'fred' }, qux: { corge: 'grault' } },
+      [{ op: 'move', from: '/foo/waldo', path: '/qux/thud' }],
+      { foo: { bar: 'baz' }, qux: { corge: 'grault', thud: 'fred' } }],
+    [{ foo: ['all', 'grass', 'cows', 'eat'] }, [{ op: 'move', from: '/foo/1', path: '/foo/3' }],
+      { foo: ['all', 'cows', 'eat', 'grass'] }],
+    [{ baz: 'qux', foo: ['a', 2, 'c'] }, [{ op: 'test', path: '/baz', value: 'qux' }, { op: 'test', path: '/foo/1', value: 2 }],
+      { baz: 'qux', foo: ['a', 2, 'c'] }],
+    [{ baz: 'qux' }, [{ op: 'test', path: '/baz', value: 'bar' }], null],
+    [{ foo: 'bar' }, [{ op: 'add', path: '/child', value: { grandchild: {} } }], { foo: 'bar', child: { grandchild: {} } }],
+    [{ foo: 'bar' }, [{ op: 'add', path: '/baz/bat', value: 'qux' }], null],
+    [{ '/': 9, '~1': 10 }, [{ op: 'test', path: '/~01', value: 10 }, { op: 'copy', from: '/~1', path: '/a~1b' }],
+      { '/': 9, '~1': 10, 'a/b': 9 }],
+    [{ foo: ['bar'] }, [{ op: 'add', path: '/foo/-', value: ['abc', 'def'] }], { foo: ['bar', ['abc', 'def']] }],
+    [{ a: { b: 1, c: [1, 2] } }, [{ op: 'test', path: '/a', value: { c: [1, 2], b: 1 } }], { a: { b: 1, c: [1, 2] } }],
+    [{ foo: 1 }, [{ op: 'replace', path: '', value: [1] }], [1]],
+    [{ foo: 1 }, [{ op: 'replace', path: '/bar', value: 2 }], null],
+    [{ foo: [1] }, [{ op: 'remove', path: '/foo/1' }], null],
+    [{ foo: 1 }, [{ op: 'add', path: '/bar', value: 2 }, { op: 'test', path: '/foo', value: 2 }], null],
+  ];
+  result.patches = await page.evaluate((cases) => cases.map(([doc, patch, want]) => {
+    let got = null;
+    try { got = applyPatch(doc, patch); } catch { /* a failed patch: null */ }
+    return { got, want };
+  }), PATCHES);
+
   const send = async (text) => {
     await page.fill('#prompt', text);
     await page.click('#send');
@@ -59,6 +94,17 @@ try {
   const settled = (text = 'ready') =>
     page.waitForFunction((want) => document.getElementById('status').textContent === want, text);
   const texts = (selector) => page.locator(selector).allTextContents();
+  // Every state the panel showed, in order (each change replaces the panel's text node: a mutation record keeps
+  // the node it added, so states shown within one task are all seen).
+  await page.evaluate(() => {
+    window.statesShown = [];
+    new MutationObserver((records) => {
+      for (const record of records) for (const node of record.addedNodes) window.statesShown.push(node.textContent);
+    }).observe(document.getElementById('state'), { childList: true });
+  });
+  const parsed = (text) => { try { return JSON.parse(text); } catch { return text; } };
+  const statesShown = async () => (await page.evaluate(() => window.statesShown.splice(0))).map(parsed);
+  const shownState = async () => parsed(await page.locator('#state').textContent());
   const layout = () => page.evaluate(() => {
     const inside = (id) => {
       const box = document.getElementById(id).getBoundingClientRect();
@@ -119,6 +165,30 @@ try {
     await page.locator('.msg.role-assistant .text', { hasText: 'sunny in Paris' }).nth(1).waitFor();
     await settled();
     checks.retriedFailed = (await texts('.tool.failed')).slice(checks.deniedFailed.length);
+
+    // Shared state: the panel follows the run, and the state goes back with the next request.
+    checks.stateBefore = await shownState();
+    await statesShown();
+    for (const round of [1, 2]) {
+      await send('plan with state');
+      await page.locator('.text', { hasText: `Planned run ${round}:` }).last().waitFor();
+      await settled();
+      (checks.states = checks.states || []).push(await shownState());
+      (checks.statesShown = checks.statesShown || []).push(await statesShown());
+    }
+    checks.steps = await page.locator('#steps').isVisible() ? await page.locator('#steps').textContent() : null;
+    checks.stateUsage = await last('.msg.role-assistant .usage').textContent();
+
+    // A provider-run search and the sources the answer cites.
+    await send('search the web');
+    await page.locator('.text', { hasText: 'Both protocols stream' }).last().waitFor();
+    await settled();
+    checks.providerRun = await texts('.tool.provider-run');
+    checks.sources = await page.locator('.msg.role-assistant').last().locator('.sources a').evaluateAll(
+      (links) => links.map((a) => ({ href: a.getAttribute('href'), title: a.textContent })),
+    );
+    checks.searchUsage = await last('.msg.role-assistant .usage').textContent();
+    checks.usage = await texts('.usage');
 
     await send('error');
     await page.locator('.error-banner').waitFor();

@@ -5,8 +5,11 @@
 // Over each protocol: a first answer, then a `slow` one; while the slow answer streams, the page is reloaded
 // (the Reload button: a real page reload); the page must restore the chat from the server and resume the answer
 // in flight. Then it is reloaded once more after the answer ended (nothing left to resume, nothing doubled).
+// Then a `state` and a `search` answer, and a reload: the shared state, the provider-run tool, the sources and
+// the usage come back from the server; a second `state` answer then counts run 2 (the restored state went back).
 // Prints {"<protocol>": {"before": [...], "partialChars", "afterReload": [...], "afterSecondReload": [...],
-//   "status", "resumeRequests"}, "pageErrors": [...], "consoleErrors": [...]}
+//   "status", "resumeRequests", "restored": {"state", "providerRun", "sources", "usage"}, "stateAfter"},
+//   "pageErrors": [...], "consoleErrors": [...]}
 // (a transcript is a list of {role, text} for each message on the page).
 import { chromium } from 'playwright-core';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -33,6 +36,16 @@ try {
     text: [...box.querySelectorAll('.text')].map((t) => t.textContent).join(''),
   })));
   const settled = () => page.waitForFunction(() => document.getElementById('status').textContent === 'ready');
+  const send = async (text, answer) => {
+    await page.fill('#prompt', text);
+    await page.click('#send');
+    await page.locator('.msg.role-assistant .text', { hasText: answer }).last().waitFor();
+    await settled();
+  };
+  const shownState = async () => {
+    const text = await page.locator('#state').textContent();
+    try { return JSON.parse(text); } catch { return text; }
+  };
   await page.goto(base + '/');
   for (const protocol of ['vercel', 'agui']) {
     const out = (result[protocol] = {});
@@ -56,6 +69,19 @@ try {
     await settled();
     out.afterSecondReload = await transcript();
     out.status = await page.locator('#status').textContent();
+
+    await send('plan with state', 'Planned run 1:');
+    await send('search the web', 'Both protocols stream');
+    await Promise.all([page.waitForEvent('load'), page.click('#reload')]);
+    await settled();
+    out.restored = {
+      state: await shownState(),
+      providerRun: await page.locator('.tool.provider-run').allTextContents(),
+      sources: await page.locator('.sources a').evaluateAll((links) => links.map((a) => a.getAttribute('href'))),
+      usage: await page.locator('.usage').allTextContents(),
+    };
+    await send('plan with state', 'Planned run 2:');
+    out.stateAfter = await shownState();
     await page.click('#reset');
   }
 } finally {

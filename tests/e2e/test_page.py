@@ -105,6 +105,67 @@ def test_an_error_says_error(page_run: dict[str, Any], protocol: str) -> None:
     assert checks['error'] == 1
 
 
+PLANNED = {'city': 'Lyon', 'train': '08:12', 'hotel': 'Hôtel du Parc'}
+STEPS = ['pick a city', 'book a train', 'find a hotel']
+SOURCES = [
+    {'href': 'https://example.com/vercel-ai', 'title': 'Vercel AI SDK: the UI message stream'},
+    {'href': 'https://example.com/ag-ui', 'title': 'AG-UI: events between agents and UIs'},
+]
+
+
+@pytest.mark.parametrize('protocol', ['vercel', 'agui'])
+def test_the_state_panel_follows_the_shared_state_and_sends_it_back(page_run: dict[str, Any], protocol: str) -> None:
+    checks = page_run['checks'][protocol]
+    assert checks['stateBefore'].startswith('No shared state yet')
+    done = [{'step': step, 'done': True} for step in STEPS]
+    # The second run counted on from the first: the page sent the state back (AG-UI: RunAgentInput.state;
+    # Vercel: the data-state part in the history).
+    assert checks['states'] == [{'runs': runs, 'plan': done, **PLANNED} for runs in (1, 2)]
+    # Live: the panel showed the plan as the run started, then each step's change as it came (each render shows
+    # the state again: the previous run's until this run's snapshot).
+    for runs, shown in zip((1, 2), checks['statesShown'], strict=True):
+        states = [state for state in shown if isinstance(state, dict) and state['runs'] == runs]
+        distinct = [state for i, state in enumerate(states) if i == 0 or state != states[i - 1]]
+        assert [[item['done'] for item in state['plan']] for state in distinct] == [
+            [False, False, False],
+            [True, False, False],
+            [True, True, False],
+            [True, True, True],
+        ]
+        assert shown[-1] == checks['states'][runs - 1]
+    # AG-UI names the steps; Vercel's stream carries none.
+    assert checks['steps'] == {'vercel': None, 'agui': ' · '.join(f'✓ {step}' for step in STEPS)}[protocol]
+
+
+def test_the_page_applies_json_patches_as_rfc_6902_says(page_run: dict[str, Any]) -> None:
+    # AG-UI's STATE_DELTA is applied by the page itself: all six operations, pointer escapes, '-', and a patch
+    # that fails anywhere changes nothing (null here).
+    patches = page_run['patches']
+    assert len(patches) >= 18
+    assert [case['got'] for case in patches] == [case['want'] for case in patches]
+
+
+@pytest.mark.parametrize('protocol', ['vercel', 'agui'])
+def test_a_search_shows_the_provider_run_tool_and_the_cited_sources(page_run: dict[str, Any], protocol: str) -> None:
+    checks = page_run['checks'][protocol]
+    [box] = checks['providerRun']  # one box for the call and its result, in both protocols
+    assert box.startswith('web_searchprovider-run')
+    assert 'input: {"query":' in box and '"search the web"}' in box
+    assert all(f'"url":"{source["href"]}"' in box.split('output: ', 1)[1] for source in SOURCES)
+    assert checks['sources'] == SOURCES  # listed under the answer that cites them, each title linking its url
+
+
+def test_each_answer_shows_its_usage_alike_in_both_protocols(page_run: dict[str, Any]) -> None:
+    vercel, agui = (page_run['checks'][p] for p in ('vercel', 'agui'))
+    # A word is a token in the demo: 'plan with state' is 3 in; the answers are 10 and 15 words out.
+    for checks in (vercel, agui):
+        assert checks['stateUsage'] == '3 in / 10 out tokens'
+        assert checks['searchUsage'] == '3 in / 15 out tokens'
+    # Vercel's message total and AG-UI's RUN_FINISHED.usage (added up over a turn) agree on every answer.
+    assert vercel['usage'] == agui['usage']
+    assert len(vercel['usage']) >= 8
+
+
 @pytest.mark.parametrize('size', list(SIZES))
 @pytest.mark.parametrize('protocol', ['vercel', 'agui'])
 def test_the_page_fits_a_desktop_and_a_phone(page_run: dict[str, Any], protocol: str, size: str) -> None:

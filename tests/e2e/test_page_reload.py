@@ -3,8 +3,10 @@ back from the server and an answer in flight resumes, over both protocols (tests
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Iterator
+from logging.handlers import BufferingHandler
 from pathlib import Path
 from typing import Any
 
@@ -27,8 +29,18 @@ def reloaded() -> Iterator[dict[str, Any]]:
             pytest.fail(f'{CHROMIUM} is missing')
         pytest.skip(f'{CHROMIUM} is not installed (apt-get install chromium; CI installs it)')
     app = create_app(DemoAgent(delay=0, slow_seconds=3), store=MemoryStore(), authorize=demo_authorize)
-    with serve(app) as base_url:
-        yield run_node('page_reload.mjs', args=[base_url, str(CHROMIUM)])
+    # The server's warnings (a history item it could not verify, say) while the page drives it.
+    warnings = BufferingHandler(capacity=1_000_000)
+    warnings.setLevel(logging.WARNING)
+    server_log = logging.getLogger('uibridge.server')
+    server_log.addHandler(warnings)
+    try:
+        with serve(app) as base_url:
+            result = run_node('page_reload.mjs', args=[base_url, str(CHROMIUM)])
+    finally:
+        server_log.removeHandler(warnings)
+    result['serverWarnings'] = [record.getMessage() for record in warnings.buffer]
+    yield result
 
 
 @pytest.mark.parametrize('protocol', ['vercel', 'agui'])
@@ -46,6 +58,21 @@ def test_a_reload_restores_the_chat_and_resumes_the_answer_in_flight(reloaded: d
     # Reloaded after the end: the same chat, nothing doubled.
     assert out['afterSecondReload'] == out['afterReload']
     assert out['status'] == 'ready'
+
+
+@pytest.mark.parametrize('protocol', ['vercel', 'agui'])
+def test_a_reload_restores_the_state_the_sources_and_the_usage(reloaded: dict[str, Any], protocol: str) -> None:
+    restored = reloaded[protocol]['restored']
+    assert restored['state']['runs'] == 1
+    assert restored['state']['hotel'] == 'Hôtel du Parc'
+    [box] = restored['providerRun']
+    assert box.startswith('web_searchprovider-run') and 'output: [' in box
+    assert restored['sources'] == ['https://example.com/vercel-ai', 'https://example.com/ag-ui']
+    # The first answer ('hello'), the state and the search (the slow answer reports no usage).
+    assert restored['usage'] == ['1 in / 16 out tokens', '3 in / 10 out tokens', '3 in / 15 out tokens']
+    # The restored state went back with the next request: the agent counted on.
+    assert reloaded[protocol]['stateAfter'] == {**restored['state'], 'runs': 2}
+    assert reloaded['serverWarnings'] == []
 
 
 def test_the_reloads_raise_no_page_errors(reloaded: dict[str, Any]) -> None:
