@@ -243,6 +243,9 @@ def _v5_tool_part(part: ToolUIPart | DynamicToolUIPart) -> ToolUIPart | DynamicT
 # ------------------------------------------------------------------------------------- load_messages
 
 
+_TOOL_PARTS = (ToolUIPart, DynamicToolUIPart)  # built once: `upgrade_message` runs for every message a client sends
+
+
 def upgrade_message(message: UIMessage) -> UIMessage:
     """`message` with each `ai` 5 approval answer (a call marked for approval whose output the app set to
     `{approved, reason?}` with `addToolResult`, and which has no result of the server's) as the
@@ -250,7 +253,7 @@ def upgrade_message(message: UIMessage) -> UIMessage:
     Returns `message` itself when it holds none, as nearly every message does."""
     parts: list[UIMessagePart] | None = None
     for index, part in enumerate(message.parts):
-        if not isinstance(part, ToolUIPart | DynamicToolUIPart) or part.state != 'output-available':
+        if not isinstance(part, _TOOL_PARTS) or part.state != 'output-available':
             continue
         approval = _v5_answer(part)
         if approval is not None:
