@@ -13,6 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 
 from . import events as ev
 from .citations import Citation
+from .factories import new_list
 from .json_patch import apply_patch
 from .json_text import parse_json
 from .messages import (
@@ -34,8 +35,8 @@ __all__ = ['Feeder', 'MessageCollector']
 @dataclass
 class _OpenPart:
     part: ev.StreamablePart
-    chunks: list[str] = field(default_factory=list[str])
-    citations: list[Citation] = field(default_factory=list[Citation])
+    chunks: list[str] = field(default_factory=new_list)
+    citations: list[Citation] = field(default_factory=new_list)
 
 
 class MessageCollector:
@@ -340,10 +341,13 @@ class MessageCollector:
 Feeder: TypeAlias = Callable[[MessageCollector, Any], None]
 
 
+_CALL_PARTS = (ToolCallPart, NativeToolCallPart)  # a tuple built once: `_finished` runs for every part
+
+
 def _finished(open_part: _OpenPart, signature: str | None) -> ev.StreamablePart:
     part = open_part.part
     added = ''.join(open_part.chunks)
-    if isinstance(part, ToolCallPart | NativeToolCallPart):
+    if isinstance(part, _CALL_PARTS):
         if not added:
             return part  # arguments that arrived whole stay as the agent wrote them
         args = _paired((part.args if isinstance(part.args, str) else '') + added)
@@ -351,7 +355,7 @@ def _finished(open_part: _OpenPart, signature: str | None) -> ev.StreamablePart:
     update: dict[str, Any] = {'content': _paired(part.content + added)}
     if isinstance(part, ThinkingPart) and signature is not None:
         update['signature'] = signature
-    if isinstance(part, TextPart) and open_part.citations:
+    if open_part.citations and isinstance(part, TextPart):
         update['citations'] = [*(part.citations or ()), *open_part.citations]
     return replace(part, update)
 

@@ -32,13 +32,20 @@ _USAGE_FIELDS = set(Usage.model_fields)  # the counts a UI may show; a provider'
 def response_fields(response: ModelResponse, *, finish_reason: bool = True) -> dict[str, Any]:
     """`timestamp`, and those of `model_name`, `provider_name` and (unless `finish_reason` is false: a stream
     knows it only at the end) `finish_reason` that are set, in that order."""
+    # Spelled out field by field: this runs once per response on every dump and stream (a hot path).
     fields: dict[str, Any] = {'timestamp': iso_utc(response.timestamp)}
-    fields.update(_set_fields(response, 'model_name', 'provider_name'))
+    if response.model_name is not None:
+        fields['model_name'] = response.model_name
+    if response.provider_name is not None:
+        fields['provider_name'] = response.provider_name
     if finish_reason and response.finish_reason is not None:
         fields['finish_reason'] = response.finish_reason
     if response.usage is not None:
         fields['usage'] = response.usage.model_dump(mode='json', include=_USAGE_FIELDS, exclude_defaults=True)
-    fields.update(_set_fields(response, 'provider_response_id', 'provider_details'))
+    if response.provider_response_id is not None:
+        fields['provider_response_id'] = response.provider_response_id
+    if response.provider_details is not None:
+        fields['provider_details'] = response.provider_details
     return fields
 
 
@@ -48,7 +55,9 @@ def read_response_fields(record: Mapping[str, Any]) -> dict[str, Any]:
     timestamp = parse_iso(record.get('timestamp'))
     if timestamp is not None:
         fields['timestamp'] = timestamp
-    fields.update(_text_fields(record, 'model_name', 'provider_name'))
+    for key in ('model_name', 'provider_name'):  # a loop, not `_text_fields`: this runs for every step loaded
+        if isinstance(value := record.get(key), str):
+            fields[key] = value
     finish_reason = record.get('finish_reason')
     if isinstance(finish_reason, str) and finish_reason in _FINISH_REASONS:
         fields['finish_reason'] = finish_reason
@@ -56,7 +65,8 @@ def read_response_fields(record: Mapping[str, Any]) -> dict[str, Any]:
     if isinstance(usage, dict):
         with contextlib.suppress(pydantic.ValidationError):  # not what uibridge writes: ignored, like the rest
             fields['usage'] = Usage.model_validate(usage)
-    fields.update(_text_fields(record, 'provider_response_id'))
+    if isinstance(response_id := record.get('provider_response_id'), str):
+        fields['provider_response_id'] = response_id
     if isinstance(details := record.get('provider_details'), dict):
         fields['provider_details'] = details
     return fields
@@ -64,18 +74,18 @@ def read_response_fields(record: Mapping[str, Any]) -> dict[str, Any]:
 
 def thinking_fields(part: ThinkingPart) -> dict[str, Any]:
     """A thinking part's provider fields that are set: `signature`, then `provider_name`."""
-    return _set_fields(part, 'signature', 'provider_name')
+    fields: dict[str, Any] = {}
+    if part.signature is not None:
+        fields['signature'] = part.signature
+    if part.provider_name is not None:
+        fields['provider_name'] = part.provider_name
+    return fields
 
 
 def read_thinking_fields(record: Mapping[str, Any]) -> dict[str, Any]:
     """The `ThinkingPart` fields a client's copy of `thinking_fields` (and the part's `id`) gives back, those
     that are text."""
     return _text_fields(record, 'signature', 'provider_name', 'id')
-
-
-def _set_fields(model: pydantic.BaseModel, *names: str) -> dict[str, Any]:
-    """The fields of `model` among `names` that are not `None`, in that order."""
-    return {name: value for name in names if (value := getattr(model, name)) is not None}
 
 
 def _text_fields(record: Mapping[str, Any], *keys: str) -> dict[str, str]:

@@ -170,7 +170,8 @@ class AGUIEventStream(RunOutcome, StreamEncoder[_Open]):
         assert isinstance(last, m.ModelResponse)
         self._responses.append(last)
         self._record_due = True
-        self._text_ids = {}
+        if self._text_ids:  # a new table only when the last response used it
+            self._text_ids = {}
         return b''
 
     def _response_message_id(self) -> str:

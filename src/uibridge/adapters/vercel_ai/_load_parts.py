@@ -151,11 +151,11 @@ def result_fields(part: ToolUIPart | DynamicToolUIPart, call_fields: dict[str, A
     return cast('dict[str, Any]', result) if not fields and isinstance(result, dict) else fields
 
 
-def result_part(part: ToolUIPart | DynamicToolUIPart, call_fields: dict[str, Any]) -> ModelRequestPart | None:
+def result_part(part: ToolUIPart | DynamicToolUIPart, fields: dict[str, Any]) -> ModelRequestPart | None:
+    """The request part for a tool part's result, if it has one (`fields`: its `result_fields`)."""
     state = part.state
     if state not in ('output-available', 'output-error', 'output-denied'):
         return None
-    fields = result_fields(part, call_fields)
     timestamp = parse_iso(fields.get('timestamp'))
     stamp: dict[str, Any] = {'timestamp': timestamp} if timestamp is not None else {}
     name, call_id = part.tool_name, part.tool_call_id

@@ -5,7 +5,6 @@ further on in the response than right after their call.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from ...core.messages import ModelResponse, NativeToolReturnPart, TextPart
@@ -19,13 +18,17 @@ from .types import DynamicToolUIPart, ToolUIPart
 __all__ = ['Step']
 
 
-@dataclass
 class Step:
-    texts: list[tuple[int, Any]] = field(default_factory=list[tuple[int, Any]])
-    """Each text part of the step: its slot in the response, and the signature it came with."""
-    sources: dict[int, list[CitedSource]] = field(default_factory=dict[int, list[CitedSource]])
-    """The sources cited, by the index of the citing text part among `texts`."""
-    later: list[tuple[int, NativeToolReturnPart]] = field(default_factory=list[tuple[int, NativeToolReturnPart]])
+    # A plain class with slots: the loader makes one per response, and a dataclass's factories cost more.
+    __slots__ = ('later', 'sources', 'texts')
+
+    def __init__(self) -> None:
+        self.texts: list[tuple[int, Any]] = []
+        """Each text part of the step: its slot in the response, and the signature it came with."""
+        self.sources: dict[int, list[CitedSource]] = {}
+        """The sources cited, by the index of the citing text part among `texts`."""
+        self.later: list[tuple[int, NativeToolReturnPart]] = []
+        """Native returns that sat further on than right after their call, with their position."""
 
     def cite(self, cited: CitedSource) -> None:
         """A source of the text part it names, else of the nearest text part before it."""

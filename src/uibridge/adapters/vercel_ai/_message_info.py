@@ -105,9 +105,10 @@ def message_metadata(responses: list[ModelResponse], kept: Any = None) -> Any:
     metadata: dict[str, Any] = {}
     steps: dict[str, Any] = {}
     for step, response in enumerate(responses):
-        app = (response.metadata or {}).get(MESSAGE_METADATA_KEY)
-        if isinstance(app, dict):
-            metadata.update(cast('dict[str, Any]', jsonable(app)))
+        if response.metadata:
+            app = response.metadata.get(MESSAGE_METADATA_KEY)
+            if isinstance(app, dict):
+                metadata.update(cast('dict[str, Any]', jsonable(app)))
         info = late_info(response)
         if info is not None:
             steps[str(step)] = info
@@ -151,7 +152,10 @@ def part_record(response: ModelResponse, *, with_finish_reason: bool = True) -> 
     """The `response` record a step's first part carries: what a stream knows when that part starts. What the
     message metadata's step entry carries (`late_info`) is left to it (a stream learns it only later)."""
     record = response_info(response, with_finish_reason=with_finish_reason)
-    if late_info(response) is not None:
+    # `late_info`'s first test inline: a stream runs this for every step, and most have no late info.
+    if (
+        response.usage is not None or response.provider_response_id is not None or response.provider_details is not None
+    ) and late_info(response) is not None:
         for key in _LATE_KEYS:
             record.pop(key, None)
     return record

@@ -243,6 +243,9 @@ def _v5_tool_part(part: ToolUIPart | DynamicToolUIPart) -> ToolUIPart | DynamicT
 # ------------------------------------------------------------------------------------- load_messages
 
 
+_TOOL_PARTS = (ToolUIPart, DynamicToolUIPart)
+
+
 def upgrade_message(message: UIMessage) -> UIMessage:
     """`message` with each `ai` 5 approval answer (a call marked for approval whose output the app set to
     `{approved, reason?}` with `addToolResult`, and which has no result of the server's) as the
@@ -250,7 +253,10 @@ def upgrade_message(message: UIMessage) -> UIMessage:
     Returns `message` itself when it holds none, as nearly every message does."""
     parts: list[UIMessagePart] | None = None
     for index, part in enumerate(message.parts):
-        if not isinstance(part, ToolUIPart | DynamicToolUIPart) or part.state != 'output-available':
+        kind = part.type  # tested first: cheaper than an `isinstance` that fails, as it does for most parts
+        if not (kind.startswith('tool-') or kind == 'dynamic-tool'):
+            continue
+        if not isinstance(part, _TOOL_PARTS) or part.state != 'output-available':
             continue
         approval = _v5_answer(part)
         if approval is not None:

@@ -27,6 +27,7 @@ from typing import Any, cast
 import pydantic
 
 from ...core.citations import Citation, CitationSource, DocumentCitationSource, WebCitationSource
+from ...core.factories import new_dict
 from ...core.json_text import compact_json
 from ...core.messages import TextPart
 from ...core.trusted import replace
@@ -106,7 +107,7 @@ class CitedSource:
     citation: int | None
     anchor: Any = None
     sig: Any = None
-    extra: dict[str, Any] = field(default_factory=dict[str, Any])
+    extra: dict[str, Any] = field(default_factory=new_dict)
 
 
 def read_source(part: SourceUIPart, fields: dict[str, Any]) -> CitedSource:

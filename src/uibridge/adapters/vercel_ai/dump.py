@@ -33,6 +33,7 @@ from typing import Any, Literal, cast
 from typing_extensions import TypeIs
 
 from ...core.events import STATE_METADATA_KEY
+from ...core.factories import new_list
 from ...core.feedback import render_retry_feedback
 from ...core.messages import (
     FilePart,
@@ -47,6 +48,7 @@ from ...core.messages import (
     SystemPromptPart,
     TextPart,
     ThinkingPart,
+    ToolCallPart,
     ToolReturnPart,
     UserPromptPart,
 )
@@ -85,12 +87,12 @@ _Role = Literal['system', 'user', 'assistant']
 @dataclass
 class _Draft:
     role: _Role
-    parts: list[UIMessagePart] = field(default_factory=list[UIMessagePart])
+    parts: list[UIMessagePart] = field(default_factory=new_list)
     id: str | None = None
     metadata: Any = None
-    inserts: list[tuple[int, UIMessagePart]] = field(default_factory=list[tuple[int, UIMessagePart]])
+    inserts: list[tuple[int, UIMessagePart]] = field(default_factory=new_list)
     """UI-only parts of a user or system message, each at the index it had in the message."""
-    responses: list[ModelResponse] = field(default_factory=list[ModelResponse])
+    responses: list[ModelResponse] = field(default_factory=new_list)
     """The responses an assistant message is made of (its metadata is theirs)."""
 
 
@@ -106,6 +108,7 @@ def dump_messages(
     results: dict[str, tuple[ToolReturnPart | RetryPromptPart, int]] = {}
     # A request that opens with a tool result carries its own fields on that result's tool part.
     result_request_info: dict[str, dict[str, Any]] = {}
+    holds_state = False
     for message in messages:
         if isinstance(message, ModelRequest):
             for index, part in enumerate(message.parts):
@@ -114,8 +117,10 @@ def dump_messages(
                     info = _request_info(message, new=False) if index == 0 else None
                     if info is not None:
                         result_request_info.setdefault(part.tool_call_id, info)
+        elif not holds_state:
+            holds_state = _holds_state(message)
 
-    states = _state_parts(messages)
+    states = _state_parts(messages) if holds_state else {}  # most histories hold no state: skip the pass
     drafts: list[_Draft] = []
     assistant: _Draft | None = None
     dumped_calls: set[str] = set()
@@ -129,7 +134,7 @@ def dump_messages(
                 _apply_message_info(assistant, info)
                 drafts.append(assistant)
             assistant.responses.append(message)
-            state = states.get(id(message))
+            state = states.get(id(message)) if states else None
             _dump_response(message, assistant.parts, results, dumped_calls, result_request_info, signer, state)
             previous_was_request = False
             continue
@@ -179,7 +184,7 @@ def _state_parts(messages: Sequence[ModelMessage]) -> dict[int, tuple[int, int, 
             current = None  # the layout `dump_messages` gives: a prompt ends the assistant message
     found: dict[int, tuple[int, int, UIMessagePart]] = {}
     for group in groups:
-        holders = [response for response in group if STATE_METADATA_KEY in (response.metadata or {})]
+        holders = [response for response in group if _holds_state(response)]
         if not holders:
             continue
         holder = holders[-1]
@@ -191,6 +196,10 @@ def _state_parts(messages: Sequence[ModelMessage]) -> dict[int, tuple[int, int, 
         else:
             found[id(holder)] = (len(holder.parts) + 1_000_000, len(holder.parts), part)  # the step's end
     return found
+
+
+def _holds_state(response: ModelResponse) -> bool:
+    return response.metadata is not None and STATE_METADATA_KEY in response.metadata
 
 
 def _finish(index: int, draft: _Draft) -> UIMessage:
@@ -299,32 +308,14 @@ def _dump_response(
     reasoning_ids: dict[str, Any] = cast('dict[str, Any]', kept_ids) if isinstance(kept_ids, dict) else {}
     kept_bare = side.get('bare_results')
     bare_results: set[Any] = set(cast('list[Any]', kept_bare)) if isinstance(kept_bare, list) else set()
-    returns = {
-        part.tool_call_id: (position, part)
-        for position, part in enumerate(response.parts)
-        if isinstance(part, NativeToolReturnPart)
-    }
+    returns: dict[str, tuple[int, NativeToolReturnPart]] | None = None  # built at the step's first native call
     texts = 0
     pending = 0
     for position, part in enumerate(response.parts):
         while pending < len(extras) and extras[pending][0] <= position:
             add_ui_only(parts, extras[pending][1])
             pending += 1
-        if isinstance(part, TextPart | ThinkingPart | FilePart):
-            metadata = wrap_metadata(part_metadata(part, info, None if signer is None else signer.sign_part(part)))
-            parts.append(_content_part(part, metadata, reasoning_ids, position))
-            if isinstance(part, TextPart):
-                parts.extend(source_parts(part, texts) if part.citations else ())
-                texts += 1
-        elif isinstance(part, NativeToolCallPart):
-            at, returned = returns.get(part.tool_call_id, (None, None))
-            sigs: tuple[str | None, str | None] = (None, None)
-            if signer is not None:
-                sigs = (signer.sign_part(part), None if returned is None else signer.sign_part(returned))
-            parts.append(native_tool_part(part, returned, info, sigs, None if at == position + 1 else at))
-        elif isinstance(part, NativeToolReturnPart | OpaquePart):
-            continue  # a native return rides with its call; an opaque part is shown to no UI
-        else:
+        if isinstance(part, ToolCallPart):  # first: the most common part
             dumped_calls.add(part.tool_call_id)
             result = results.get(part.tool_call_id)
             bare = part.tool_call_id in bare_results
@@ -343,9 +334,35 @@ def _dump_response(
                 mark=mark,
             )
             parts.append(tool)
+        elif isinstance(part, TextPart | ThinkingPart | FilePart):
+            metadata = wrap_metadata(part_metadata(part, info, None if signer is None else signer.sign_part(part)))
+            parts.append(_content_part(part, metadata, reasoning_ids, position))
+            if isinstance(part, TextPart):
+                if part.citations:
+                    parts.extend(source_parts(part, texts))
+                texts += 1
+        elif isinstance(part, NativeToolCallPart):
+            if returns is None:
+                returns = _native_returns(response)
+            at, returned = returns.get(part.tool_call_id, (None, None))
+            sigs: tuple[str | None, str | None] = (None, None)
+            if signer is not None:
+                sigs = (signer.sign_part(part), None if returned is None else signer.sign_part(returned))
+            parts.append(native_tool_part(part, returned, info, sigs, None if at == position + 1 else at))
+        else:
+            continue  # a native return rides with its call; an opaque part is shown to no UI
         info = None
     for _, extra in extras[pending:]:
         add_ui_only(parts, extra)
+
+
+def _native_returns(response: ModelResponse) -> dict[str, tuple[int, NativeToolReturnPart]]:
+    """The response's native tool returns by call id, each with its position."""
+    return {
+        part.tool_call_id: (position, part)
+        for position, part in enumerate(response.parts)
+        if isinstance(part, NativeToolReturnPart)
+    }
 
 
 def _content_part(

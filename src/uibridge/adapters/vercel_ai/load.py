@@ -266,8 +266,10 @@ class _Loader:
     def end_step(self) -> None:
         """Close the current response; its tool results become the request that follows it."""
         if self.response is not None:
-            self.step.finish(self.response, self.claims)
-        self.step = _Step()
+            step = self.step
+            if step.sources or step.later:  # most steps cite nothing and keep no return apart
+                step.finish(self.response, self.claims)
+            self.step = _Step()  # only a step with a response gathers anything
         self.response = None
         if self.results:
             if len(self.results) > 1 and all(index is not None for index, _ in self.results):
@@ -349,9 +351,9 @@ class _Loader:
         if part.approval is not None and part.approval != derived_denial(part, call_fields):
             approvals = cast('dict[str, Any]', response_sidecar(response).setdefault('approvals', {}))
             approvals[part.tool_call_id] = part.approval.model_dump(mode='json')
-        result = result_part(part, call_fields)
+        fields = result_fields(part, call_fields)
+        result = result_part(part, fields)
         if result is not None:
-            fields = result_fields(part, call_fields)
             self.claims.add(result, fields.get(SIG_KEY))
             index = fields.get('index')
             if 'request' in fields:

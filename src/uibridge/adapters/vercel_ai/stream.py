@@ -52,6 +52,7 @@ from typing import Any, Literal
 
 from ...core import events as ev
 from ...core.encoder import OpenPart, StreamEncoder
+from ...core.factories import new_dict
 from ...core.json_text import json_string, utf8_json, wire_json
 from ...core.messages import (
     FinishReason,
@@ -151,7 +152,7 @@ class _OpenPart(OpenPart):
     id: str
     """The chunk id (text, reasoning) or the tool call id."""
     delta_prefix: str
-    metadata: dict[str, Any] = field(default_factory=dict[str, Any])
+    metadata: dict[str, Any] = field(default_factory=new_dict)
     """The `uibridge` provider metadata sent at start (text, reasoning) or due at the end (the response info)."""
 
 
@@ -253,8 +254,10 @@ class VercelAIEventStream(ToolHooks, MessageHooks, StreamEncoder[_OpenPart]):
         assert isinstance(current, ModelResponse)
         self._current = current
         self._info_pending = True
-        self._text_slots = {}
-        self._native_slots = {}
+        if self._text_slots:  # a new table only when the last step used it: most steps have no late citation
+            self._text_slots = {}
+        if self._native_slots:
+            self._native_slots = {}
         return out + _START_STEP + self._message.step_started(current, self._collector.state)
 
     def _close_step(self) -> bytes:
