@@ -14,13 +14,12 @@ from typing import Any
 import anyio
 import pytest
 from pydantic import BaseModel
-from pydantic_ai import Agent, AgentRunResult, DeferredToolRequests, ModelRetry, RunContext
+from pydantic_ai import Agent, DeferredToolRequests, ModelRetry, RunContext
 from pydantic_ai import messages as pai
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
-from pydantic_ai_support import normalised
+from pydantic_ai_support import Played, normalised, play_run
 
 from uibridge import ModelMessage, ModelRequest, ModelResponse, StateSnapshot, ToolCallReady, UserPromptPart
-from uibridge.core.collector import MessageCollector
 from uibridge.core.events import AgentEvent, ToolResult
 from uibridge.core.run import ClientTool
 from uibridge.core.usage import Usage, add_usage
@@ -89,6 +88,8 @@ async def _answer(messages: list[pai.ModelMessage], info: AgentInfo) -> AsyncIte
         yield _calls(('add_item', {'item': 'a'}, 'c1'), ('get_local_time', {}, 'c2'))
     elif prompt == 'server and approval':
         yield _calls(('add_item', {'item': 'a'}, 'c1'), ('delete_all', {}, 'c2'))
+    elif prompt == 'approval and server':
+        yield _calls(('delete_all', {}, 'c1'), ('add_item', {'item': 'a'}, 'c2'))
     elif prompt == 'flaky':
         yield _calls(('flaky', {}, f'f{requests}'))
     elif prompt == 'city':
@@ -151,31 +152,10 @@ def make_agent(output_type: Any = None) -> Agent[Any, Any]:
     return agent
 
 
-class Played:
-    def __init__(self) -> None:
-        self.events: list[AgentEvent | ModelMessage] = []
-        self.collector = MessageCollector()
-        self.result: AgentRunResult[Any] | None = None
-
-    @property
-    def messages(self) -> list[ModelMessage]:
-        return self.collector.messages
-
-
 async def play(text: str, *, agent: Agent[Any, Any] | None = None, deps: Any = None, **fields: Any) -> Played:
-    played = Played()
-
-    async def keep(result: AgentRunResult[Any], run: AgentRun) -> None:
-        played.result = result
-
-    bridge = PydanticAIAgent(agent or make_agent(), deps_for=lambda run: deps or DataDeps(), on_result=keep)
     history: list[ModelMessage] = [ModelRequest(parts=[UserPromptPart(content=text)])]
-    run = AgentRun(messages=fields.pop('history', history), thread_id='t', run_id='r', protocol='test', **fields)
-    async for event in bridge(run):
-        assert not isinstance(event, ModelRequest | ModelResponse)
-        played.events.append(event)
-        played.collector.feed(event)
-    return played
+    run = AgentRun(messages=history, thread_id='t', run_id='r', protocol='test', **fields)
+    return await play_run(agent or make_agent(), lambda: deps or DataDeps(), run)
 
 
 def assert_same_as_pydantic_ai(played: Played) -> None:
@@ -204,11 +184,14 @@ async def test_a_server_tool_beside_a_client_tool() -> None:
     assert [e.part.tool_call_id for e in played.events if isinstance(e, ToolResult)] == ['c1']
 
 
-async def test_a_server_tool_beside_an_approval() -> None:
-    played = await play('server and approval')
+@pytest.mark.parametrize(
+    ('text', 'approval', 'server'), [('server and approval', 'c2', 'c1'), ('approval and server', 'c1', 'c2')]
+)
+async def test_a_server_tool_beside_an_approval(text: str, approval: str, server: str) -> None:
+    played = await play(text)
     assert_same_as_pydantic_ai(played)
-    assert ToolCallReady('c2', 'approval') in played.events
-    assert [e.part.tool_call_id for e in played.events if isinstance(e, ToolResult)] == ['c1']
+    assert ToolCallReady(approval, 'approval') in played.events
+    assert [e.part.tool_call_id for e in played.events if isinstance(e, ToolResult)] == [server]
 
 
 async def test_a_tool_that_retries_twice_then_works() -> None:
@@ -268,8 +251,32 @@ async def test_a_history_of_every_kind_goes_round() -> None:
     first = await play('flaky')
     city = await play('city', agent=_city_agent())
     assert first.result is not None and city.result is not None
-    native = [*first.result.all_messages(), *city.result.all_messages()]
-    assert normalised(to_pydantic_ai(from_pydantic_ai(native))) == normalised(native)
+    native = [*first.result.all_messages(), *city.result.all_messages(), *_every_part_kind()]
+    dump = pai.ModelMessagesTypeAdapter.dump_python
+    assert dump(to_pydantic_ai(from_pydantic_ai(native)), mode='json') == dump(native, mode='json')
+
+
+def _every_part_kind() -> list[pai.ModelMessage]:
+    """Thinking with its signature, a native tool's call and return, files both ways, usage and provider ids."""
+    image = pai.BinaryContent(data=b'\x89PNG', media_type='image/png')
+    return [
+        pai.ModelRequest(parts=[pai.UserPromptPart(content=['look', image, pai.ImageUrl(url='https://x.test/y.png')])]),
+        pai.ModelResponse(
+            parts=[
+                pai.ThinkingPart(content='hmm', signature='sig', provider_name='anthropic', id='t1'),
+                pai.NativeToolCallPart('web_search', {'q': 'x'}, 'n1', provider_name='anthropic'),
+                pai.NativeToolReturnPart('web_search', {'hits': 1}, 'n1', provider_name='anthropic'),
+                pai.TextPart(content='see'),
+                pai.FilePart(content=pai.BinaryContent(data=b'abc', media_type='image/png')),
+            ],
+            model_name='m',
+            provider_name='anthropic',
+            usage=pai.RequestUsage(input_tokens=3, output_tokens=4, cache_read_tokens=2),
+            finish_reason='stop',
+            provider_response_id='r1',
+            provider_details={'x': 1},
+        ),
+    ]
 
 
 def _city_agent() -> Agent[Any, Any]:
