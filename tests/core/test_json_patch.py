@@ -87,3 +87,34 @@ def test_adding_then_removing_a_member_gives_the_document_back(document: dict[st
     added = apply_patch(document, [{'op': 'add', 'path': f'/{key}', 'value': [1]}])
     assert added[key] == [1]
     assert apply_patch(added, [{'op': 'remove', 'path': f'/{key}'}]) == document
+
+
+@pytest.mark.parametrize(
+    ('operations', 'expected'),
+    [
+        ([{'op': 'add', 'path': '/c', 'value': 'y'}], {**DOC, 'c': 'y'}),  # add to an existing member replaces it
+        ([{'op': 'move', 'from': '/c', 'path': '/c'}], DOC),  # from its own path: no change
+        ([{'op': 'move', 'from': '', 'path': ''}], DOC),  # the root too (only a *proper* prefix is refused)
+        ([{'op': 'remove', 'path': '/~01'}], DOC),  # `~01` is `~1` (`~1` decoded before `~0`), not `/`
+        ([{'op': 'add', 'path': '/~01', 'value': 2}], {**DOC, '~1': 2}),
+    ],
+)
+def test_rfc_edge_cases(operations: list[dict[str, Any]], expected: Any) -> None:
+    document = {**DOC, '~1': 1} if operations[0]['op'] == 'remove' else DOC
+    assert apply_patch(document, operations) == expected
+
+
+@pytest.mark.parametrize('token', ['-', '١', '²', '+1', ' 1'])
+def test_an_array_index_is_ascii_digits_and_dash_is_only_for_adding(token: str) -> None:
+    for operation in (
+        {'op': 'replace', 'path': f'/a/b/{token}', 'value': 0},
+        {'op': 'remove', 'path': f'/a/b/{token}'},
+    ):
+        with pytest.raises(JsonPatchError):
+            apply_patch(DOC, [operation])
+
+
+def test_a_copy_is_a_value_of_its_own() -> None:
+    copied = apply_patch({'a': {'x': [1]}}, [{'op': 'copy', 'from': '/a', 'path': '/b'}])
+    copied['b']['x'].append(2)  # a caller (or a later in-place change) mutating one must not change the other
+    assert copied == {'a': {'x': [1]}, 'b': {'x': [1, 2]}}

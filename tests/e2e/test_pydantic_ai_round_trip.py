@@ -46,6 +46,7 @@ def scenarios(protocol: str) -> dict[str, list[dict[str, Any]]]:
         'feedback': [{'op': 'send', 'text': 'feedback'}, {'op': 'send', 'text': 'next'}],
         'approve': [{'op': 'send', 'text': 'delete'}, {'op': answer, 'approved': True}],
         'deny': [{'op': 'send', 'text': 'delete'}, {'op': answer, 'approved': False, 'reason': 'keep it'}],
+        'parallel': [{'op': 'send', 'text': 'both'}, {'op': answer, 'approved': True}],
         'client': [{'op': 'send', 'text': 'time'}, {'op': 'tool-output', **CLIENT_OUTPUT[protocol]}],
         'state': [{'op': 'send', 'text': 'count'}],
         'native': [{'op': 'send', 'text': 'search'}, {'op': 'send', 'text': 'next'}],

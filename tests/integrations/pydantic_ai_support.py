@@ -1,24 +1,27 @@
 """A pydantic-ai agent on an offline `FunctionModel` whose every answer is chosen by the conversation, so each
-scenario (text, thinking, tool retry, output feedback, approval, client tool, native tool, state, a slow
-stream) plays the same through `agent.run` and through `PydanticAIAgent`; and the comparison of what each
+scenario (text, thinking, tool retry, parallel calls, output feedback, approval, client tool, native tool, state,
+a slow stream) plays the same through `agent.run` and through `PydanticAIAgent`; and the comparison of what each
 produced."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
 from pydantic import BaseModel
-from pydantic_ai import Agent, DeferredToolRequests, ModelRetry, RunContext
+from pydantic_ai import Agent, AgentRunResult, DeferredToolRequests, ModelRetry, RunContext
 from pydantic_ai import messages as pai
 from pydantic_ai.models.function import AgentInfo, DeltaThinkingPart, DeltaToolCall, FunctionModel
 from pydantic_ai.tools import ToolDefinition
 
-from uibridge import ModelMessage
-from uibridge.integrations.pydantic_ai import to_pydantic_ai
+from uibridge import ModelMessage, ModelRequest, ModelResponse
+from uibridge.core.collector import MessageCollector
+from uibridge.core.events import AgentEvent
+from uibridge.integrations.pydantic_ai import PydanticAIAgent, to_pydantic_ai
+from uibridge.server import AgentRun
 
 SIGNATURE = 'sig-Zm9vYmFy'
 CLIENT_TOOL = ToolDefinition(
@@ -68,6 +71,9 @@ async def _answer(messages: list[pai.ModelMessage], info: AgentInfo) -> AsyncIte
     elif returns:
         yield f'Done: {returns[-1].outcome}, '
         yield f'{returns[-1].model_response_str()}'
+    elif 'both' in prompt:  # a server tool and one needing approval, in one response
+        yield {0: DeltaToolCall(name='get_weather', json_args='{"city": "Rome"}', tool_call_id='call_b1')}
+        yield {1: DeltaToolCall(name='delete_file', json_args='{"path": "b.txt"}', tool_call_id='call_b2')}
     elif 'think' in prompt:
         yield {0: DeltaThinkingPart(content='Let me ')}
         yield {0: DeltaThinkingPart(content='think.')}
@@ -157,3 +163,31 @@ def normalised(messages: list[Any]) -> list[dict[str, Any]]:
 
 def as_pydantic_ai(messages: list[ModelMessage]) -> list[pai.ModelMessage]:
     return to_pydantic_ai(messages)
+
+
+class Played:
+    """One run through `PydanticAIAgent`: its events, the collected messages, pydantic-ai's own result."""
+
+    def __init__(self) -> None:
+        self.events: list[AgentEvent | ModelMessage] = []
+        self.collector = MessageCollector()
+        self.result: AgentRunResult[Any] | None = None
+
+    @property
+    def messages(self) -> list[ModelMessage]:
+        return self.collector.messages
+
+
+async def play_run(agent: Agent[Any, Any], deps: Callable[[], Any], run: AgentRun) -> Played:
+    """`run` through `PydanticAIAgent(agent)` with fresh `deps()`, each event folded by uibridge's collector."""
+    played = Played()
+
+    async def keep(result: AgentRunResult[Any], run: AgentRun) -> None:
+        played.result = result
+
+    bridge = PydanticAIAgent(agent, deps_for=lambda run: deps(), on_result=keep)
+    async for event in bridge(run):
+        assert not isinstance(event, ModelRequest | ModelResponse)
+        played.events.append(event)
+        played.collector.feed(event)
+    return played

@@ -8,8 +8,7 @@ from typing import Any
 
 import anyio
 import pytest
-from pydantic_ai import AgentRunResult
-from pydantic_ai_support import GATE, SIGNATURE, Counter, Deps, as_pydantic_ai, make_agent, normalised
+from pydantic_ai_support import GATE, SIGNATURE, Counter, Deps, Played, as_pydantic_ai, make_agent, normalised, play_run
 
 from uibridge import (
     ModelMessage,
@@ -26,8 +25,6 @@ from uibridge import (
     ToolReturnPart,
     UserPromptPart,
 )
-from uibridge.core.collector import MessageCollector
-from uibridge.core.events import AgentEvent
 from uibridge.core.run import ClientTool, ToolApproval
 from uibridge.integrations.pydantic_ai import PydanticAIAgent, from_pydantic_ai, to_pydantic_ai
 from uibridge.server import AgentRun
@@ -35,32 +32,9 @@ from uibridge.server import AgentRun
 pytestmark = pytest.mark.anyio
 
 
-class Played:
-    """One run through `PydanticAIAgent`: its events, the collected messages, pydantic-ai's own result."""
-
-    def __init__(self) -> None:
-        self.events: list[AgentEvent | ModelMessage] = []
-        self.collector = MessageCollector()
-        self.result: AgentRunResult[Any] | None = None
-
-    @property
-    def messages(self) -> list[ModelMessage]:
-        return self.collector.messages
-
-
 async def play(history: list[ModelMessage], **run_fields: Any) -> Played:
-    played = Played()
-
-    async def keep(result: AgentRunResult[Any], run: AgentRun) -> None:
-        played.result = result
-
-    bridge = PydanticAIAgent(make_agent(), deps_for=lambda run: Deps(), on_result=keep)
     run = AgentRun(messages=history, thread_id='t', run_id='r', protocol='test', **run_fields)
-    async for event in bridge(run):
-        assert not isinstance(event, ModelRequest | ModelResponse)
-        played.events.append(event)
-        played.collector.feed(event)
-    return played
+    return await play_run(make_agent(), Deps, run)
 
 
 def prompt(text: str) -> list[ModelMessage]:
@@ -72,7 +46,7 @@ def assert_same_as_pydantic_ai(played: Played) -> None:
     assert normalised(as_pydantic_ai(played.messages)) == normalised(played.result.new_messages())
 
 
-@pytest.mark.parametrize('text', ['hello', 'think', 'weather', 'feedback', 'search', 'count', 'delete', 'time'])
+@pytest.mark.parametrize('text', ['hello', 'think', 'weather', 'feedback', 'search', 'count', 'delete', 'time', 'both'])
 async def test_the_collected_messages_are_new_messages(text: str) -> None:
     played = await play(prompt(text), client_tools=[ClientTool('get_local_time')])
     assert_same_as_pydantic_ai(played)

@@ -8,6 +8,7 @@ stays as it was.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from typing import Any, cast
 
@@ -45,12 +46,17 @@ def _apply(document: Any, operation: Any) -> Any:
             return _remove(document, path)
         case 'move':
             source = _pointer(op.get('from'))
-            if path[: len(source)] == source and len(path) > len(source):
+            if path == source:  # RFC 6902 §4.4 refuses only a proper prefix: to its own place is no change
+                _get(document, source)
+                return document
+            if path[: len(source)] == source:
                 raise JsonPatchError('cannot move a value into itself')
             value = _get(document, source)
             return _set(_remove(document, source), path, value, insert=True)
         case 'copy':
-            return _set(document, path, _get(document, _pointer(op.get('from'))), insert=True)
+            # A value of its own: sharing it would make a later in-place change to one place show in the other.
+            value = copy.deepcopy(_get(document, _pointer(op.get('from'))))
+            return _set(document, path, value, insert=True)
         case 'test':
             if canonical_json(_get(document, path)) != canonical_json(_value(op)):  # 1 == 1.0, as in JS
                 raise JsonPatchError(f'test failed at {op.get("path")!r}')
@@ -79,7 +85,8 @@ def _pointer(pointer: Any) -> list[str]:
 def _index(container: list[Any], token: str, *, end_ok: bool) -> int:
     if token == '-' and end_ok:
         return len(container)
-    if not token.isdigit() or (token != '0' and token.startswith('0')):
+    # ASCII digits only (RFC 6901 §4): `str.isdigit` also takes '١' (which `int` reads as 1) and '²' (which it can't).
+    if not (token.isascii() and token.isdigit()) or (token != '0' and token.startswith('0')):
         raise JsonPatchError(f'not an array index: {token!r}')
     index = int(token)
     if index > len(container) or (index == len(container) and not end_ok):

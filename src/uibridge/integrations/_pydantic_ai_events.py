@@ -19,7 +19,7 @@ from ..core import messages as m
 from ..core.usage import Usage
 from ._pydantic_ai_messages import request_part, response_part
 
-__all__ = ['ResponseParts', 'request_events', 'response_info']
+__all__ = ['ResponseParts', 'ToolResultOrder', 'request_events', 'response_info']
 
 
 class ResponseParts:
@@ -90,6 +90,38 @@ class ResponseParts:
             return
         signature = part.signature if isinstance(part, pai.ThinkingPart) else None
         yield ev.PartEnd(index, signature=signature)
+
+
+class ToolResultOrder:
+    """A tool step's results in the order of the calls they answer, which is the order of pydantic-ai's next
+    request, not the order the tools finished in (its result events come as each parallel call completes).
+
+    A collected request in completion order would not be pydantic-ai's: sent back as history, a provider that
+    pairs results with calls by position (no call ids) would pair them wrongly. So a result waits for those of
+    the calls before it; a call that gets no result in the step (deferred, answered before) holds the ones
+    after it until `rest` at the step's end.
+    """
+
+    def __init__(self, response: pai.ModelResponse, answered: set[str]) -> None:
+        calls = (p.tool_call_id for p in response.parts if isinstance(p, pai.ToolCallPart))
+        self._pending = [call_id for call_id in calls if call_id not in answered]
+        self._held: dict[str, ev.ToolResult] = {}
+
+    def take(self, event: ev.ToolResult) -> list[ev.ToolResult]:
+        """The results that can go out now that `event` came (none, if an earlier call is still running)."""
+        if event.part.tool_call_id not in self._pending:
+            return [event]
+        self._held[event.part.tool_call_id] = event
+        ready: list[ev.ToolResult] = []
+        while self._pending and self._pending[0] in self._held:
+            ready.append(self._held.pop(self._pending.pop(0)))
+        return ready
+
+    def rest(self) -> list[ev.ToolResult]:
+        """What is still held, in call order (the step ended)."""
+        ready = [self._held.pop(call_id) for call_id in self._pending if call_id in self._held]
+        self._pending = []
+        return ready
 
 
 def response_info(response: pai.ModelResponse) -> ev.ResponseInfo:

@@ -26,7 +26,8 @@ Each request becomes one `agent.iter(...)` run (`pip install 'uibridge[pydantic-
   named) are an `ExternalToolset`: a call to one ends the run waiting for the browser
   (`ToolCallReady(..., 'client')`), whose answer comes back in the history;
 - AG-UI shared state: when the run's deps have a `state` attribute, the client's state is put there (validated
-  into the attribute's pydantic model when it holds one; a dataclass deps is copied per run, never shared),
+  into the attribute's pydantic model when it holds one; a dataclass or pydantic deps is copied per run, never
+  shared),
   and whenever a tool step or the run leaves it changed, the new state streams as a `StateSnapshot`;
 - a cancelled stream (the client went away) cancels the run where it awaits: the model request stops.
 """
@@ -52,10 +53,10 @@ except ModuleNotFoundError as missing:  # an optional extra: say which, not just
     ) from missing
 
 from ..core import events as ev
-from ..core.json_text import compact_json
+from ..core.json_text import compact_json, parse_json
 from ..core.messages import ModelMessage
 from ..server.run import AgentRun
-from ._pydantic_ai_events import ResponseParts, request_events, response_info
+from ._pydantic_ai_events import ResponseParts, ToolResultOrder, request_events, response_info
 from ._pydantic_ai_messages import from_pydantic_ai, to_pydantic_ai
 
 __all__ = ['PydanticAIAgent', 'from_pydantic_ai', 'to_pydantic_ai']
@@ -135,10 +136,14 @@ class PydanticAIAgent:
                     if streamed:  # not the history's own last response, resumed with deferred results
                         yield response_info(node.model_response)
                         streamed = False
+                    order = ToolResultOrder(node.model_response, answered)
                     async with node.stream(agent_run.ctx) as stream:
                         async for event in stream:
                             for out in _tool_step_events(event, answered, client_names):
-                                yield out
+                                for ready in order.take(out) if isinstance(out, ev.ToolResult) else [out]:
+                                    yield ready
+                    for out in order.rest():
+                        yield out
                     if (snapshot := state.changed()) is not None:
                         yield snapshot
             result = agent_run.result
@@ -161,6 +166,9 @@ class PydanticAIAgent:
         state = type(current).model_validate(run.state) if isinstance(current, BaseModel) else run.state
         if dataclasses.is_dataclass(deps) and not isinstance(deps, type):
             return dataclasses.replace(deps, state=state)  # pyright: ignore[reportUnknownVariableType]
+        if isinstance(deps, BaseModel):
+            # Copied too: a shared `deps=` must not carry one run's state into another (and a frozen one can't be set).
+            return deps.model_copy(update={'state': state})
         deps.state = state  # pyright: ignore[reportAttributeAccessIssue]  # the application's own object (from `deps_for`): set in place
         return deps
 
@@ -233,5 +241,6 @@ class _StateWatch:
         if dumped is None or dumped == self._last:
             return None
         self._last = dumped
-        state = self._deps.state
-        return ev.StateSnapshot(state.model_dump(mode='json') if isinstance(state, BaseModel) else state)
+        # A value of its own, parsed from the JSON compared: a tool that later changes the deps' state in
+        # place must not change a snapshot already sent (nor the state the collector keeps from it).
+        return ev.StateSnapshot(parse_json(dumped))
