@@ -47,7 +47,9 @@ class MessageCollector:
     arguments that arrive whole in `PartStart`, with no deltas, are kept exactly as given.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, state: Any = None) -> None:
+        """`state`: the shared state the client holds at the run's start (`run.state`), what a `StateDelta`
+        before any `StateSnapshot` applies to, as the client applies it."""
         self._messages: list[ModelMessage] = []
         self._response: ModelResponse | None = None
         self._open: dict[int, _OpenPart] = {}
@@ -57,7 +59,7 @@ class MessageCollector:
         self.finish_reason: FinishReason | None = None
         self.cancelled = False
         self.error: ev.RunError | None = None
-        self.state: Any = None
+        self.state: Any = state
         """The shared state after the run's `StateSnapshot` / `StateDelta` events (`None` before any)."""
         self._state_seen = False
         self._state_holder: ModelResponse | None = None

@@ -67,9 +67,11 @@ class StreamEncoder(ABC, Generic[OpenT]):
         super().__init_subclass__(**kwargs)
         cls._hooks = {}  # a subclass may override hooks: its table is its own
 
-    def __init__(self, keyring: Keyring | None) -> None:
+    def __init__(self, keyring: Keyring | None, state: Any = None) -> None:
+        """`state`: the shared state the client holds (`run.state`), which a `StateDelta` before any snapshot
+        patches (see `MessageCollector`)."""
         self._keyring = Keyring.of(keyring)
-        self._collector = MessageCollector()
+        self._collector = MessageCollector(state)
         self._open: dict[int, OpenT] = {}
         self._held: dict[str, OpenT] = {}
         """Finished calls waiting to learn who answers them, in the order they ended."""

@@ -40,6 +40,7 @@ class AGUIBinding:
             run_id=run_input.run_id,
             client_protocol_version=request.protocol_version,
             keyring=keyring,
+            state=run_input.state,
         )
 
     def managed_input(self, request: AGUIRunRequest, stored: Sequence[ModelMessage]) -> ManagedInput:

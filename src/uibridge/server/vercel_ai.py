@@ -51,6 +51,7 @@ class VercelAIBinding:
             keyring=keyring,
             thread_id=run_input.thread_id,
             sdk_version=self.sdk_version,
+            state=run_input.state,
         )
 
     def managed_input(self, request: VercelChatRequest, stored: Sequence[ModelMessage]) -> ManagedInput:

@@ -106,9 +106,11 @@ class AGUIEventStream(RunOutcome, StreamEncoder[_Open]):
         run_id: str,
         client_protocol_version: str | None = None,
         keyring: Keyring | None = None,
+        state: Any = None,
     ) -> None:
-        """`keyring` signs what the stream sends and mints approval ids (`None`: `default_keyring()`)."""
-        super().__init__(keyring)
+        """`keyring` signs what the stream sends and mints approval ids (`None`: `default_keyring()`); `state` is
+        the client's (`RunAgentInput.state`), which a `STATE_DELTA` before any snapshot patches."""
+        super().__init__(keyring, state)
         self.thread_id = thread_id
         self.run_id = run_id
         self.client_protocol_version = client_protocol_version

@@ -178,8 +178,9 @@ class VercelAIEventStream(ToolHooks, MessageHooks, StreamEncoder[_OpenPart]):
         keyring: Keyring | None = None,
         thread_id: str = '',
         sdk_version: SdkVersion = 7,
+        state: Any = None,
     ) -> None:
-        super().__init__(keyring)
+        super().__init__(keyring, state)  # the state a delta before any snapshot patches (`run.state`)
         self.sdk_version = sdk_version
         if sdk_version != 7:
             # The `ai` 7 path stays as it is: only an older client's stream goes through the downgrade.
