@@ -11,7 +11,8 @@ and records it in `SignatureClaims`. `verify_history` then keeps:
 - a `RetryFeedbackPart` or tool-less `RetryPromptPart` whose signature verifies;
 - user prompts and system prompts (whether a client may send a system prompt is `sanitize_messages`'s call);
 
-and drops the rest, then makes the history well formed for a provider: a call that no kept result answers
+and drops the rest, and a response's `provider_response_id` and `provider_details` (unsigned, and a provider
+may act on them); then makes the history well formed for a provider: a call that no kept result answers
 is dropped unless it is still pending (`pending_tool_calls`: a call of the last response, with nothing but
 answers to that response's other calls after it), so every call has exactly one result, no result is an
 orphan, and the calls left unanswered are the pending ones.
@@ -163,10 +164,12 @@ def verify_history(messages: Sequence[ModelMessage], claims: SignatureClaims, ke
     for message, parts in kept:
         if not parts:
             continue
-        if len(parts) == len(message.parts):
-            result.messages.append(message)
-        else:
-            result.messages.append(message.model_copy(update={'parts': parts}))
+        update: dict[str, object] = {} if len(parts) == len(message.parts) else {'parts': parts}
+        if isinstance(message, ModelResponse) and (message.provider_response_id or message.provider_details):
+            # No signature covers them, and a provider may act on them (a stored response a later request
+            # continues from, by id): a client's word for them is not the server's.
+            update['provider_response_id'] = update['provider_details'] = None
+        result.messages.append(message.model_copy(update=update) if update else message)
     return result
 
 
