@@ -29,6 +29,7 @@ from uibridge.core.messages import (
 from uibridge.core.provenance import Keyring
 from uibridge.core.usage import Usage
 from uibridge.core.verification import SignatureClaims, Verified, verify_history
+from uibridge.server.managed import stored_claims
 
 KEYRING = Keyring('tampering')
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -242,3 +243,11 @@ def test_odd_messages_load_cleanly_or_fail_as_input_errors(name: str) -> None:
             [m.model_dump(by_alias=True, mode='json') for m in dump_messages(loaded, keyring=KEYRING)]
         )
     assert len(again) == len(loaded)
+
+
+def test_the_servers_own_stored_responses_keep_those_fields() -> None:
+    claims = SignatureClaims()
+    stored_claims(HISTORY, KEYRING, claims)  # server-managed mode: the stored history is the server's
+    response = verify_history(HISTORY, claims, KEYRING).messages[1]
+    assert isinstance(response, ModelResponse)
+    assert response.provider_response_id == 'resp_1' and response.provider_details == {'service_tier': 'default'}
