@@ -1,19 +1,23 @@
 """A hostile client against this round's AG-UI records: native tool calls and returns, citations, response
 fields. Every signed thing it edits or forges is dropped by `verify_history`; what no signature covers and a
 provider may act on (`provider_response_id`, `provider_details`) never comes back as the server's; odd but
-schema-valid messages load cleanly or fail with an `InputError`, never an exception."""
+schema-valid messages load cleanly or fail with an `InputError`, never an exception; and random runs mixing
+native calls, steps, state and terminal events keep the event order the 1.0 client verifies."""
 
 from __future__ import annotations
 
 import copy
+import random
 import warnings
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from agui_helpers import sse_events, validator_findings
 
-from uibridge.adapters.ag_ui import dump_messages, load_messages
+from uibridge.adapters.ag_ui import dump_messages, encode_events, load_messages
+from uibridge.core import events as ev
 from uibridge.core.citations import Citation, WebCitationSource
 from uibridge.core.errors import InputError
 from uibridge.core.messages import (
@@ -251,3 +255,65 @@ def test_the_servers_own_stored_responses_keep_those_fields() -> None:
     response = verify_history(HISTORY, claims, KEYRING).messages[1]
     assert isinstance(response, ModelResponse)
     assert response.provider_response_id == 'resp_1' and response.provider_details == {'service_tier': 'default'}
+
+
+def _random_run(rng: random.Random) -> list[ev.AgentEvent]:
+    """Native calls, their results (before or after the call ends), client and approval marks, steps (some
+    never started), state, late info and terminal events, interleaved at random; every call id unique."""
+    events: list[ev.AgentEvent] = []
+    index, open_parts, calls = 0, list[int](), list[str]()
+    for n in range(rng.randint(1, 25)):
+        roll = rng.random()
+        if roll < 0.08:
+            events.append(ev.ResponseStart())
+            index, open_parts = 0, []
+        elif roll < 0.25:
+            part = rng.choice(
+                [
+                    TextPart(content='x'),
+                    ToolCallPart(tool_name='f', tool_call_id=f'c{n}', args='{}'),
+                    NativeToolCallPart(tool_name='ws', tool_call_id=f'c{n}', args={'q': 1}),
+                ]
+            )
+            events.append(ev.PartStart(index, part))
+            open_parts.append(index)
+            index += 1
+            if not isinstance(part, TextPart):
+                calls.append(part.tool_call_id)
+        elif roll < 0.35 and open_parts:
+            events.append(ev.PartEnd(open_parts.pop(rng.randrange(len(open_parts)))))
+        elif roll < 0.45 and calls:
+            part = NativeToolReturnPart(tool_name='ws', content='r', tool_call_id=rng.choice(calls))
+            events.append(ev.NativeToolResult(part))
+        elif roll < 0.52 and calls:
+            events.append(ev.ToolCallReady(rng.choice(calls), rng.choice(['client', 'approval'])))
+        elif roll < 0.65:
+            events.append(ev.StepStarted(rng.choice(['a', 'b'])))
+        elif roll < 0.75:
+            events.append(ev.StepFinished(rng.choice(['a', 'b', 'never'])))
+        elif roll < 0.8:
+            events.append(ev.StateSnapshot({'n': n}))
+        elif roll < 0.84:
+            events.append(ev.ResponseInfo(model_name='m', usage=Usage(input_tokens=1)))
+        elif roll < 0.87:
+            events.append(rng.choice([ev.RunError('boom'), ev.RunCancelled(), ev.RunFinished()]))
+    return events
+
+
+@pytest.mark.parametrize('seed', range(40))
+def test_random_runs_keep_the_order_the_client_verifies(seed: int) -> None:
+    rng = random.Random(seed)
+    events = sse_events(encode_events(_random_run(rng), client_protocol_version=rng.choice([None, '1.0.0'])))
+    assert events[0]['type'] == 'RUN_STARTED'
+    assert [i for i, e in enumerate(events) if e['type'] in ('RUN_FINISHED', 'RUN_ERROR')] == [len(events) - 1]
+    steps: set[str] = set()
+    for event in events:
+        if event['type'] == 'STEP_STARTED':
+            assert event['stepName'] not in steps
+            steps.add(event['stepName'])
+        elif event['type'] == 'STEP_FINISHED':
+            steps.remove(event['stepName'])
+    assert not steps or events[-1]['type'] == 'RUN_ERROR'
+    # A native result may come before its call's END (the agent's order); the 1.0 client takes it, the validator
+    # warns (AGUI206). An error cuts a call's argument text short (AGUI204, not checked by the client).
+    assert validator_findings(events, {'AGUI206': 'off', 'AGUI204': 'off'}) == []
