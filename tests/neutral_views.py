@@ -24,3 +24,12 @@ def without_extras(value: Any) -> Any:
     if isinstance(value, list):
         return [without_extras(item) for item in value]  # pyright: ignore[reportUnknownVariableType]
     return value
+
+
+def as_verified(messages: list[Any]) -> list[Any]:
+    """`messages` as `verify_history` keeps them when every part verifies: the messages with parts, each
+    response without the fields no signature covers and a provider may act on."""
+    unvouched = {'provider_response_id': None, 'provider_details': None}
+    return [
+        m.model_copy(update=unvouched) if getattr(m, 'kind', None) == 'response' else m for m in messages if m.parts
+    ]

@@ -11,7 +11,9 @@ and records it in `SignatureClaims`. `verify_history` then keeps:
 - a `RetryFeedbackPart` or tool-less `RetryPromptPart` whose signature verifies;
 - user prompts and system prompts (whether a client may send a system prompt is `sanitize_messages`'s call);
 
-and drops the rest, then makes the history well formed for a provider: a call that no kept result answers
+and drops the rest, and a response's `provider_response_id` and `provider_details` (unsigned, and a provider
+may act on them) unless the server vouches for the whole response (`SignatureClaims.vouch`: its own stored
+history); then makes the history well formed for a provider: a call that no kept result answers
 is dropped unless it is still pending (`pending_tool_calls`: a call of the last response, with nothing but
 answers to that response's other calls after it), so every call has exactly one result, no result is an
 orphan, and the calls left unanswered are the pending ones.
@@ -53,15 +55,23 @@ class SignatureClaims:
     """The signatures a decoder read beside the parts it built, by part (identity, not equality: two equal
     texts in a history are two claims). Holds the parts, so an id is never reused while the claims live."""
 
-    __slots__ = ('_claims',)
+    __slots__ = ('_claims', '_vouched')
 
     def __init__(self) -> None:
         self._claims: dict[int, tuple[object, Claim]] = {}
+        self._vouched: dict[int, ModelResponse] = {}
 
     def add(self, part: object, signature: object, *, client: bool = False) -> None:
         """Record what the client claims for `part`; anything but a string is no claim at all."""
         if isinstance(signature, str) and signature:
             self._claims[id(part)] = (part, Claim(signature, client is True))
+
+    def vouch(self, response: ModelResponse) -> None:
+        """`response` is the server's own (its stored history), fields no signature covers included."""
+        self._vouched[id(response)] = response
+
+    def vouched(self, response: ModelResponse) -> bool:
+        return self._vouched.get(id(response)) is response
 
     def get(self, part: object) -> Claim | None:
         found = self._claims.get(id(part))
@@ -163,10 +173,16 @@ def verify_history(messages: Sequence[ModelMessage], claims: SignatureClaims, ke
     for message, parts in kept:
         if not parts:
             continue
-        if len(parts) == len(message.parts):
-            result.messages.append(message)
-        else:
-            result.messages.append(message.model_copy(update={'parts': parts}))
+        update: dict[str, object] = {} if len(parts) == len(message.parts) else {'parts': parts}
+        if (
+            isinstance(message, ModelResponse)
+            and (message.provider_response_id or message.provider_details)
+            and not claims.vouched(message)
+        ):
+            # No signature covers them, and a provider may act on them (a stored response a later request
+            # continues from, by id): a client's word for them is not the server's.
+            update['provider_response_id'] = update['provider_details'] = None
+        result.messages.append(message.model_copy(update=update) if update else message)
     return result
 
 

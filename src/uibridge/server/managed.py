@@ -65,6 +65,7 @@ def stored_claims(messages: Sequence[ModelMessage], keyring: Keyring, claims: Si
     answer to it is taken, as when the client held it)."""
     for message in messages:
         if isinstance(message, ModelResponse):
+            claims.vouch(message)
             marks = answered_by(message.metadata)
             for part in message.parts:
                 client = isinstance(part, ToolCallPart) and marks.get(part.tool_call_id) == 'client'

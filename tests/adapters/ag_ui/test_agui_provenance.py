@@ -27,6 +27,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_agui_messages import sample_history
 
+from neutral_views import as_verified
 from uibridge import (
     ModelMessage,
     ModelMessagesTypeAdapter,
@@ -73,7 +74,7 @@ def verified(messages: list[dict[str, Any]], keyring: Keyring | None = None) -> 
 def assert_whole(messages: list[dict[str, Any]], keyring: Keyring | None = None) -> list[ModelMessage]:
     loaded, result = verified(messages, keyring)
     assert result.dropped == {}
-    assert result.messages == loaded
+    assert result.messages == as_verified(loaded)
     return loaded
 
 
