@@ -10,6 +10,8 @@ and records it in `SignatureClaims`. `verify_history` then keeps:
   it that no other result answered;
 - a `RetryFeedbackPart` or tool-less `RetryPromptPart` whose signature verifies;
 - user prompts and system prompts (whether a client may send a system prompt is `sanitize_messages`'s call);
+- of a response's own fields, none a provider reads: its `provider_response_id` (a stored response to continue
+  from) and `provider_details` (a container to reuse, ...) are client input, so left out;
 
 and drops the rest, then makes the history well formed for a provider: a call that no kept result answers
 is dropped unless it is still pending (`pending_tool_calls`: a call of the last response, with nothing but
@@ -39,7 +41,7 @@ from .messages import (
 )
 from .provenance import Keyring, SignedPart
 
-__all__ = ['Claim', 'SignatureClaims', 'Verified', 'pending_tool_calls', 'verify_history']
+__all__ = ['Claim', 'SignatureClaims', 'Verified', 'pending_tool_calls', 'verify_history', 'without_unsigned_fields']
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,11 +165,21 @@ def verify_history(messages: Sequence[ModelMessage], claims: SignatureClaims, ke
     for message, parts in kept:
         if not parts:
             continue
-        if len(parts) == len(message.parts):
-            result.messages.append(message)
-        else:
-            result.messages.append(message.model_copy(update={'parts': parts}))
+        if len(parts) != len(message.parts):
+            message = message.model_copy(update={'parts': parts})
+        result.messages.append(without_unsigned_fields(message))
     return result
+
+
+def without_unsigned_fields(message: ModelMessage) -> ModelMessage:
+    """`message` without the response fields no signature covers that a provider reads: `provider_response_id`
+    (a stored response to continue from) and `provider_details` (a container to reuse, ...), as `verify_history`
+    keeps it."""
+    if isinstance(message, ModelResponse) and (
+        message.provider_response_id is not None or message.provider_details is not None
+    ):
+        return message.model_copy(update={'provider_response_id': None, 'provider_details': None})
+    return message
 
 
 def pending_tool_calls(history: Sequence[ModelMessage]) -> list[ToolCallPart]:
