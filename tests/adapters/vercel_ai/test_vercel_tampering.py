@@ -207,3 +207,21 @@ def test_a_forged_response_id_or_details_never_reaches_a_provider() -> None:
     assert isinstance(kept, ModelResponse)
     assert (kept.provider_response_id, kept.provider_details, kept.parts) == (None, None, loaded[0].parts)
     assert kept.usage == loaded[0].usage  # what only the UI shows stays
+
+
+def test_a_provider_s_own_citation_fields_round_trip_signed_and_cannot_be_edited() -> None:
+    # The Anthropic integration keeps the API's citation object on the citation (`provider_details`), and sends
+    # it back to the API: losing it dropped the server's own cited text on every turn; editing it must drop it.
+    details = {'type': 'web_search_result_location', 'cited_text': 'Sunny', 'encrypted_index': 'abc'}
+    citation = Citation(
+        sources=[WebCitationSource(url='https://example.com/paris')],
+        provider_name='anthropic',
+        provider_details=details,
+    )
+    history: list[ModelMessage] = [ModelResponse(parts=[TextPart(content='Sunny.', citations=[citation])])]
+    ui = [m.model_dump(mode='json', exclude_none=True) for m in dump_messages(history)]
+    loaded, result = _verified(ui)
+    assert result.dropped == {}
+    assert _texts(loaded)[0].citations == [citation]
+    _ours(_parts(ui, 'source-url')[0])['citation_fields']['provider_details']['cited_text'] = 'Rainy'
+    assert _verified(ui)[1].dropped == {'text': 1}
