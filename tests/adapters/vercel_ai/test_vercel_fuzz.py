@@ -15,7 +15,7 @@ from uibridge import ModelMessage
 from uibridge.adapters.vercel_ai import dump_messages, load_messages, parse_request
 from uibridge.core.errors import InputError
 from uibridge.core.provenance import default_keyring
-from uibridge.core.verification import verify_history
+from uibridge.core.verification import SignatureClaims, verify_history
 
 _json = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
@@ -236,9 +236,30 @@ def test_any_body_is_parsed_or_refused_with_an_input_error(body: Any) -> None:
         dump_messages(history)
 
 
-def _without_timestamps(messages: list[ModelMessage]) -> Any:
+def without_timestamps(messages: list[ModelMessage]) -> Any:
     # A message a client wrote carries no timestamps, so each load stamps it anew.
     return json.loads(re.sub(r'"timestamp": "[^"]*"', '"timestamp": null', json.dumps(model_view(messages))))
+
+
+def assert_loads_verifies_and_round_trips(messages: list[dict[str, Any]]) -> None:
+    """`messages` load (else raise `InputError`), verify (a verdict, not a crash) and dump and load as
+    themselves, once their tool call ids are made unique (as a history's are)."""
+    calls = 0
+    for message in messages:
+        for part in message['parts']:
+            if 'toolCallId' in part:
+                calls += 1
+                part['toolCallId'] = f'call_{calls}'
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')
+        claims = SignatureClaims()
+        try:
+            history = load_messages(messages, claims=claims)
+        except InputError:
+            return
+        verify_history(history, claims, default_keyring())
+        back = load_messages([m.model_dump(mode='json') for m in dump_messages(history)])
+    assert without_timestamps(back) == without_timestamps(history)
 
 
 _assistant_or_prompt = st.fixed_dictionaries(
@@ -253,17 +274,4 @@ _assistant_or_prompt = st.fixed_dictionaries(
 @settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(_assistant_or_prompt, min_size=1, max_size=4))
 def test_whatever_loads_round_trips(messages: list[dict[str, Any]]) -> None:
-    calls = 0
-    for message in messages:
-        for part in message['parts']:
-            if 'toolCallId' in part:  # a history's call ids are unique
-                calls += 1
-                part['toolCallId'] = f'call_{calls}'
-    with warnings.catch_warnings():
-        warnings.simplefilter('ignore')
-        try:
-            history = load_messages(messages)
-        except InputError:
-            return
-        back = load_messages([m.model_dump(mode='json') for m in dump_messages(history)])
-    assert _without_timestamps(back) == _without_timestamps(history)
+    assert_loads_verifies_and_round_trips(messages)

@@ -68,11 +68,13 @@ def state_placement(response: ModelResponse) -> tuple[int, int, int] | None:
     return None
 
 
+def _counted(usage: Usage | None) -> bool:
+    return usage is not None and bool(usage.model_dump(include=_COUNTS, exclude_defaults=True))
+
+
 def late_info(response: ModelResponse) -> dict[str, Any] | None:
     """A step's entry under `uibridge.steps`, for a response with what only its end tells."""
-    usage = response.usage
-    counted = usage is not None and bool(usage.model_dump(include=_COUNTS, exclude_defaults=True))
-    if not counted and response.provider_response_id is None and response.provider_details is None:
+    if not _counted(response.usage) and response.provider_response_id is None and response.provider_details is None:
         return None  # a usage of nothing (a stored history's default) is no news to show
     fields = response_fields(response)
     del fields['timestamp']
@@ -124,8 +126,14 @@ def read_message_metadata(metadata: dict[str, Any], responses: list[ModelRespons
     steps = cast('dict[str, Any]', ours).get('steps') if isinstance(ours, dict) else None
     for key, entry in cast('dict[str, Any]', steps).items() if isinstance(steps, dict) else ():
         if key.isdigit() and int(key) < len(responses) and isinstance(entry, dict):
-            for name, value in read_response_fields(cast('dict[str, Any]', entry)).items():
-                if name != 'timestamp':
+            fields = read_response_fields(cast('dict[str, Any]', entry))
+            fields.pop('timestamp', None)
+            if not _counted(fields.get('usage')):
+                fields.pop('usage', None)
+            # Only an entry `late_info` writes counts: a dump would write no other back (the rest of a step's
+            # fields ride on its first part).
+            if {'usage', 'provider_response_id', 'provider_details'} & fields.keys():
+                for name, value in fields.items():
                     setattr(responses[int(key)], name, value)
     app = {key: value for key, value in metadata.items() if key != PROVIDER_KEY}
     if app:

@@ -6,7 +6,8 @@ url, title, media type and filename; the rest rides in `providerMetadata.uibridg
 
 - `text`: which of the step's text parts cites it (its index among them), so a source sent late, after other
   parts, still finds its text; `citation`: the citation's index in that part's `citations`, which groups the
-  sources of one citation; `anchor`: the citation's anchor, on its first source;
+  sources of one citation; `anchor`: the citation's anchor, and `citation_fields`: its other keys (a provider's
+  own citation object, `provider_name` / `provider_details`), on its first source;
 - `source`: the source's other fields (`excerpts`, `document_id`, the keys a stored history adds), and a
   document's `title` / `media_type` when it has none (the UI part needs a string there);
 - `sig`: only on a source sent after its text part ended: the cited text's signature with this citation (the
@@ -74,6 +75,8 @@ def source_parts(part: TextPart, text_index: int, start: int = 0, sig: str | Non
             fields: dict[str, Any] = {'text': text_index, 'citation': number}
             if position == 0 and citation.anchor is not None:
                 fields['anchor'] = citation.anchor.model_dump(mode='json')
+            if position == 0 and citation.model_extra:
+                fields['citation_fields'] = citation.model_dump(mode='json', include=set(citation.model_extra))
             data, rest = _source_fields(source)
             if rest:
                 fields['source'] = rest
@@ -134,6 +137,7 @@ def read_source(part: SourceUIPart, fields: dict[str, Any]) -> CitedSource:
         number if isinstance(number, int) and number >= 0 else None,
         fields.get('anchor'),
         fields.get(SIG_KEY),
+        cast('dict[str, Any]', extra) if isinstance(extra := fields.get('citation_fields'), dict) else {},
     )
 
 
@@ -149,7 +153,7 @@ def with_citations(part: TextPart, cited: list[CitedSource]) -> TextPart:
     citations: list[Citation] = [*(part.citations or [])]
     for group in [groups[number] for number in sorted(groups)] + loose:
         anchor = group[0].anchor
-        values: dict[str, Any] = {'sources': [item.source for item in group]}
+        values: dict[str, Any] = {**group[0].extra, 'sources': [item.source for item in group]}
         if isinstance(anchor, dict):
             values['anchor'] = anchor
         try:
