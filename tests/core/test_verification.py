@@ -13,6 +13,8 @@ from uibridge import (
     ModelMessage,
     ModelRequest,
     ModelResponse,
+    NativeToolCallPart,
+    NativeToolReturnPart,
     RetryFeedbackPart,
     RetryPromptPart,
     SystemPromptPart,
@@ -247,3 +249,48 @@ def test_whatever_is_dropped_the_result_is_well_formed(script: list[str]) -> Non
     for _, call_id in calls:
         assert answered.get(call_id, 0) == (0 if call_id in pending else 1)
     assert all(count == 1 for count in answered.values())
+
+
+def native_pair(call_id: str) -> tuple[NativeToolCallPart, NativeToolReturnPart]:
+    return (
+        NativeToolCallPart(tool_name='web_search', args={'query': 'x'}, tool_call_id=call_id, provider_name='p'),
+        NativeToolReturnPart(tool_name='web_search', content=['hit'], tool_call_id=call_id, timestamp=T0),
+    )
+
+
+def test_a_provider_run_call_and_its_return_are_kept_only_together() -> None:
+    call_a, return_a = native_pair('n1')
+    call_b, return_b = native_pair('n2')
+    history: list[ModelMessage] = [
+        user(),
+        ModelResponse(parts=[call_a, return_a, call_b, return_b, TextPart(content='Found it.')], timestamp=T0),
+    ]
+    whole = verify_history(history, signed(history), KEYRING)
+    assert whole.messages == history and whole.dropped == {}
+    # A call that does not verify takes its (signed) return with it, and a return that does not, its call:
+    # a provider refuses a result block without its call (and the reverse).
+    for skipped in (call_a, return_a):
+        verified = verify_history(history, signed(history, skip=(skipped,)), KEYRING)
+        assert verified.messages[1].parts == [call_b, return_b, TextPart(content='Found it.')]
+        assert verified.dropped == {'builtin-tool-call': 1, 'builtin-tool-return': 1}
+
+
+def test_a_second_return_for_one_provider_run_call_is_dropped() -> None:
+    call_a, return_a = native_pair('n1')
+    again = return_a.model_copy()
+    history: list[ModelMessage] = [user(), ModelResponse(parts=[call_a, return_a, again], timestamp=T0)]
+    verified = verify_history(history, signed(history), KEYRING)
+    assert verified.messages[1].parts == [call_a, return_a]
+    assert verified.dropped == {'builtin-tool-return': 1}
+
+
+def test_provider_run_calls_sharing_an_id_are_refused_like_any_calls() -> None:
+    call_a, return_a = native_pair('n1')
+    history: list[ModelMessage] = [
+        user(),
+        ModelResponse(parts=[call_a, return_a], timestamp=T0),
+        user('again'),
+        ModelResponse(parts=[call_a, return_a], timestamp=T0),
+    ]
+    with pytest.raises(InputError, match='share one tool call id'):
+        verify_history(history, signed(history), KEYRING)

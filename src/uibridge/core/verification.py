@@ -33,6 +33,8 @@ from .messages import (
     ModelRequestPart,
     ModelResponse,
     ModelResponsePart,
+    NativeToolCallPart,
+    NativeToolReturnPart,
     OpaquePart,
     RetryFeedbackPart,
     RetryPromptPart,
@@ -132,6 +134,7 @@ def verify_history(messages: Sequence[ModelMessage], claims: SignatureClaims, ke
                     response_parts.append(part)
                 else:
                     result.drop(part.part_kind)
+            response_parts = _pair_native_parts(response_parts, result)
             open_response = response_parts
             kept.append((message, response_parts))
             continue
@@ -217,13 +220,40 @@ def _drop_unanswered(parts: list[ModelResponsePart], open_calls: dict[str, bool]
     open_calls.clear()
 
 
+def _pair_native_parts(parts: list[ModelResponsePart], result: Verified) -> list[ModelResponsePart]:
+    """`parts` with each provider-run call and return kept only beside its other half (one return a call): a
+    return whose call was dropped, or a call whose return was, is no conversation a provider accepts (Anthropic
+    refuses an orphan result block), and a second return for one call was never the server's."""
+    calls = {p.tool_call_id for p in parts if isinstance(p, NativeToolCallPart)}
+    if not calls and not any(isinstance(p, NativeToolReturnPart) for p in parts):
+        return parts
+    returned: set[str] = set()
+    for part in parts:
+        if isinstance(part, NativeToolReturnPart) and part.tool_call_id in calls and part.tool_call_id not in returned:
+            returned.add(part.tool_call_id)
+    kept: list[ModelResponsePart] = []
+    answered: set[str] = set()
+    for part in parts:
+        if isinstance(part, NativeToolCallPart) and part.tool_call_id not in returned:
+            result.drop(part.part_kind)
+        elif isinstance(part, NativeToolReturnPart):
+            if part.tool_call_id not in returned or part.tool_call_id in answered:
+                result.drop(part.part_kind)
+                continue
+            answered.add(part.tool_call_id)
+            kept.append(part)
+        else:
+            kept.append(part)
+    return kept
+
+
 def _refuse_duplicate_calls(messages: Sequence[ModelMessage]) -> None:
     seen: set[str] = set()
     for index, message in enumerate(messages):
         if not isinstance(message, ModelResponse):
             continue
         for part in message.parts:
-            if isinstance(part, ToolCallPart):
+            if isinstance(part, ToolCallPart | NativeToolCallPart):
                 if part.tool_call_id in seen:
                     raise InputError('two tool calls in the history share one tool call id', f'history.{index}')
                 seen.add(part.tool_call_id)

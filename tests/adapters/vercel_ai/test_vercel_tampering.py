@@ -130,26 +130,28 @@ def test_a_late_source_s_signature_cites_only_the_text_it_was_sent_for() -> None
 
 # ------------------------------------------------------------------------------------------ native tools
 
+# Either half edited drops both: a provider-run call and its return are kept only together (`verify_history`).
+BOTH = {'builtin-tool-call': 1, 'builtin-tool-return': 1}
 _NATIVE_EDITS: dict[str, tuple[Callable[[dict[str, Any]], None], dict[str, int]]] = {
-    'input': (lambda p: p.update(input={'query': 'Lyon'}), {'builtin-tool-call': 1}),
+    'input': (lambda p: p.update(input={'query': 'Lyon'}), BOTH),
     'tool name': (lambda p: p.update(type='tool-code_execution'), {'builtin-tool-call': 1, 'builtin-tool-return': 1}),
     'call id': (lambda p: p.update(toolCallId='ws_2'), {'builtin-tool-call': 1, 'builtin-tool-return': 1}),
     'call provider': (
         lambda p: _ours(p, 'callProviderMetadata').update(provider_name='anthropic'),
-        {'builtin-tool-call': 1},
+        BOTH,
     ),
-    'output': (lambda p: p.update(output=[{'url': 'https://evil.example/'}]), {'builtin-tool-return': 1}),
+    'output': (lambda p: p.update(output=[{'url': 'https://evil.example/'}]), BOTH),
     'an error instead': (
         lambda p: p.update(state='output-error', errorText='failed', output=None),
-        {'builtin-tool-return': 1},
+        BOTH,
     ),
     'return provider': (
         lambda p: _ours(p, 'resultProviderMetadata').update(provider_name='anthropic'),
-        {'builtin-tool-return': 1},
+        BOTH,
     ),
     'return signed as the call': (
         lambda p: _ours(p, 'resultProviderMetadata').update(sig=_ours(p, 'callProviderMetadata')['sig']),
-        {'builtin-tool-return': 1},
+        BOTH,
     ),
     'no longer provider-executed': (lambda p: p.update(providerExecuted=False), {'tool call': 1, 'tool result': 1}),
 }
