@@ -219,6 +219,7 @@ def test_what_the_client_built_verifies_whole(client: dict[str, Any], case: tupl
 
 # --------------------------------------------------------------------------------------------- dumps
 
+
 @functools.cache
 def stored_histories() -> dict[str, list[ModelMessage]]:
     """The named histories, and what a server stores after each issue 14 scenario (its history and the run's
