@@ -191,9 +191,11 @@ def default_keyring() -> Keyring:
 def _claim(part: SignedPart, client: bool) -> tuple[str, bytes]:
     """The domain and canonical payload a part's signature covers: everything the model is shown of it."""
     if isinstance(part, m.TextPart):
-        if part.citations:  # what the text cites is shown beside it: a client may not add or change a source
-            citations = [citation.model_dump(mode='json', exclude_none=True) for citation in part.citations]
-            return 'text/cited', canonical_json([part.content, citations])
+        # What the text cites is shown beside it: a client may not add or change a source. A citation of no
+        # source cites nothing, and no protocol carries one: it is left out, so the text verifies after a trip.
+        cited = [c.model_dump(mode='json', exclude_none=True) for c in part.citations or () if c.sources]
+        if cited:
+            return 'text/cited', canonical_json([part.content, cited])
         return 'text', _strings_json(part.content)  # strings alone: nothing a round trip could change
     if isinstance(part, m.ThinkingPart):
         return 'thinking', _strings_json([part.content, part.signature])

@@ -227,3 +227,28 @@ def test_a_provider_s_own_citation_fields_round_trip_signed_and_cannot_be_edited
     assert _texts(loaded)[0].citations == [citation]
     _ours(_parts(ui, 'source-url')[0])['citation_fields']['provider_details']['cited_text'] = 'Rainy'
     assert _verified(ui)[1].dropped == {'text': 1}
+
+
+@pytest.mark.parametrize('protocol', ['vercel', 'agui'])
+def test_a_citation_of_no_source_does_not_cost_the_text_its_signature(protocol: str) -> None:
+    """No protocol carries a citation without sources, so the signature leaves it out: the server's text still
+    verifies after a round trip (review found it dropped)."""
+    from uibridge.adapters import ag_ui
+
+    web = WebCitationSource(url='https://example.com/a', title='A')
+    history: list[ModelMessage] = [
+        ModelResponse(parts=[TextPart(content='Sunny.', citations=[Citation(sources=[]), Citation(sources=[web])])])
+    ]
+    claims = SignatureClaims()
+    if protocol == 'vercel':
+        ui = [m.model_dump(mode='json', exclude_none=True) for m in dump_messages(history)]
+        loaded = load_messages(ui, claims=claims)
+    else:
+        wire = [m.model_dump(mode='json', by_alias=True) for m in ag_ui.dump_messages(history)]
+        loaded = ag_ui.load_messages(wire, claims=claims)
+    verified = verify_history(loaded, claims, default_keyring())
+    assert verified.dropped == {}
+    # (AG-UI's record keeps the empty citation as it was; Vercel has no part for it.)
+    assert [[c for c in t.citations or () if c.sources] for t in _texts(verified.messages)] == [
+        [Citation(sources=[web])]
+    ]
