@@ -178,6 +178,19 @@ def completed_by_run(recorder: Recorder) -> dict[int, list[ModelMessage]]:
     return {id(run): messages for messages, run in recorder.completed}
 
 
+def assert_steps_succeeded(protocol: str, name: str, result: dict[str, Any]) -> None:
+    """Every step a Node driver played for scenario `name` succeeded in the real client: no error; on Vercel the
+    chat is ready and `safeValidateUIMessages` accepts what it built; on AG-UI each run started and finished."""
+    for step in result['steps']:
+        assert step['error'] is None, (name, step['op'], step['error'])
+        if protocol == 'vercel':
+            assert step['status'] == 'ready'
+            assert step['valid'] is True, step['valid']
+        elif step['op'] != 'set-messages':
+            assert step['wireEvents'][0] == 'RUN_STARTED'
+            assert step['wireEvents'][-1] == 'RUN_FINISHED'
+
+
 def assert_round_trip(recorder: Recorder, thread_id: str) -> list[AgentRun]:
     """Each request in the thread carried back, before sanitizing, exactly the history of the request before
     it plus every message the server produced for it (compared as the model sees them), then whatever the

@@ -11,7 +11,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from e2e_support import LiveServer, Recorder, all_parts, assert_round_trip, drive_scenarios, serve
+from e2e_support import (
+    LiveServer,
+    Recorder,
+    all_parts,
+    assert_round_trip,
+    assert_steps_succeeded,
+    drive_scenarios,
+    serve,
+)
 from pydantic_ai import AgentRunResult
 
 from uibridge import (
@@ -96,13 +104,7 @@ Driven = tuple[str, dict[str, Any], Served]
 @pytest.mark.parametrize('name', NAMES)
 def test_every_step_succeeds_in_the_client(driven: Driven, name: str) -> None:
     protocol, results, _ = driven
-    for step in results[name]['steps']:
-        assert step['error'] is None, (name, step['op'], step['error'])
-        if protocol == 'vercel':
-            assert step['status'] == 'ready'
-            assert step['valid'] is True, step['valid']
-        else:
-            assert step['wireEvents'][0] == 'RUN_STARTED' and step['wireEvents'][-1] == 'RUN_FINISHED'
+    assert_steps_succeeded(protocol, name, results[name])
 
 
 @pytest.mark.parametrize('name', [n for n in NAMES if n != 'state'])

@@ -15,6 +15,7 @@ from e2e_support import (
     LiveServer,
     all_parts,
     assert_round_trip,
+    assert_steps_succeeded,
     check_feedback_comes_back_from_its_marker,
     check_thinking_comes_back_signed,
     check_tool_calls_come_back_answered,
@@ -82,14 +83,7 @@ Driven = tuple[str, dict[str, Any], LiveServer]
 @pytest.mark.parametrize('name', SCENARIO_NAMES)
 def test_every_step_succeeds_in_the_client(driven: Driven, name: str) -> None:
     protocol, results, _ = driven
-    for step in results[name]['steps']:
-        assert step['error'] is None, (name, step['op'], step['error'])
-        if protocol == 'vercel':
-            assert step['status'] == 'ready'
-            assert step['valid'] is True, step['valid']  # safeValidateUIMessages accepts what the client built
-        elif step['op'] != 'set-messages':
-            assert step['wireEvents'][0] == 'RUN_STARTED'
-            assert step['wireEvents'][-1] == 'RUN_FINISHED'
+    assert_steps_succeeded(protocol, name, results[name])
 
 
 @pytest.mark.parametrize('name', ['text', 'think', 'tools', 'feedback', 'client', 'approve', 'deny', 'stored'])

@@ -36,6 +36,12 @@ from .content import (
 )
 from .framing import wrap
 from .json_text import compact_json, indented_json, json_values, parse_json
+from .stored_spellings import (
+    read_nested_cause,
+    read_retried_tool_return,
+    write_nested_cause,
+    write_retried_tool_return,
+)
 from .usage import Usage
 
 __all__ = [
@@ -155,13 +161,7 @@ class RetryPromptPart(_Model):
 
     @pydantic.model_serializer(mode='wrap')
     def _write_back_as_retried_tool_return(self, serialize: pydantic.SerializerFunctionWrapHandler) -> dict[str, Any]:
-        # Loaded from pydantic-ai's `tool-return` with `outcome='retried'` (see `ModelRequest`), the part keeps
-        # that `outcome` as an extra key; it is dumped back in that spelling, so the stored history is
-        # unchanged by a round trip through uibridge.
-        data: dict[str, Any] = serialize(self)
-        if data.get('outcome') == 'retried':
-            data['part_kind'] = 'tool-return'
-        return data
+        return write_retried_tool_return(serialize(self))  # pydantic-ai's spelling, when loaded from it
 
     def model_response(self) -> str:
         """The text the model is shown: the errors, framed, then the classic directive.
@@ -191,8 +191,6 @@ class RetryPromptPart(_Model):
         return f'{description}{RETRY_SUFFIX}'
 
 
-_RETRY_KEYS = frozenset({'cause', 'attempt', 'max_retries'})
-
 RetryFeedbackCause: TypeAlias = Literal['validation_error', 'no_output', 'model_retry']
 
 
@@ -210,30 +208,12 @@ class RetryFeedbackPart(_Model):
     @pydantic.model_validator(mode='before')
     @classmethod
     def _accept_nested_cause(cls, data: Any) -> Any:
-        # pydantic-ai stores the cause as `retry: {cause, attempt, max_retries}`.
-        if not isinstance(data, dict):
-            return data
-        nested = cast('dict[str, Any]', data)
-        retry = nested.get('retry')
-        if not isinstance(retry, dict):
-            return nested
-        retry = cast('dict[str, Any]', retry)
-        if 'cause' not in nested and 'cause' in retry:
-            nested = {**nested, 'cause': retry['cause']}
-        if retry.get('attempt') is None and retry.get('max_retries') is None and set(retry) <= _RETRY_KEYS:
-            # What the serializer below writes and nothing more: no extra key to keep.
-            nested = {key: value for key, value in nested.items() if key != 'retry'}
-        return nested
+        return read_nested_cause(data)  # pydantic-ai stores the cause as `retry: {cause, attempt, max_retries}`
 
     @pydantic.model_serializer(mode='wrap')
     def _write_nested_cause_too(self, serialize: pydantic.SerializerFunctionWrapHandler) -> dict[str, Any]:
-        # Written in both spellings, so a history uibridge saved loads in pydantic-ai too (which requires
-        # `retry`); loading here reads `cause`.
-        data: dict[str, Any] = serialize(self)
-        kept = data.get('retry')  # pydantic-ai's own, kept as an extra key when the part was loaded from it
-        retry = dict(cast('dict[str, Any]', kept)) if isinstance(kept, dict) else {'attempt': None, 'max_retries': None}
-        data['retry'] = {**retry, 'cause': self.cause}
-        return data
+        # Written in both spellings, so a history uibridge saved loads in pydantic-ai too; loading reads `cause`.
+        return write_nested_cause(serialize(self), self.cause)
 
 
 class OpaquePart(_Model):
@@ -265,22 +245,10 @@ class ModelRequest(_Model):
     @pydantic.field_validator('parts', mode='before')
     @classmethod
     def _accept_retried_tool_returns(cls, parts: Any) -> Any:
-        # pydantic-ai (2.68 and later) stores a retry that answers a tool call as a tool return with
-        # `outcome='retried'`; here that is a `RetryPromptPart`, the part that means exactly this.
+        # pydantic-ai's retried tool return is a `RetryPromptPart` here (`uibridge.core.stored_spellings`).
         if not isinstance(parts, list):
             return parts
-        return [_retried_tool_return_as_retry_prompt(part) for part in cast('list[Any]', parts)]
-
-
-def _retried_tool_return_as_retry_prompt(part: Any) -> Any:
-    # Every other key (`outcome` itself, `retry`, `tool_kind`, `metadata`, ...) stays on the part as an
-    # extra key: `outcome='retried'` is what makes `RetryPromptPart` dump it back as the tool return it was.
-    if not isinstance(part, dict):
-        return part
-    data = cast('dict[str, Any]', part)
-    if data.get('part_kind') != 'tool-return' or data.get('outcome') != 'retried':
-        return data
-    return {**data, 'part_kind': 'retry-prompt'}
+        return [read_retried_tool_return(part) for part in cast('list[Any]', parts)]
 
 
 # ------------------------------------------------------------------------------------------ responses

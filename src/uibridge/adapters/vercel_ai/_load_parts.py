@@ -32,6 +32,7 @@ from ...core.messages import (
     UserPromptPart,
 )
 from ...core.metadata import app_metadata
+from ...core.records import read_response_fields
 from ...core.trusted import construct
 from ...core.verification import SignatureClaims
 from ._provider_metadata import DENIED, PROVIDER_KEY, SIDECAR_KEY, parse_iso
@@ -40,6 +41,7 @@ from .types import DynamicToolUIPart, FileUIPart, TextUIPart, ToolApprovalUI, To
 __all__ = [
     'NO_CLAIMS',
     'apply_request_info',
+    'apply_response_info',
     'call_args',
     'derived_denial',
     'ours',
@@ -224,3 +226,18 @@ def request_sidecar(request: ModelRequest) -> dict[str, Any]:
     if request.metadata is None:
         request.metadata = {}
     return cast('dict[str, Any]', request.metadata.setdefault(SIDECAR_KEY, {}))
+
+
+def apply_response_info(response: ModelResponse, info: Any) -> None:
+    """Set on `response` what a step's response record (`providerMetadata.uibridge.response`) gives back; a step
+    whose first part has none was written by a client, and the sidecar says so (dump adds none back)."""
+    if not isinstance(info, dict):
+        if not response.parts:
+            response_sidecar(response)['bare'] = True
+        return
+    info = cast('dict[str, Any]', info)
+    for key, value in read_response_fields(info).items():
+        setattr(response, key, value)
+    metadata = app_metadata(info['metadata']) if isinstance(info.get('metadata'), dict) else None
+    if metadata is not None:
+        response.metadata = {**metadata, **(response.metadata or {})}

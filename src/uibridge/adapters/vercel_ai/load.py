@@ -14,7 +14,7 @@ The inverse of `dump.py`, and also the reader of histories the client built itse
 
 A part the model cannot take (a `file` part in a system message, a reasoning part in a user message) raises
 `InputError` naming the message and part; a part type this version does not know is skipped with a
-`UserWarning`. What only the UI needs is kept in the sidecar (`provider_metadata.py`) for `dump_messages`.
+`UserWarning`. What only the UI needs is kept in the sidecar (`_provider_metadata.py`) for `dump_messages`.
 
 Given `claims`, the signature each part carries (`sig` in its `uibridge` metadata, with the `client` mark of
 a tool call) is recorded there for the part built, for `verify_history`; the messages are the same either way.
@@ -41,13 +41,14 @@ from ...core.messages import (
     UserContent,
     UserPromptPart,
 )
-from ...core.metadata import ANSWERED_BY_METADATA_KEY, CUSTOM_DATA_METADATA_KEY, app_metadata, custom_data_item
-from ...core.records import read_response_fields, read_thinking_fields
+from ...core.metadata import ANSWERED_BY_METADATA_KEY, CUSTOM_DATA_METADATA_KEY, custom_data_item
+from ...core.records import read_thinking_fields
 from ...core.trusted import construct
 from ...core.verification import SignatureClaims
 from ._load_parts import (
     NO_CLAIMS,
     apply_request_info,
+    apply_response_info,
     derived_denial,
     ours,
     request_sidecar,
@@ -280,23 +281,10 @@ class _Loader:
             self.results_request = None
             self.results = []
 
-    def _apply_response_info(self, response: ModelResponse, info: Any) -> None:
-        if not isinstance(info, dict):
-            if not response.parts:
-                # The step's first part carries no response info: a client wrote it; dump adds none back.
-                response_sidecar(response)['bare'] = True
-            return
-        info = cast('dict[str, Any]', info)
-        for key, value in read_response_fields(info).items():
-            setattr(response, key, value)
-        metadata = app_metadata(info['metadata']) if isinstance(info.get('metadata'), dict) else None
-        if metadata is not None:
-            response.metadata = {**metadata, **(response.metadata or {})}
-
     def _add_text(self, part: TextUIPart | ReasoningUIPart) -> None:
         response = self._current_response()
         fields = ours(part.provider_metadata)
-        self._apply_response_info(response, fields.get('response'))
+        apply_response_info(response, fields.get('response'))
         part_id = fields.get('id') if isinstance(fields.get('id'), str) else None
         if isinstance(part, TextUIPart):
             text = construct(TextPart, {'content': part.text, 'id': part_id})
@@ -320,7 +308,7 @@ class _Loader:
             return
         response = self._current_response()
         fields = ours(part.provider_metadata)
-        self._apply_response_info(response, fields.get('response'))
+        apply_response_info(response, fields.get('response'))
         try:
             content = BinaryContent.from_data_url(part.url)
         except ValueError as e:
@@ -335,7 +323,7 @@ class _Loader:
             return  # an unfinished call: nothing a model could be shown
         response = self._current_response()
         call_fields = ours(part.call_provider_metadata)
-        self._apply_response_info(response, call_fields.get('response'))
+        apply_response_info(response, call_fields.get('response'))
         if part.provider_executed is True:
             self.step.add_native(response, part, call_fields, self.claims)
             return

@@ -1,0 +1,63 @@
+"""How pydantic-ai spells in its stored JSON two parts uibridge models its own way, read and written back.
+
+- A retry that answers a tool call: pydantic-ai (2.68 and later) stores a `tool-return` with
+  `outcome='retried'`; uibridge loads it as the `RetryPromptPart` that means exactly this, keeping every other
+  key as an extra, and `outcome='retried'` makes it dump back as the tool return it was.
+- Retry feedback's cause: pydantic-ai nests it as `retry: {cause, attempt, max_retries}`; uibridge keeps it
+  flat (seed 003) and writes both spellings, so a history it saved loads in pydantic-ai too.
+
+Plain functions over the JSON-shaped dicts; `uibridge.core.messages` calls them from its validators and
+serializers, so the stored history is unchanged by a round trip through uibridge.
+"""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+__all__ = ['read_nested_cause', 'read_retried_tool_return', 'write_nested_cause', 'write_retried_tool_return']
+
+_RETRY_KEYS = frozenset({'cause', 'attempt', 'max_retries'})
+
+
+def read_retried_tool_return(part: Any) -> Any:
+    """A request part as stored, with pydantic-ai's retried tool return turned into a `retry-prompt` (every
+    other key, `outcome` included, stays for the part to keep as an extra key)."""
+    if not isinstance(part, dict):
+        return part
+    data = cast('dict[str, Any]', part)
+    if data.get('part_kind') != 'tool-return' or data.get('outcome') != 'retried':
+        return data
+    return {**data, 'part_kind': 'retry-prompt'}
+
+
+def write_retried_tool_return(data: dict[str, Any]) -> dict[str, Any]:
+    """A dumped `RetryPromptPart` that was loaded from a retried tool return, spelled as that tool return."""
+    if data.get('outcome') == 'retried':
+        data['part_kind'] = 'tool-return'
+    return data
+
+
+def read_nested_cause(data: Any) -> Any:
+    """Retry feedback as stored, with pydantic-ai's nested `retry.cause` read as the flat `cause`; the `retry`
+    record is kept as an extra key only when it holds more than what `write_nested_cause` writes."""
+    if not isinstance(data, dict):
+        return data
+    nested = cast('dict[str, Any]', data)
+    retry = nested.get('retry')
+    if not isinstance(retry, dict):
+        return nested
+    retry = cast('dict[str, Any]', retry)
+    if 'cause' not in nested and 'cause' in retry:
+        nested = {**nested, 'cause': retry['cause']}
+    if retry.get('attempt') is None and retry.get('max_retries') is None and set(retry) <= _RETRY_KEYS:
+        nested = {key: value for key, value in nested.items() if key != 'retry'}
+    return nested
+
+
+def write_nested_cause(data: dict[str, Any], cause: str) -> dict[str, Any]:
+    """Dumped retry feedback with pydantic-ai's `retry` record too (its own, kept as an extra key, when the part
+    was loaded from it), which pydantic-ai requires."""
+    kept = data.get('retry')
+    retry = dict(cast('dict[str, Any]', kept)) if isinstance(kept, dict) else {'attempt': None, 'max_retries': None}
+    data['retry'] = {**retry, 'cause': cause}
+    return data
