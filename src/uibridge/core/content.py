@@ -6,9 +6,11 @@ Field names and `kind` tags follow pydantic-ai's stored JSON (see `uibridge.core
 from __future__ import annotations
 
 import base64
-from typing import Annotated, Any, ClassVar, Literal, TypeAlias, cast
+from typing import Annotated, ClassVar, Literal, TypeAlias
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Tag
+from pydantic import BaseModel, ConfigDict
+
+from .tagged_unions import OPAQUE, TaggedBy, known_or_opaque
 
 __all__ = [
     'AudioUrl',
@@ -83,32 +85,10 @@ class OpaqueContent(_Model):
     `uploaded-file`, ...): every key kept, dumped back as it came, never shown to a UI."""
 
     kind: str
-    opaque: ClassVar[bool] = True
+    union_tag: ClassVar[str] = OPAQUE
 
-
-_CONTENT_KINDS = frozenset({'image-url', 'audio-url', 'video-url', 'document-url', 'binary'})
 
 MultiModalContent: TypeAlias = Annotated[
-    Annotated[ImageUrl, Tag('image-url')]
-    | Annotated[AudioUrl, Tag('audio-url')]
-    | Annotated[VideoUrl, Tag('video-url')]
-    | Annotated[DocumentUrl, Tag('document-url')]
-    | Annotated[BinaryContent, Tag('binary')]
-    | Annotated[OpaqueContent, Tag('opaque')],
-    Discriminator(lambda value: known_or_opaque(value, 'kind', _CONTENT_KINDS)),
+    ImageUrl | AudioUrl | VideoUrl | DocumentUrl | BinaryContent | OpaqueContent, TaggedBy('kind')
 ]
 UserContent: TypeAlias = str | MultiModalContent
-
-
-def known_or_opaque(value: Any, key: str, known: frozenset[str]) -> str | None:
-    """The union member a part (or content item) loads as: its own kind's, else the opaque one; `None` (a
-    validation error) for what is no tagged object at all."""
-    if isinstance(value, dict):
-        kind: Any = cast('dict[str, Any]', value).get(key)
-        opaque = False
-    else:
-        kind = getattr(value, key, None)
-        opaque = getattr(value, 'opaque', False) is True  # an opaque model stays opaque, whatever its kind says
-    if not isinstance(kind, str):
-        return None
-    return kind if kind in known and not opaque else 'opaque'

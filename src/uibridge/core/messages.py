@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from typing import Annotated, Any, ClassVar, Literal, NotRequired, TypeAlias, cast
 
 import pydantic
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, TypeAdapter
 from typing_extensions import TypedDict
 
 from .citations import Citation
@@ -32,7 +32,6 @@ from .content import (
     OpaqueContent,
     UserContent,
     VideoUrl,
-    known_or_opaque,
 )
 from .framing import wrap
 from .json_text import compact_json, indented_json, json_values, parse_json
@@ -42,6 +41,7 @@ from .stored_spellings import (
     write_nested_cause,
     write_retried_tool_return,
 )
+from .tagged_unions import OPAQUE, TaggedBy
 from .usage import Usage
 
 __all__ = [
@@ -220,19 +220,12 @@ class OpaquePart(_Model):
     """A part of a kind uibridge does not know: every key kept, dumped back as it came (see the module)."""
 
     part_kind: str
-    opaque: ClassVar[bool] = True
+    union_tag: ClassVar[str] = OPAQUE
 
-
-_REQUEST_PART_KINDS = frozenset({'system-prompt', 'user-prompt', 'tool-return', 'retry-prompt', 'retry-feedback'})
 
 ModelRequestPart: TypeAlias = Annotated[
-    Annotated[SystemPromptPart, Tag('system-prompt')]
-    | Annotated[UserPromptPart, Tag('user-prompt')]
-    | Annotated[ToolReturnPart, Tag('tool-return')]
-    | Annotated[RetryPromptPart, Tag('retry-prompt')]
-    | Annotated[RetryFeedbackPart, Tag('retry-feedback')]
-    | Annotated[OpaquePart, Tag('opaque')],
-    Discriminator(lambda value: known_or_opaque(value, 'part_kind', _REQUEST_PART_KINDS)),
+    SystemPromptPart | UserPromptPart | ToolReturnPart | RetryPromptPart | RetryFeedbackPart | OpaquePart,
+    TaggedBy('part_kind'),
 ]
 
 
@@ -341,17 +334,9 @@ class FilePart(_Model):
     part_kind: Literal['file'] = 'file'
 
 
-_RESPONSE_PART_KINDS = frozenset({'text', 'thinking', 'tool-call', 'file', 'builtin-tool-call', 'builtin-tool-return'})
-
 ModelResponsePart: TypeAlias = Annotated[
-    Annotated[TextPart, Tag('text')]
-    | Annotated[ThinkingPart, Tag('thinking')]
-    | Annotated[ToolCallPart, Tag('tool-call')]
-    | Annotated[FilePart, Tag('file')]
-    | Annotated[NativeToolCallPart, Tag('builtin-tool-call')]
-    | Annotated[NativeToolReturnPart, Tag('builtin-tool-return')]
-    | Annotated[OpaquePart, Tag('opaque')],
-    Discriminator(lambda value: known_or_opaque(value, 'part_kind', _RESPONSE_PART_KINDS)),
+    TextPart | ThinkingPart | ToolCallPart | FilePart | NativeToolCallPart | NativeToolReturnPart | OpaquePart,
+    TaggedBy('part_kind'),
 ]
 
 FinishReason: TypeAlias = Literal['stop', 'length', 'content_filter', 'tool_call', 'error']

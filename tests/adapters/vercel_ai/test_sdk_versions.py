@@ -17,7 +17,7 @@ import copy
 import functools
 import json
 import subprocess
-from typing import Any, get_args
+from typing import Any
 
 import pytest
 from vercel_ai_cases import (
@@ -41,6 +41,7 @@ from uibridge.adapters.vercel_ai.chunks import UIMessageChunk
 from uibridge.adapters.vercel_ai.request import parse_request
 from uibridge.core.events import FileOutput
 from uibridge.core.provenance import default_keyring
+from uibridge.core.tagged_unions import union_members
 from uibridge.core.verification import SignatureClaims, pending_tool_calls, verify_history
 
 OLDER: tuple[SdkVersion, ...] = tuple(v for v in SDK_VERSIONS if v != 7)
@@ -97,8 +98,7 @@ def _minimal(tag: str) -> tuple[dict[str, Any], list[str]]:
 
 @functools.cache
 def _union() -> dict[str, Any]:
-    members = (get_args(member) for member in get_args(get_args(UIMessageChunk)[0]))
-    return {tag.tag: model for model, tag in members}
+    return union_members(UIMessageChunk)
 
 
 # -------------------------------------------------------------------------------------------- node

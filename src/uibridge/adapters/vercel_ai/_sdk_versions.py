@@ -44,7 +44,10 @@ from __future__ import annotations
 
 from typing import Any, Literal, TypeAlias, cast, get_args
 
+from pydantic import BaseModel
+
 from ...core.json_text import compact_json
+from ...core.tagged_unions import union_members
 from ._provider_metadata import DENIED, PROVIDER_KEY
 from .chunks import FinishReasonUI, UIMessageChunk
 from .types import (
@@ -118,11 +121,11 @@ _PART_SINCE: dict[str, int] = {
 _FINISH_SINCE: dict[str, int] = {'interrupted': 7}
 
 
-def _wire_keys(model: type[UIModel]) -> list[str]:
+def _wire_keys(model: type[BaseModel]) -> list[str]:
     return [info.alias or name for name, info in model.model_fields.items()]
 
 
-def _table(models: dict[str, type[UIModel]], since: dict[str, int], version: int) -> dict[str, frozenset[str]]:
+def _table(models: dict[str, type[BaseModel]], since: dict[str, int], version: int) -> dict[str, frozenset[str]]:
     return {
         tag: frozenset(key for key in _wire_keys(model) if since.get(f'{tag}.{key}', 5) <= version)
         for tag, model in models.items()
@@ -130,15 +133,9 @@ def _table(models: dict[str, type[UIModel]], since: dict[str, int], version: int
     }
 
 
-def _union_members(union: Any) -> dict[str, type[UIModel]]:
-    """Each member model of a tagged union (`Annotated[A | B, Discriminator]`) by its tag."""
-    members = (get_args(member) for member in get_args(get_args(union)[0]))
-    return {tag.tag: model for model, tag in members}
-
-
-_PART_MODELS = {**_union_members(UIMessagePart), 'approval': ToolApprovalUI}
+_PART_MODELS = {**union_members(UIMessagePart), 'approval': ToolApprovalUI}
 CHUNK_FIELDS: dict[int, dict[str, frozenset[str]]] = {
-    version: _table(_union_members(UIMessageChunk), _CHUNK_SINCE, version) for version in SDK_VERSIONS
+    version: _table(union_members(UIMessageChunk), _CHUNK_SINCE, version) for version in SDK_VERSIONS
 }
 """Per version, each chunk type it accepts (`data` for every `data-*`) and the keys it reads of it."""
 PART_FIELDS: dict[int, dict[str, frozenset[str]]] = {

@@ -9,10 +9,11 @@ unknown chunk kills the stream).
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, TypeAlias, get_args
+from typing import Annotated, Any, ClassVar, Literal, TypeAlias
 
-from pydantic import Discriminator, Field, Tag, TypeAdapter
+from pydantic import BaseModel, Field, TypeAdapter
 
+from ...core.tagged_unions import TaggedBy, union_members
 from .types import (
     CustomUIPart,
     ProviderMetadata,
@@ -219,6 +220,7 @@ class ReasoningFileChunk(_FileChunk):
 
 class DataChunk(UIModel):
     type: Annotated[str, Field(pattern=r'^data-')]
+    union_tag: ClassVar[str] = 'data'
     id: str | None = None
     data: Any
     transient: bool | None = None
@@ -270,42 +272,42 @@ def _chunk_tag(value: Any) -> str | None:
 
 
 UIMessageChunk: TypeAlias = Annotated[
-    Annotated[TextStartChunk, Tag('text-start')]
-    | Annotated[TextDeltaChunk, Tag('text-delta')]
-    | Annotated[TextEndChunk, Tag('text-end')]
-    | Annotated[ReasoningStartChunk, Tag('reasoning-start')]
-    | Annotated[ReasoningDeltaChunk, Tag('reasoning-delta')]
-    | Annotated[ReasoningEndChunk, Tag('reasoning-end')]
-    | Annotated[ErrorChunk, Tag('error')]
-    | Annotated[ToolInputStartChunk, Tag('tool-input-start')]
-    | Annotated[ToolInputDeltaChunk, Tag('tool-input-delta')]
-    | Annotated[ToolInputAvailableChunk, Tag('tool-input-available')]
-    | Annotated[ToolInputErrorChunk, Tag('tool-input-error')]
-    | Annotated[ToolApprovalRequestChunk, Tag('tool-approval-request')]
-    | Annotated[ToolApprovalResponseChunk, Tag('tool-approval-response')]
-    | Annotated[ToolOutputAvailableChunk, Tag('tool-output-available')]
-    | Annotated[ToolOutputErrorChunk, Tag('tool-output-error')]
-    | Annotated[ToolOutputDeniedChunk, Tag('tool-output-denied')]
-    | Annotated[CustomChunk, Tag('custom')]
-    | Annotated[SourceUrlChunk, Tag('source-url')]
-    | Annotated[SourceDocumentChunk, Tag('source-document')]
-    | Annotated[FileChunk, Tag('file')]
-    | Annotated[ReasoningFileChunk, Tag('reasoning-file')]
-    | Annotated[SteeringMessageChunk, Tag('steering-message')]
-    | Annotated[DataChunk, Tag('data')]
-    | Annotated[StartStepChunk, Tag('start-step')]
-    | Annotated[FinishStepChunk, Tag('finish-step')]
-    | Annotated[ResetStepChunk, Tag('reset-step')]
-    | Annotated[StartChunk, Tag('start')]
-    | Annotated[FinishChunk, Tag('finish')]
-    | Annotated[AbortChunk, Tag('abort')]
-    | Annotated[MessageMetadataChunk, Tag('message-metadata')],
-    Discriminator(_chunk_tag, custom_error_type='invalid_chunk_type', custom_error_message='unknown chunk type'),
+    (
+        TextStartChunk
+        | TextDeltaChunk
+        | TextEndChunk
+        | ReasoningStartChunk
+        | ReasoningDeltaChunk
+        | ReasoningEndChunk
+        | ErrorChunk
+        | ToolInputStartChunk
+        | ToolInputDeltaChunk
+        | ToolInputAvailableChunk
+        | ToolInputErrorChunk
+        | ToolApprovalRequestChunk
+        | ToolApprovalResponseChunk
+        | ToolOutputAvailableChunk
+        | ToolOutputErrorChunk
+        | ToolOutputDeniedChunk
+        | CustomChunk
+        | SourceUrlChunk
+        | SourceDocumentChunk
+        | FileChunk
+        | ReasoningFileChunk
+        | SteeringMessageChunk
+        | DataChunk
+        | StartStepChunk
+        | FinishStepChunk
+        | ResetStepChunk
+        | StartChunk
+        | FinishChunk
+        | AbortChunk
+        | MessageMetadataChunk
+    ),
+    TaggedBy('type', _chunk_tag, custom_error_type='invalid_chunk_type', custom_error_message='unknown chunk type'),
 ]
 
 UIMessageChunkAdapter: TypeAdapter[UIMessageChunk] = TypeAdapter(UIMessageChunk)
 
-_CHUNKS: dict[str, type[UIModel]] = {
-    tag.tag: cls for cls, tag in (get_args(member) for member in get_args(get_args(UIMessageChunk)[0]))
-}
+_CHUNKS: dict[str, type[BaseModel]] = union_members(UIMessageChunk)
 """Each chunk class by its discriminator tag (`'data'` for every `data-*` type), read from the union."""

@@ -24,7 +24,6 @@ from pydantic import (
     Discriminator,
     Field,
     SerializerFunctionWrapHandler,
-    Tag,
     TypeAdapter,
     model_serializer,
     model_validator,
@@ -32,6 +31,7 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 
 from ...core.json_text import json_values
+from ...core.tagged_unions import TaggedBy, union_members
 
 __all__ = [
     'CustomUIPart',
@@ -168,6 +168,7 @@ class DataUIPart(UIModel):
     """`data-{name}`: application data shown by the UI, never seen by the model."""
 
     type: Annotated[str, Field(pattern=r'^data-')]
+    union_tag: ClassVar[str] = 'data'
     data: Any
     id: str | None = None
     _keep_null = frozenset({'data'})
@@ -238,6 +239,7 @@ class ToolUIPart(_ToolFields):
     """`tool-{name}`: a tool call, its state, and its result once there is one."""
 
     type: Annotated[str, Field(pattern=r'^tool-.')]
+    union_tag: ClassVar[str] = 'tool'
 
     @property
     def tool_name(self) -> str:
@@ -257,22 +259,7 @@ class UnknownUIPart(UIModel):
 
     model_config = ConfigDict(extra='allow')
     type: str
-
-
-_STATIC_TYPES = frozenset(
-    {
-        'text',
-        'reasoning',
-        'custom',
-        'source-url',
-        'source-document',
-        'file',
-        'reasoning-file',
-        'steering-message',
-        'step-start',
-        'dynamic-tool',
-    }
-)
+    union_tag: ClassVar[str] = 'unknown'
 
 
 def _part_tag(value: Any) -> str | None:
@@ -289,21 +276,28 @@ def _part_tag(value: Any) -> str | None:
 
 
 UIMessagePart: TypeAlias = Annotated[
-    Annotated[TextUIPart, Tag('text')]
-    | Annotated[ReasoningUIPart, Tag('reasoning')]
-    | Annotated[CustomUIPart, Tag('custom')]
-    | Annotated[SourceUrlUIPart, Tag('source-url')]
-    | Annotated[SourceDocumentUIPart, Tag('source-document')]
-    | Annotated[FileUIPart, Tag('file')]
-    | Annotated[ReasoningFileUIPart, Tag('reasoning-file')]
-    | Annotated[SteeringMessageUIPart, Tag('steering-message')]
-    | Annotated[StepStartUIPart, Tag('step-start')]
-    | Annotated[DynamicToolUIPart, Tag('dynamic-tool')]
-    | Annotated[ToolUIPart, Tag('tool')]
-    | Annotated[DataUIPart, Tag('data')]
-    | Annotated[UnknownUIPart, Tag('unknown')],
-    Discriminator(_part_tag, custom_error_type='invalid_part_type', custom_error_message='a part needs a string type'),
+    (
+        TextUIPart
+        | ReasoningUIPart
+        | CustomUIPart
+        | SourceUrlUIPart
+        | SourceDocumentUIPart
+        | FileUIPart
+        | ReasoningFileUIPart
+        | SteeringMessageUIPart
+        | StepStartUIPart
+        | DynamicToolUIPart
+        | ToolUIPart
+        | DataUIPart
+        | UnknownUIPart
+    ),
+    TaggedBy(
+        'type', _part_tag, custom_error_type='invalid_part_type', custom_error_message='a part needs a string type'
+    ),
 ]
+
+_STATIC_TYPES = frozenset(union_members(UIMessagePart)) - {'tool', 'data', 'unknown'}
+"""The part types that are one fixed string, each its own member."""
 
 
 class UIMessage(UIModel):
