@@ -9,39 +9,11 @@ async interface, `ChatStore`, with three backends chosen by URL (`store_from_url
 `RedisStore` is not imported here (it needs the optional `redis` package): `uibridge.server.store.redis`.
 """
 
-from .base import (
-    DEFAULT_LEASE,
-    DEFAULT_POLL_INTERVAL,
-    DEFAULT_STREAM_TTL,
-    ChatBusy,
-    ChatNotFound,
-    ChatStore,
-    ClaimLost,
-    RunClaim,
-    StoreError,
-    StreamAborted,
-    StreamOutcome,
-    Timings,
-)
+from . import base
+from .base import *  # noqa: F403  the store interface, as `base.__all__` lists it
 from .memory import MemoryState, MemoryStore
 from .sqlite import SqliteStore
 from .urls import store_from_url
 
-__all__ = [
-    'DEFAULT_LEASE',
-    'DEFAULT_POLL_INTERVAL',
-    'DEFAULT_STREAM_TTL',
-    'ChatBusy',
-    'ChatNotFound',
-    'ChatStore',
-    'ClaimLost',
-    'MemoryState',
-    'MemoryStore',
-    'RunClaim',
-    'SqliteStore',
-    'StoreError',
-    'StreamAborted',
-    'StreamOutcome',
-    'Timings',
-    'store_from_url',
-]
+__all__ = ['MemoryState', 'MemoryStore', 'SqliteStore', 'store_from_url']
+__all__ += base.__all__

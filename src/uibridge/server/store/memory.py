@@ -18,17 +18,8 @@ from typing import Unpack
 import anyio
 
 from ...core.messages import ModelMessage
-from .base import (
-    ChatBusy,
-    ChatNotFound,
-    ChatStore,
-    ClaimLost,
-    RunClaim,
-    Timings,
-    decode_messages,
-    encode_messages,
-    history_start,
-)
+from ._history_rows import decode_messages, encode_messages, history_start
+from .base import ChatBusy, ChatNotFound, ChatStore, ClaimLost, RunClaim, Timings
 from .local import LocalStream, LocalStreams
 
 __all__ = ['MemoryState', 'MemoryStore']

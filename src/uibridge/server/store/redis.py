@@ -32,18 +32,8 @@ except ImportError as error:  # pragma: no cover - the message is the point
     raise ImportError("the Redis store needs the redis client: pip install 'uibridge[redis]'") from error
 
 from ...core.messages import ModelMessage
-from .base import (
-    ChatBusy,
-    ChatNotFound,
-    ChatStore,
-    ClaimLost,
-    RunClaim,
-    StreamAborted,
-    Timings,
-    decode_messages,
-    encode_messages,
-    outside_history,
-)
+from ._history_rows import decode_messages, encode_messages, outside_history
+from .base import ChatBusy, ChatNotFound, ChatStore, ClaimLost, RunClaim, StreamAborted, Timings
 
 __all__ = ['RedisStore']
 

@@ -30,17 +30,8 @@ import anyio
 import anyio.to_thread
 
 from ...core.messages import ModelMessage
-from .base import (
-    ChatBusy,
-    ChatNotFound,
-    ChatStore,
-    ClaimLost,
-    RunClaim,
-    Timings,
-    decode_messages,
-    encode_messages,
-    history_start,
-)
+from ._history_rows import decode_messages, encode_messages, history_start
+from .base import ChatBusy, ChatNotFound, ChatStore, ClaimLost, RunClaim, Timings
 from .local import LocalStreams
 
 __all__ = ['SqliteStore']
