@@ -26,21 +26,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from . import messages as m
 from .errors import InputError
-from .messages import (
-    ModelMessage,
-    ModelRequest,
-    ModelRequestPart,
-    ModelResponse,
-    ModelResponsePart,
-    NativeToolCallPart,
-    NativeToolReturnPart,
-    OpaquePart,
-    RetryFeedbackPart,
-    RetryPromptPart,
-    ToolCallPart,
-    ToolReturnPart,
-)
 from .provenance import Keyring, SignedPart
 
 __all__ = ['Claim', 'SignatureClaims', 'Verified', 'pending_tool_calls', 'verify_history']
@@ -61,18 +48,18 @@ class SignatureClaims:
 
     def __init__(self) -> None:
         self._claims: dict[int, tuple[object, Claim]] = {}
-        self._vouched: dict[int, ModelResponse] = {}
+        self._vouched: dict[int, m.ModelResponse] = {}
 
     def add(self, part: object, signature: object, *, client: bool = False) -> None:
         """Record what the client claims for `part`; anything but a string is no claim at all."""
         if isinstance(signature, str) and signature:
             self._claims[id(part)] = (part, Claim(signature, client is True))
 
-    def vouch(self, response: ModelResponse) -> None:
+    def vouch(self, response: m.ModelResponse) -> None:
         """`response` is the server's own (its stored history), fields no signature covers included."""
         self._vouched[id(response)] = response
 
-    def vouched(self, response: ModelResponse) -> bool:
+    def vouched(self, response: m.ModelResponse) -> bool:
         return self._vouched.get(id(response)) is response
 
     def get(self, part: object) -> Claim | None:
@@ -87,7 +74,7 @@ class SignatureClaims:
 class Verified:
     """What `verify_history` kept, and how much of each kind it dropped (for the server's log)."""
 
-    messages: list[ModelMessage]
+    messages: list[m.ModelMessage]
     feedback: set[int] = field(default_factory=set[int])
     """`id()`s of the retry feedback parts that verified: the application's own, kept through sanitizing."""
     dropped: dict[str, int] = field(default_factory=dict[str, int])
@@ -96,17 +83,17 @@ class Verified:
         self.dropped[kind] = self.dropped.get(kind, 0) + 1
 
 
-def verify_history(messages: Sequence[ModelMessage], claims: SignatureClaims, keyring: Keyring) -> Verified:
+def verify_history(messages: Sequence[m.ModelMessage], claims: SignatureClaims, keyring: Keyring) -> Verified:
     """The part of `messages` the server can vouch for (see the module docstring); the input is left untouched.
 
     Raises `InputError` when two tool calls share an id.
     """
     _refuse_duplicate_calls(messages)
     result = Verified(messages=[])
-    kept: list[tuple[ModelMessage, list[ModelRequestPart] | list[ModelResponsePart]]] = []
+    kept: list[tuple[m.ModelMessage, list[m.ModelRequestPart] | list[m.ModelResponsePart]]] = []
     open_calls: dict[str, bool] = {}
     """The kept calls of the last response that no result has answered yet: id -> addressed to a client tool."""
-    open_response: list[ModelResponsePart] | None = None
+    open_response: list[m.ModelResponsePart] | None = None
 
     verify_part = keyring.verify_part
     claimed = claims.get
@@ -116,13 +103,13 @@ def verify_history(messages: Sequence[ModelMessage], claims: SignatureClaims, ke
         return claim is not None and verify_part(part, claim.signature)
 
     for message in messages:
-        if isinstance(message, ModelResponse):
+        if isinstance(message, m.ModelResponse):
             if open_response is not None:
                 _drop_unanswered(open_response, open_calls, result)
-            response_parts: list[ModelResponsePart] = []
+            response_parts: list[m.ModelResponsePart] = []
             open_calls = {}
             for part in message.parts:
-                if isinstance(part, ToolCallPart):
+                if isinstance(part, m.ToolCallPart):
                     claim = claimed(part)
                     client = claim is not None and claim.client
                     if claim is not None and verify_part(part, claim.signature, client=client):
@@ -138,29 +125,29 @@ def verify_history(messages: Sequence[ModelMessage], claims: SignatureClaims, ke
             open_response = response_parts
             kept.append((message, response_parts))
             continue
-        request_parts: list[ModelRequestPart] = []
+        request_parts: list[m.ModelRequestPart] = []
         answers_only = True
         for part in message.parts:
-            if isinstance(part, ToolReturnPart | RetryPromptPart) and (
-                part.tool_name is not None or isinstance(part, ToolReturnPart)
+            if isinstance(part, m.ToolReturnPart | m.RetryPromptPart) and (
+                part.tool_name is not None or isinstance(part, m.ToolReturnPart)
             ):
                 call_id = part.tool_call_id
                 if call_id not in open_calls:
                     result.drop('tool result')  # an orphan, a second answer, or the answer to a dropped call
-                elif verifies(part) or (isinstance(part, ToolReturnPart) and open_calls[call_id]):
+                elif verifies(part) or (isinstance(part, m.ToolReturnPart) and open_calls[call_id]):
                     del open_calls[call_id]
                     request_parts.append(part)
                 else:
                     result.drop('tool result')
-            elif isinstance(part, RetryFeedbackPart | RetryPromptPart):
+            elif isinstance(part, m.RetryFeedbackPart | m.RetryPromptPart):
                 answers_only = False
                 if verifies(part):
                     request_parts.append(part)
-                    if isinstance(part, RetryFeedbackPart):
+                    if isinstance(part, m.RetryFeedbackPart):
                         result.feedback.add(id(part))
                 else:
                     result.drop(part.part_kind)
-            elif isinstance(part, OpaquePart):
+            elif isinstance(part, m.OpaquePart):
                 result.drop(part.part_kind)  # no client authors a kind the server does not know
             else:
                 answers_only = False
@@ -178,7 +165,7 @@ def verify_history(messages: Sequence[ModelMessage], claims: SignatureClaims, ke
             continue
         update: dict[str, object] = {} if len(parts) == len(message.parts) else {'parts': parts}
         if (
-            isinstance(message, ModelResponse)
+            isinstance(message, m.ModelResponse)
             and (message.provider_response_id or message.provider_details)
             and not claims.vouched(message)
         ):
@@ -189,54 +176,58 @@ def verify_history(messages: Sequence[ModelMessage], claims: SignatureClaims, ke
     return result
 
 
-def pending_tool_calls(history: Sequence[ModelMessage]) -> list[ToolCallPart]:
+def pending_tool_calls(history: Sequence[m.ModelMessage]) -> list[m.ToolCallPart]:
     """The tool calls the conversation still waits on: the unanswered calls of the responses that end the
     history, where nothing but results for those responses' calls may follow. A response may call a server
     tool and a client (or approval-gated) tool side by side; the first is answered at once, the other stays
     pending. (In a verified history only the last response can hold unanswered calls.)"""
     answered: set[str] = set()
-    calls: list[ToolCallPart] = []
+    calls: list[m.ToolCallPart] = []
     index = len(history)
-    while index and isinstance(history[index - 1], ModelRequest):
+    while index and isinstance(history[index - 1], m.ModelRequest):
         index -= 1
         for part in history[index].parts:
-            if not isinstance(part, ToolReturnPart | RetryPromptPart) or part.tool_name is None:
+            if not isinstance(part, m.ToolReturnPart | m.RetryPromptPart) or part.tool_name is None:
                 return []
             answered.add(part.tool_call_id)
-    while index and isinstance(history[index - 1], ModelResponse):
+    while index and isinstance(history[index - 1], m.ModelResponse):
         index -= 1
-        calls[:0] = [p for p in history[index].parts if isinstance(p, ToolCallPart)]
+        calls[:0] = [p for p in history[index].parts if isinstance(p, m.ToolCallPart)]
     if not answered <= {call.tool_call_id for call in calls}:
         return []  # a result for some other call: these responses are not what the history waits on
     return [call for call in calls if call.tool_call_id not in answered]
 
 
-def _drop_unanswered(parts: list[ModelResponsePart], open_calls: dict[str, bool], result: Verified) -> None:
+def _drop_unanswered(parts: list[m.ModelResponsePart], open_calls: dict[str, bool], result: Verified) -> None:
     if not open_calls:
         return
-    parts[:] = [p for p in parts if not (isinstance(p, ToolCallPart) and p.tool_call_id in open_calls)]
+    parts[:] = [p for p in parts if not (isinstance(p, m.ToolCallPart) and p.tool_call_id in open_calls)]
     for _ in open_calls:
         result.drop('unanswered tool call')
     open_calls.clear()
 
 
-def _pair_native_parts(parts: list[ModelResponsePart], result: Verified) -> list[ModelResponsePart]:
+def _pair_native_parts(parts: list[m.ModelResponsePart], result: Verified) -> list[m.ModelResponsePart]:
     """`parts` with each provider-run call and return kept only beside its other half (one return a call): a
     return whose call was dropped, or a call whose return was, is no conversation a provider accepts (Anthropic
     refuses an orphan result block), and a second return for one call was never the server's."""
-    calls = {p.tool_call_id for p in parts if isinstance(p, NativeToolCallPart)}
-    if not calls and not any(isinstance(p, NativeToolReturnPart) for p in parts):
+    calls = {p.tool_call_id for p in parts if isinstance(p, m.NativeToolCallPart)}
+    if not calls and not any(isinstance(p, m.NativeToolReturnPart) for p in parts):
         return parts
     returned: set[str] = set()
     for part in parts:
-        if isinstance(part, NativeToolReturnPart) and part.tool_call_id in calls and part.tool_call_id not in returned:
+        if (
+            isinstance(part, m.NativeToolReturnPart)
+            and part.tool_call_id in calls
+            and part.tool_call_id not in returned
+        ):
             returned.add(part.tool_call_id)
-    kept: list[ModelResponsePart] = []
+    kept: list[m.ModelResponsePart] = []
     answered: set[str] = set()
     for part in parts:
-        if isinstance(part, NativeToolCallPart) and part.tool_call_id not in returned:
+        if isinstance(part, m.NativeToolCallPart) and part.tool_call_id not in returned:
             result.drop(part.part_kind)
-        elif isinstance(part, NativeToolReturnPart):
+        elif isinstance(part, m.NativeToolReturnPart):
             if part.tool_call_id not in returned or part.tool_call_id in answered:
                 result.drop(part.part_kind)
                 continue
@@ -247,13 +238,13 @@ def _pair_native_parts(parts: list[ModelResponsePart], result: Verified) -> list
     return kept
 
 
-def _refuse_duplicate_calls(messages: Sequence[ModelMessage]) -> None:
+def _refuse_duplicate_calls(messages: Sequence[m.ModelMessage]) -> None:
     seen: set[str] = set()
     for index, message in enumerate(messages):
-        if not isinstance(message, ModelResponse):
+        if not isinstance(message, m.ModelResponse):
             continue
         for part in message.parts:
-            if isinstance(part, ToolCallPart | NativeToolCallPart):
+            if isinstance(part, m.ToolCallPart | m.NativeToolCallPart):
                 if part.tool_call_id in seen:
                     raise InputError('two tool calls in the history share one tool call id', f'history.{index}')
                 seen.add(part.tool_call_id)
