@@ -20,7 +20,7 @@ from typing_extensions import TypedDict
 from ..core import messages as m
 from ..core.json_text import parse_json
 from ._anthropic_maps import PROVIDER_NAME, REDACTED_THINKING_ID, RESULT_BLOCK_TYPES
-from ._history import media_kind, result_text, system_text, unsupported
+from ._history import UserContentSpelling, result_text, system_text, user_content_parts
 
 if TYPE_CHECKING:
     from anthropic.types import ContentBlockParam, MessageParam, TextBlockParam
@@ -145,23 +145,25 @@ def _append(turns: list[tuple[bool, list[ContentBlockParam]]], users: bool, bloc
 def _user_blocks(content: str | list[m.UserContent]) -> list[ContentBlockParam]:
     if isinstance(content, str):
         return [{'type': 'text', 'text': content}] if content else []
-    blocks: list[ContentBlockParam] = []
-    for item in content:
-        if isinstance(item, str):
-            blocks.append({'type': 'text', 'text': item})
-        elif isinstance(item, m.ImageUrl):
-            blocks.append({'type': 'image', 'source': {'type': 'url', 'url': item.url}})
-        elif isinstance(item, m.BinaryContent) and media_kind(item) == 'image':
-            data = item.data_url.partition(',')[2]
-            media_type: Any = item.media_type
-            blocks.append({'type': 'image', 'source': {'type': 'base64', 'media_type': media_type, 'data': data}})
-        elif isinstance(item, m.BinaryContent) and media_kind(item) == 'pdf':
-            data = item.data_url.partition(',')[2]
-            blocks.append(
-                {'type': 'document', 'source': {'type': 'base64', 'media_type': 'application/pdf', 'data': data}}
-            )
-        elif isinstance(item, m.BinaryContent):
-            raise unsupported('The Messages API', f'{item.media_type} content')
-        else:
-            raise unsupported('The Messages API', f'{item.kind} link')
-    return blocks
+    return user_content_parts(content, _MESSAGES_CONTENT)
+
+
+def _base64(item: m.BinaryContent) -> str:
+    return item.data_url.partition(',')[2]
+
+
+_MESSAGES_CONTENT: UserContentSpelling[ContentBlockParam] = UserContentSpelling(
+    api='The Messages API',
+    text=lambda text: {'type': 'text', 'text': text},
+    image_link=lambda url: {'type': 'image', 'source': {'type': 'url', 'url': url}},
+    inline={
+        'image': lambda item: {
+            'type': 'image',
+            'source': {'type': 'base64', 'media_type': cast('Any', item.media_type), 'data': _base64(item)},
+        },
+        'pdf': lambda item: {
+            'type': 'document',
+            'source': {'type': 'base64', 'media_type': 'application/pdf', 'data': _base64(item)},
+        },
+    },
+)

@@ -7,20 +7,34 @@ and `render_retry_feedback` give every other consumer, so a model reads the same
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 from ..core.feedback import render_retry_feedback
 from ..core.messages import (
     BinaryContent,
+    ImageUrl,
     ModelMessage,
     ModelRequest,
     RetryFeedbackPart,
     RetryPromptPart,
     SystemPromptPart,
     ToolReturnPart,
+    UserContent,
 )
 
-__all__ = ['instructions', 'media_kind', 'result_text', 'system_text', 'unsupported']
+__all__ = [
+    'UserContentSpelling',
+    'instructions',
+    'media_kind',
+    'result_text',
+    'system_text',
+    'unsupported',
+    'user_content_parts',
+]
+
+_Part = TypeVar('_Part')
 
 
 def result_text(part: ToolReturnPart | RetryPromptPart | RetryFeedbackPart) -> str:
@@ -69,3 +83,35 @@ def media_kind(content: BinaryContent) -> str:
 
 def unsupported(api: str, what: str) -> ValueError:
     return ValueError(f'{api} takes no {what} in a user prompt; convert it before sending')
+
+
+@dataclass(frozen=True, slots=True)
+class UserContentSpelling(Generic[_Part]):
+    """How one API spells each kind of user content it takes. What it has no spelling for is refused with a
+    `ValueError` naming the API, never dropped: the model would answer a prompt it was not shown whole."""
+
+    api: str
+    text: Callable[[str], _Part]
+    image_link: Callable[[str], _Part]
+    inline: Mapping[str, Callable[[BinaryContent], _Part | None]]
+    """Inline bytes by `media_kind`; a spelling that returns `None` refuses that item (an audio format the
+    API does not take, say)."""
+
+
+def user_content_parts(content: Sequence[UserContent], spelling: UserContentSpelling[_Part]) -> list[_Part]:
+    """A user prompt's content list as `spelling`'s API content parts, in order."""
+    parts: list[_Part] = []
+    for item in content:
+        if isinstance(item, str):
+            parts.append(spelling.text(item))
+        elif isinstance(item, ImageUrl):
+            parts.append(spelling.image_link(item.url))
+        elif isinstance(item, BinaryContent):
+            spell = spelling.inline.get(media_kind(item))
+            part = spell(item) if spell is not None else None
+            if part is None:
+                raise unsupported(spelling.api, f'{item.media_type} content')
+            parts.append(part)
+        else:
+            raise unsupported(spelling.api, f'{item.kind} link')
+    return parts

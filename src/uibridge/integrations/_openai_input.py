@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 
 from ..core import messages as m
 from ..core.json_text import parse_json
-from ._history import instructions, media_kind, result_text, unsupported
+from ._history import UserContentSpelling, instructions, result_text, user_content_parts
 from ._openai_maps import IMAGE_RESULT, PROVIDER_NAME, native_item
 
 if TYPE_CHECKING:
@@ -73,29 +73,26 @@ def to_chat_completions_messages(history: Sequence[m.ModelMessage]) -> list[Chat
 
 
 def _chat_user_content(content: str | list[m.UserContent]) -> str | list[ChatCompletionContentPartParam]:
-    if isinstance(content, str):
-        return content
-    parts: list[ChatCompletionContentPartParam] = []
-    for item in content:
-        if isinstance(item, str):
-            parts.append({'type': 'text', 'text': item})
-        elif isinstance(item, m.ImageUrl):
-            parts.append({'type': 'image_url', 'image_url': {'url': item.url}})
-        elif isinstance(item, m.BinaryContent):
-            kind = media_kind(item)
-            if kind == 'image':
-                parts.append({'type': 'image_url', 'image_url': {'url': item.data_url}})
-            elif kind == 'audio' and item.media_type.lower() in _AUDIO_FORMATS:
-                audio_format = _AUDIO_FORMATS[item.media_type.lower()]
-                data = item.data_url.partition(',')[2]
-                parts.append({'type': 'input_audio', 'input_audio': {'data': data, 'format': audio_format}})
-            elif kind == 'pdf':
-                parts.append({'type': 'file', 'file': {'file_data': item.data_url, 'filename': 'document.pdf'}})
-            else:
-                raise unsupported('Chat Completions', f'{item.media_type} content')
-        else:
-            raise unsupported('Chat Completions', f'{item.kind} link')
-    return parts
+    return content if isinstance(content, str) else user_content_parts(content, _CHAT_CONTENT)
+
+
+def _chat_audio(item: m.BinaryContent) -> ChatCompletionContentPartParam | None:
+    audio_format = _AUDIO_FORMATS.get(item.media_type.lower())
+    if audio_format is None:
+        return None
+    return {'type': 'input_audio', 'input_audio': {'data': item.data_url.partition(',')[2], 'format': audio_format}}
+
+
+_CHAT_CONTENT: UserContentSpelling[ChatCompletionContentPartParam] = UserContentSpelling(
+    api='Chat Completions',
+    text=lambda text: {'type': 'text', 'text': text},
+    image_link=lambda url: {'type': 'image_url', 'image_url': {'url': url}},
+    inline={
+        'image': lambda item: {'type': 'image_url', 'image_url': {'url': item.data_url}},
+        'audio': _chat_audio,
+        'pdf': lambda item: {'type': 'file', 'file': {'file_data': item.data_url, 'filename': 'document.pdf'}},
+    },
+)
 
 
 _AUDIO_FORMATS: dict[str, Literal['wav', 'mp3']] = {
@@ -196,22 +193,15 @@ def _add_reasoning(items: list[ResponseInputItemParam], part: m.ThinkingPart, *,
 
 
 def _responses_user_content(content: str | list[m.UserContent]) -> str | list[ResponseInputContentParam]:
-    if isinstance(content, str):
-        return content
-    parts: list[ResponseInputContentParam] = []
-    for item in content:
-        if isinstance(item, str):
-            parts.append({'type': 'input_text', 'text': item})
-        elif isinstance(item, m.ImageUrl):
-            parts.append({'type': 'input_image', 'image_url': item.url, 'detail': 'auto'})
-        elif isinstance(item, m.BinaryContent):
-            kind = media_kind(item)
-            if kind == 'image':
-                parts.append({'type': 'input_image', 'image_url': item.data_url, 'detail': 'auto'})
-            elif kind == 'pdf':
-                parts.append({'type': 'input_file', 'file_data': item.data_url, 'filename': 'document.pdf'})
-            else:
-                raise unsupported('The Responses API', f'{item.media_type} content')
-        else:
-            raise unsupported('The Responses API', f'{item.kind} link')
-    return parts
+    return content if isinstance(content, str) else user_content_parts(content, _RESPONSES_CONTENT)
+
+
+_RESPONSES_CONTENT: UserContentSpelling[ResponseInputContentParam] = UserContentSpelling(
+    api='The Responses API',
+    text=lambda text: {'type': 'input_text', 'text': text},
+    image_link=lambda url: {'type': 'input_image', 'image_url': url, 'detail': 'auto'},
+    inline={
+        'image': lambda item: {'type': 'input_image', 'image_url': item.data_url, 'detail': 'auto'},
+        'pdf': lambda item: {'type': 'input_file', 'file_data': item.data_url, 'filename': 'document.pdf'},
+    },
+)
