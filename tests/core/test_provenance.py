@@ -85,6 +85,7 @@ def test_a_server_part_still_verifies_after_the_client_re_serializes_it(args: di
 SIGNED_PARTS: list[Any] = [
     TextPart(content='Hello'),
     ThinkingPart(content='hmm', signature='sig-1'),
+    ThinkingPart(content='hmm', signature='sig-1', id='rs_1', provider_name='openai'),
     ToolCallPart(tool_name='delete_file', args={'path': 'a.txt', 'n': 1}, tool_call_id='c1'),
     ToolReturnPart(tool_name='get_weather', content={'temp': 20, 'unit': 'C'}, tool_call_id='c1'),
     ToolReturnPart(tool_name='get_weather', content='denied', tool_call_id='c1', outcome='denied'),
@@ -101,7 +102,10 @@ def _edits(part: Any) -> list[Any]:
     if isinstance(part, TextPart | ThinkingPart):
         edits.append({'content': part.content + '!'})
     if isinstance(part, ThinkingPart):
-        edits.append({'signature': 'sig-2'})
+        # `id` and `provider_name` are not shown to the model, but a provider acts on them (the OpenAI input
+        # sends `id` as its reasoning item's): a client may neither set nor change them.
+        edits += [{'signature': 'sig-2'}, {'id': 'rs_someone_else'}, {'provider_name': 'anthropic'}]
+        edits += [{'id': None, 'provider_name': None}] if part.id else []
     if isinstance(part, ToolCallPart):
         edits += [{'tool_name': 'format_disk'}, {'tool_call_id': 'c2'}, {'args': {**part.args_as_dict(), 'path': '/'}}]
     if isinstance(part, ToolReturnPart):

@@ -198,7 +198,11 @@ def _claim(part: SignedPart, client: bool) -> tuple[str, bytes]:
             return 'text/cited', canonical_json([part.content, cited])
         return 'text', _strings_json(part.content)  # strings alone: nothing a round trip could change
     if isinstance(part, m.ThinkingPart):
-        return 'thinking', _strings_json([part.content, part.signature])
+        if part.id is None and part.provider_name is None:
+            return 'thinking', _strings_json([part.content, part.signature])
+        # A provider acts on these: the OpenAI input sends `id` as the reasoning item's, and `provider_name`
+        # decides whose request the thinking goes back into. A client may change neither.
+        return 'thinking/provider', _strings_json([part.content, part.signature, part.id, part.provider_name])
     if isinstance(part, m.ToolCallPart):
         domain = 'tool-call/client' if client else 'tool-call'
         return domain, canonical_json([part.tool_call_id, part.tool_name, part.args_as_dict()])

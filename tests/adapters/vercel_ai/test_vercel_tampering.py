@@ -252,3 +252,28 @@ def test_a_citation_of_no_source_does_not_cost_the_text_its_signature(protocol: 
     assert [[c for c in t.citations or () if c.sources] for t in _texts(verified.messages)] == [
         [Citation(sources=[web])]
     ]
+
+
+# ------------------------------------------------------------------------------------------------ thinking
+
+
+@pytest.mark.parametrize(
+    'edit',
+    [{'id': 'rs_someone_else'}, {'provider_name': 'openai'}, {'id': None}, {'provider_name': None}],
+    ids=['id', 'provider', 'no id', 'no provider'],
+)
+def test_a_thinking_part_s_provider_fields_cannot_be_edited(edit: dict[str, Any]) -> None:
+    """The OpenAI input sends a thinking part's `id` as its reasoning item's, and `provider_name` decides whose
+    request it goes back into: both are signed with it, so an edited one is dropped, not sent on."""
+    ui = [m.model_dump(mode='json', exclude_none=True) for m in dump_messages(HISTORIES['thinking'])]
+    _, untouched = _verified(copy.deepcopy(ui))
+    kept = [p for m in untouched.messages if isinstance(m, ModelResponse) for p in m.parts if p.part_kind == 'thinking']
+    assert [(p.id, p.provider_name) for p in kept] == [('rs_1', 'anthropic'), (None, None)]
+    ours = _ours(_parts(ui, 'reasoning')[0])
+    for key, value in edit.items():
+        if value is None:
+            del ours[key]
+        else:
+            ours[key] = value
+    _, result = _verified(ui)
+    assert result.dropped == {'thinking': 1}
