@@ -314,6 +314,22 @@ def test_random_runs_keep_the_order_the_client_verifies(seed: int) -> None:
         elif event['type'] == 'STEP_FINISHED':
             steps.remove(event['stepName'])
     assert not steps or events[-1]['type'] == 'RUN_ERROR'
-    # A native result may come before its call's END (the agent's order); the 1.0 client takes it, the validator
-    # warns (AGUI206). An error cuts a call's argument text short (AGUI204, not checked by the client).
-    assert validator_findings(events, {'AGUI206': 'off', 'AGUI204': 'off'}) == []
+    # An error cuts a call's argument text short (AGUI204, not checked by the client).
+    assert validator_findings(events, {'AGUI204': 'off'}) == []
+
+
+@pytest.mark.parametrize('client_tool', [False, True], ids=['native call', 'held client call'])
+def test_a_result_before_its_call_s_end_follows_the_end(client_tool: bool) -> None:
+    """An agent may send a provider's result before the call's `PartEnd` (or while a client call is held for
+    its mark): AG-UI's validator wants `TOOL_CALL_END` first (AGUI206), so the result waits for it."""
+    call = (
+        ToolCallPart(tool_name='f', tool_call_id='c1', args='{}')
+        if client_tool
+        else NativeToolCallPart(tool_name='ws', tool_call_id='c1', args={'q': 1})
+    )
+    result = ev.NativeToolResult(NativeToolReturnPart(tool_name='ws', content='r', tool_call_id='c1'))
+    run = [ev.PartStart(0, call), result, ev.PartEnd(0), ev.PartStart(1, TextPart(content='x')), ev.RunFinished()]
+    events = sse_events(encode_events(run))
+    kinds = [e['type'] for e in events if e['type'].startswith('TOOL_CALL')]
+    assert kinds == ['TOOL_CALL_START', 'TOOL_CALL_ARGS', 'TOOL_CALL_END', 'TOOL_CALL_RESULT']
+    assert validator_findings(events, {}) == []

@@ -32,7 +32,8 @@ The stream is built so that the messages `@ag-ui/client`'s reducer assembles fro
   but ag-ui-validate reports a duplicate call id, and an older reducer may add a second call.)
 - Provider-run (native) tool calls stream like tool calls, their START and END `metadata` saying
   `native: true`; the END (signed) is sent at once, never held, and the provider's result follows as a
-  `TOOL_CALL_RESULT` whose message belongs to the response (as in a dump).
+  `TOOL_CALL_RESULT` whose message belongs to the response (as in a dump). A result the agent sends before
+  its call's END waits for the END (a client reads a result only for a call it has closed).
 - What a run shows beside its messages (state, steps, activity, raw events, sources, message metadata, late
   response info, usage) is in `_extras`; how the run ends (outcome, interrupts, usage) in `_outcome`.
 
@@ -94,6 +95,9 @@ class _Open(OpenPart):
     with the part's signature."""
     citations: list[Citation] | None = None
     """The citations a text part started with, whose sources follow its END."""
+    held_result: bytes = b''
+    ended: bool = False
+    """A provider's result that came before its call's END: sent right after the END, as a client expects."""
 
 
 class AGUIEventStream(RunOutcome, StreamEncoder[_Open]):
@@ -120,6 +124,7 @@ class AGUIEventStream(RunOutcome, StreamEncoder[_Open]):
         self._response_ids: list[str] | None = None  # the AG-UI message ids of the run's last response
         self._text_ids: dict[int, str] = {}  # the response's text messages by part index (for a late citation)
         self._native_ids: set[str] = set()
+        self._calls: dict[str, _Open] = {}  # the run's tool calls by id, for a result that comes before an END
         self._open_steps = {}
         self._last_kind: Literal['assistant', 'reasoning'] | None = None
         self._last_assistant_id = ''
@@ -263,6 +268,7 @@ class AGUIEventStream(RunOutcome, StreamEncoder[_Open]):
             metadata={WIRE_KEY: {'native': True}} if native else None,  # a UI knows at once nobody here answers it
         )
         opened = _Open(response, slot, 'native' if native else 'call', part.tool_call_id)
+        self._calls[part.tool_call_id] = opened
         if isinstance(part.args, dict):
             opened.held_args = compact_json(part.args)
         elif part.args:
@@ -311,7 +317,9 @@ class AGUIEventStream(RunOutcome, StreamEncoder[_Open]):
         call = held.finished
         assert isinstance(call, m.ToolCallPart | m.NativeToolCallPart)
         record = call_record(call, self._keyring, client=mark == 'client')
-        return write.tool_call_end(now_ms(), tool_call_id=held.id, metadata={WIRE_KEY: record})
+        end = write.tool_call_end(now_ms(), tool_call_id=held.id, metadata={WIRE_KEY: record})
+        held.ended = True
+        return end + held.held_result
 
     def _file_output(self, event: ev.FileOutput) -> bytes:
         return b''  # no AG-UI form: only collected
@@ -353,7 +361,12 @@ class AGUIEventStream(RunOutcome, StreamEncoder[_Open]):
         """`TOOL_CALL_RESULT` for a provider-run tool: a message of the response, as dump writes it."""
         self._last_kind = None  # a call after it opens a new assistant message, as in a dump
         draft = native_tool_message(event.part, self._keyring)
-        return _result(draft, event.part.tool_call_id, self._response_message_id())
+        result = _result(draft, event.part.tool_call_id, self._response_message_id())
+        call = self._calls.get(event.part.tool_call_id)
+        if call is None or call.ended:
+            return result
+        call.held_result += result  # the provider answered before the call's END went out: after it, then
+        return b''
 
     def _citation_added(self, event: ev.CitationAdded) -> bytes:
         message_id = self._text_ids.get(event.index)
