@@ -767,6 +767,19 @@ def _message_scenarios() -> dict[str, Scenario]:
                 RunFinished('stop'),
             ]
         ),
+        'native_result_early': Scenario(
+            [
+                ResponseStart(),
+                PartStart(0, NativeToolCallPart(tool_name='code', args='', tool_call_id='ci_2')),
+                PartDelta(0, '{"src": "1+1"}'),
+                # The provider's result before the call's end: the client must still end up holding both.
+                NativeToolResult(NativeToolReturnPart(tool_name='code', content=2, tool_call_id='ci_2', timestamp=T1)),
+                PartEnd(0),
+                PartStart(1, TextPart(content='Two.')),
+                PartEnd(1),
+                RunFinished('stop'),
+            ]
+        ),
         'activity': Scenario(
             [
                 ResponseStart(),

@@ -25,6 +25,7 @@ class MessageHooks:
     """The response being built (the collector's), once one started."""
     _text_slots: dict[int, int]
     _native_slots: dict[str, int]
+    _results_after_end: dict[str, bytes]
     _step_open: bool
 
     def _text_open(self, index: int) -> bool:
@@ -36,7 +37,11 @@ class MessageHooks:
         assert response is not None  # the skeleton opened one
         slot = len(response.parts) - 1  # the collector (fed first) has just appended the return
         at = self._native_slots.get(part.tool_call_id)
-        return native_result(part, self._keyring.sign_part(part), None if at is not None and slot == at + 1 else slot)
+        out = native_result(part, self._keyring.sign_part(part), None if at is not None and slot == at + 1 else slot)
+        if part.tool_call_id not in self._results_after_end:
+            return out
+        self._results_after_end[part.tool_call_id] += out  # its call is still streaming: after its end, then
+        return b''
 
     def _citation_added(self, event: ev.CitationAdded) -> bytes:
         slot = self._text_slots.get(event.index)

@@ -203,6 +203,9 @@ class VercelAIEventStream(ToolHooks, MessageHooks, StreamEncoder[_OpenPart]):
         """The slot of each text part of the current response, by its event index (for a late citation)."""
         self._native_slots: dict[str, int] = {}
         """The slot of each native call of the current response, by its id (where its return sits)."""
+        self._results_after_end: dict[str, bytes] = {}
+        """The provider's results for native calls still streaming their input, by call id: sent after the
+        call's `tool-input-available`, which would otherwise reset the client's part to no output."""
         self._started_calls: dict[str, dict[str, Any]] = {}
         """Calls started in this stream, with the call metadata sent for each."""
         self._approvals: dict[str, dict[str, Any]] = {}
@@ -293,6 +296,7 @@ class VercelAIEventStream(ToolHooks, MessageHooks, StreamEncoder[_OpenPart]):
             call_id = part.tool_call_id
             prefix = _tool_input_prefix(tool_call_id=call_id)
             self._native_slots[call_id] = slot
+            self._results_after_end[call_id] = b''
             opened = _OpenPart(response, slot, 'native', call_id, prefix, {'response': info} if info else {})
             out = _tool_input_start(tool_call_id=call_id, tool_name=part.tool_name, provider_executed=True)
             if isinstance(part.args, str) and part.args:
@@ -320,7 +324,8 @@ class VercelAIEventStream(ToolHooks, MessageHooks, StreamEncoder[_OpenPart]):
             return self._call_ended(opened.id, opened, error)
         part = opened.finished
         if isinstance(part, NativeToolCallPart):
-            return native_call_end(part, opened.metadata.get('response'), self._keyring.sign_part(part), error)
+            out = native_call_end(part, opened.metadata.get('response'), self._keyring.sign_part(part), error)
+            return out + self._results_after_end.pop(part.tool_call_id, b'')
         assert isinstance(part, TextPart | ThinkingPart)
         # The client replaces the part's metadata with the end chunk's: sent whole, with the signature.
         sig = self._keyring.sign_part(part)
