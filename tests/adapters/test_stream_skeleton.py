@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from uibridge import TextPart, ToolCallPart
+from uibridge import NativeToolCallPart, TextPart, ToolCallPart
 from uibridge.adapters import ag_ui, vercel_ai
 from uibridge.core import events as ev
 from uibridge.core.provenance import Keyring
@@ -91,17 +91,22 @@ def test_parts_cut_off_end_in_the_order_they_started(name: str) -> None:
 
 
 @pytest.mark.parametrize('name', ENCODERS)
-def test_a_call_reusing_a_held_calls_id_has_the_first_one_sent_before_it_starts(name: str) -> None:
-    events: list[ev.AgentEvent] = [
-        ev.PartStart(0, ToolCallPart(tool_name='f', args={'n': 1}, tool_call_id='c')),
-        ev.PartEnd(0),
-        ev.PartStart(1, ToolCallPart(tool_name='f', args={'n': 2}, tool_call_id='c')),
-        ev.PartEnd(1),
-    ]
-    stream = encode(name, events)
-    assert sent_calls(name, stream) == [('c', False), ('c', False)]
-    kinds = [f['type'] for f in stream if f['type'] in (CALL_STARTED[name], *CALL_SENT[name])]
-    assert kinds == [CALL_STARTED[name], CALL_SENT[name][0]] * 2
+@pytest.mark.parametrize('second', ['call', 'native'])
+def test_a_call_reusing_a_calls_id_fails_the_run_and_sends_nothing_of_it(name: str, second: str) -> None:
+    # Two calls sharing an id are a history verification refuses (a 422 on every later turn, a managed chat
+    # stuck for good), so the agent's bug fails its own run, where the pump reports it, before any of it is sent.
+    reused = (
+        ToolCallPart(tool_name='f', args={'n': 2}, tool_call_id='c')
+        if second == 'call'
+        else NativeToolCallPart(tool_name='ws', args={'q': 1}, tool_call_id='c')
+    )
+    stream = ENCODERS[name]()
+    stream.start()
+    stream.encode(ev.PartStart(0, ToolCallPart(tool_name='f', args={'n': 1}, tool_call_id='c')))
+    stream.encode(ev.PartEnd(0))
+    with pytest.raises(ValueError, match="started tool call 'c' twice in one run"):
+        stream.encode(ev.PartStart(1, reused))
+    assert [p.tool_call_id for p in stream.new_messages[-1].parts if isinstance(p, ToolCallPart)] == ['c']
 
 
 @pytest.mark.parametrize('name', ENCODERS)

@@ -209,10 +209,9 @@ def test_a_mark_that_comes_while_the_call_streams_is_sent_at_its_end_and_the_las
     ('release', 'expected'),
     [
         (result('c1'), ['call c1 {} mark=None error=None', 'result c1']),
-        (ev.PartStart(1, call('c1', {})), ['call c1 {} mark=None error=None', 'part-start c1']),
         (ev.RunCancelled(), ['call c1 {} mark=None error=None', 'cancelled']),
     ],
-    ids=['its result', 'a call reusing its id', 'the run ends'],
+    ids=['its result', 'the run ends'],
 )
 def test_a_held_call_is_sent_unmarked_when(release: ev.AgentEvent, expected: list[str]) -> None:
     assert lines([ev.PartStart(0, call('c1', {})), ev.PartEnd(0), release])[3:5] == expected

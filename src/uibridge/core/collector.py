@@ -56,6 +56,8 @@ class MessageCollector:
         self._slots: dict[int, int] = {}
         self._tool_calls: dict[str, ToolCallPart] = {}
         self._call_responses: dict[str, ModelResponse] = {}
+        self._call_ids: set[str] = set()
+        """Every tool call id the run started (provider-run ones too): one id names one call."""
         self.finish_reason: FinishReason | None = None
         self.cancelled = False
         self.error: ev.RunError | None = None
@@ -136,6 +138,13 @@ class MessageCollector:
         response = self._current_response()
         if event.index in self._open:
             raise ValueError(f'part {event.index} was started twice')
+        part = event.part
+        if isinstance(part, _CALL_PARTS):
+            # Two calls sharing an id are no conversation a provider or a client takes (verification refuses
+            # the history with a 422 on every later turn): the run fails here instead, naming the agent's bug.
+            if part.tool_call_id in self._call_ids:
+                raise ValueError(f'the agent started tool call {part.tool_call_id!r} twice in one run')
+            self._call_ids.add(part.tool_call_id)
         self._slots[event.index] = len(response.parts)
         response.parts.append(event.part)
         self._open[event.index] = _OpenPart(event.part)

@@ -13,9 +13,10 @@ The skeleton keeps a run's state and calls one hook per event kind, where the pr
   feedback or the run's end cuts it off, in the order the parts started (`_close_parts`);
 - held tool calls. Who answers a call (`ToolCallReady`) is said after its `PartEnd`, and a call a client tool
   answers is signed with that mark; re-sending the call once the mark is known would run a client tool twice.
-  So a finished call is held (`_call_ended`) until the encoder knows: its mark (sent marked), its result, a new
-  call reusing its id, the run's end or a point the protocol chooses (`_release_held`), whichever comes first
-  (sent unmarked). A mark that comes while the call still streams is kept for its end;
+  So a finished call is held (`_call_ended`) until the encoder knows: its mark (sent marked), its result, the
+  run's end or a point the protocol chooses (`_release_held`), whichever comes first (sent unmarked). A mark
+  that comes while the call still streams is kept for its end. A call reusing an id fails the run (the
+  collector refuses it): two calls sharing an id are a history verification refuses;
 - one dispatch table by event class, filled the first time a class is seen (a subclassed event takes its base
   class's hook). What is no agent event is a `TypeError` naming it, and the `match` that fills the table ends
   in `_not_an_event(event: Never)`, so the type checker flags an event kind without a hook, as an abstract hook
@@ -31,7 +32,7 @@ from typing import Any, ClassVar, Generic, Never, NoReturn, TypeAlias, TypeVar
 
 from . import events as ev
 from .collector import Feeder, MessageCollector
-from .messages import ModelMessage, ModelResponse, ModelResponsePart, RetryPromptPart, ToolCallPart
+from .messages import ModelMessage, ModelResponse, ModelResponsePart, RetryPromptPart
 from .provenance import Keyring
 
 __all__ = ['OpenPart', 'StreamEncoder']
@@ -176,10 +177,7 @@ class StreamEncoder(ABC, Generic[OpenT]):
         return out + self._response_started()
 
     def _on_part_start(self, event: ev.PartStart) -> bytes:
-        out = self._ensure_response()
-        part = event.part
-        if self._held and isinstance(part, ToolCallPart):
-            out += self._release_call(part.tool_call_id)  # its id reused: the client cannot open a call still open
+        out = self._ensure_response()  # a call reusing an id never gets here: the collector (fed first) refuses it
         response = self._collector.last_message
         assert isinstance(response, ModelResponse)  # the collector (fed first) has just appended the part to it
         opened, data = self._part_started(event, response, len(response.parts) - 1)
