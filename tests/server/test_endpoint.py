@@ -17,9 +17,11 @@ from uibridge import (
     ModelMessagesTypeAdapter,
     ModelRequest,
     ModelResponse,
+    NativeToolCallPart,
     SystemPromptPart,
     TextPart,
     ToolCallPart,
+    ToolReturnPart,
     UserPromptPart,
 )
 from uibridge.core.events import AgentEvent, PartDelta, PartEnd, PartStart, ResponseStart, ToolCallReady
@@ -312,6 +314,28 @@ async def test_an_impossible_event_sequence_is_reported_as_an_error() -> None:
     response = await post(endpoint, {'messages': history(user('hi'))})
     assert event_types(response.content) == ['start', 'RunError']
     assert recorder.completed[0][1].status == 'failed'
+
+
+@pytest.mark.parametrize('native', [False, True], ids=['call', 'provider-run call'])
+async def test_a_call_reusing_an_id_the_history_has_fails_the_run_before_it_is_sent(native: bool) -> None:
+    # Two calls sharing an id are a history verification refuses (422) on every later turn: the run that would
+    # write the second one fails instead, and what it had streamed before stays.
+    past = ModelResponse(parts=[ToolCallPart(tool_name='t', args={}, tool_call_id='c1')])
+    answer = ModelRequest(parts=[ToolReturnPart(tool_name='t', content='ok', tool_call_id='c1')])
+
+    async def agent(run: AgentRun) -> AsyncIterator[AgentEvent]:
+        yield PartStart(0, TextPart(content='Again.'))
+        yield PartEnd(0)
+        again = NativeToolCallPart if native else ToolCallPart
+        yield PartStart(1, again(tool_name='t', args={}, tool_call_id='c1'))
+        yield PartEnd(1)  # pragma: no cover
+
+    endpoint, recorder, _ = make(agent)
+    response = await post(endpoint, {'messages': history(user('hi'), past, answer, user('again'))})
+    assert event_types(response.content) == ['start', 'PartStart', 'PartEnd', 'RunError']
+    [(messages, run)] = recorder.completed
+    assert run.status == 'failed'
+    assert [part.part_kind for message in messages for part in message.parts] == ['text']
 
 
 async def test_keep_alive_comments_fill_idle_time() -> None:

@@ -33,7 +33,7 @@ from ..core.events import (
     ToolResult,
     events_from_message,
 )
-from ..core.messages import ModelRequest, ModelResponse, ToolCallPart
+from ..core.messages import ModelMessage, ModelRequest, ModelResponse, NativeToolCallPart, ToolCallPart
 from ..core.stream import EventStreamEncoder
 from .before_wait import resume_after
 from .outbox import Outbox
@@ -48,6 +48,7 @@ DEFAULT_ERROR = 'An error occurred.'
 _EVENT_TYPES: tuple[type, ...] = get_args(AgentEvent)
 _TERMINAL = (RunFinished, RunError, RunCancelled)
 _WATCHED = (PartStart, ToolResult, *_TERMINAL)
+_CALL_PARTS = (ToolCallPart, NativeToolCallPart)
 _PLAIN: frozenset[type] = frozenset(t for t in _EVENT_TYPES if t not in _WATCHED)
 """Event types that need no bookkeeping here: tested by exact type first, the commonest case by far."""
 _EXACT_EVENT_TYPES: frozenset[type] = frozenset(_EVENT_TYPES)
@@ -100,6 +101,7 @@ async def _forward(
     iterator: AsyncIterator[Any], run: AgentRun, encoder: EventStreamEncoder, outbox: Outbox
 ) -> AgentEvent | None:
     known_calls = {call.tool_call_id for call in run.pending_tool_calls()}
+    history_calls: set[str] | None = None  # read at the run's first call: most runs make none
     warned_unknown = False
     yielded = False
     encode = encoder.encode
@@ -135,10 +137,17 @@ async def _forward(
             )
         for event in events:
             terminal = False
+            reused: str | None = None
             if type(event) not in _PLAIN and isinstance(event, _WATCHED):
                 if isinstance(event, PartStart):
-                    if isinstance(event.part, ToolCallPart):
-                        known_calls.add(event.part.tool_call_id)
+                    part = event.part
+                    if isinstance(part, _CALL_PARTS):
+                        if history_calls is None:
+                            history_calls = _call_ids(run.messages)
+                        if part.tool_call_id in history_calls:
+                            reused = part.tool_call_id
+                        elif isinstance(part, ToolCallPart):
+                            known_calls.add(part.tool_call_id)
                 elif isinstance(event, ToolResult):
                     if event.part.tool_call_id not in known_calls and not warned_unknown:
                         warned_unknown = True
@@ -151,6 +160,9 @@ async def _forward(
                 else:
                     terminal = True
             try:
+                if reused is not None:
+                    # The collector refuses an id this run reused; one the history holds it cannot see.
+                    raise ValueError(f'the agent started tool call {reused!r}, an id the history already has')
                 frame = encode(event)
             except Exception:
                 # The agent yielded events that do not add up (a delta for a part never started, say): a bug
@@ -190,6 +202,16 @@ async def _drain_after_end(iterator: AsyncIterator[Any], run: AgentRun) -> None:
         async for _ in iterator:
             logger.warning('Run %.64r: the agent yielded events after the run ended; they were dropped', run.run_id)
             return
+
+
+def _call_ids(history: Iterable[ModelMessage]) -> set[str]:
+    return {
+        part.tool_call_id
+        for message in history
+        if isinstance(message, ModelResponse)
+        for part in message.parts
+        if isinstance(part, _CALL_PARTS)
+    }
 
 
 def encode_safely(encoder: EventStreamEncoder, event: AgentEvent) -> bytes:
