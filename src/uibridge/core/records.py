@@ -26,6 +26,7 @@ __all__ = [
 ]
 
 _FINISH_REASONS: frozenset[str] = frozenset(get_args(FinishReason))
+_COMMON_KEYS = frozenset({'timestamp', 'model_name', 'provider_name'})
 _USAGE_FIELDS = set(Usage.model_fields)  # the counts a UI may show; a provider's extra keys stay in uibridge's JSON
 
 
@@ -58,6 +59,8 @@ def read_response_fields(record: Mapping[str, Any]) -> dict[str, Any]:
     for key in ('model_name', 'provider_name'):  # a loop, not `_text_fields`: this runs for every step loaded
         if isinstance(value := record.get(key), str):
             fields[key] = value
+    if record.keys() <= _COMMON_KEYS:
+        return fields  # what most steps carry: the keys below are absent, so their look-ups can be skipped
     finish_reason = record.get('finish_reason')
     if isinstance(finish_reason, str) and finish_reason in _FINISH_REASONS:
         fields['finish_reason'] = finish_reason

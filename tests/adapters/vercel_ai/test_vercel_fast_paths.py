@@ -49,6 +49,7 @@ from uibridge.adapters.vercel_ai.types import (
     UIModel,
     part_json,
 )
+from uibridge.core import messages as uibridge_messages
 from uibridge.core.events import AgentEvent, MessageCollector
 
 
@@ -318,3 +319,50 @@ def test_loaded_parts_say_which_fields_were_given() -> None:
                 if isinstance(item, pydantic.BaseModel):
                     seen.append((type(item).__name__, set(item.model_fields_set)))
     assert seen == expected
+
+
+_SUBCLASSES: dict[type[UIModel], type[UIModel]] = {}
+
+
+def _as_subclass(part: UIModel) -> UIModel:
+    """`part` as an instance of a subclass of its class (what an application's own part classes would be)."""
+    cls = type(part)
+    sub = _SUBCLASSES.get(cls)
+    if sub is None:
+        sub = _SUBCLASSES[cls] = type(f'App{cls.__name__}', (cls,), {})
+    return sub.model_construct(_fields_set=part.model_fields_set, **dict(part))
+
+
+class _FrozenClock(datetime):
+    @classmethod
+    def now(cls, tz: Any = None) -> Any:
+        return T0
+
+
+@pytest.mark.parametrize('name', sorted(_HISTORIES))
+def test_load_sends_subclassed_parts_where_their_classes_go(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The loader tells a part's kind by its exact class first; a subclass must load as its class does.
+    # A step without a response record is stamped with the time of loading: the clock is held still for both loads.
+    monkeypatch.setattr(uibridge_messages, 'datetime', _FrozenClock)
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')
+        dumped = dump_messages(_HISTORIES[name])
+        subclassed = [
+            UIMessage.model_construct(
+                _fields_set=message.model_fields_set,
+                **{**dict(message), 'parts': [_as_subclass(part) for part in message.parts]},
+            )
+            for message in dumped
+        ]
+        loaded, loaded_from_subclasses = load_messages(dumped), load_messages(subclassed)
+    assert loaded_from_subclasses == loaded
+    assert [m.model_fields_set for m in loaded_from_subclasses] == [m.model_fields_set for m in loaded]
+
+
+def test_a_loaded_step_has_its_response_record_fields_set() -> None:
+    response = ModelResponse(
+        parts=[TextPart(content='hi')], model_name='m', provider_name='p', finish_reason='stop', timestamp=T0
+    )
+    loaded = load_messages(dump_messages([ModelRequest(parts=[UserPromptPart(content='q', timestamp=T0)]), response]))
+    assert loaded[1] == response
+    assert {'timestamp', 'model_name', 'provider_name', 'finish_reason'} <= loaded[1].model_fields_set

@@ -107,8 +107,11 @@ def load_messages(
     add = loader.add
     for index, raw in enumerate(messages):
         message = raw if isinstance(raw, pydantic.BaseModel) else _coerce(raw, str(index))
-        if message is not None:
-            add(peer_message(message) or message, index)  # pydantic-ai's own stored form (`_peer_history`)
+        if message is None:
+            continue
+        if getattr(message, 'encrypted_value', None) is not None:  # where pydantic-ai keeps its records
+            message = peer_message(message) or message  # pydantic-ai's own stored form (`_peer_history`)
+        add(message, index)
     return loader.finish()
 
 
@@ -254,7 +257,7 @@ class _Loader:
             self.calls[call.id] = function.name
             fields = {'tool_name': function.name, 'args': tool_args(function.arguments), 'tool_call_id': call.id}
             record = records(call.metadata) if call.metadata else _NO_RECORD
-            if is_native(record):
+            if record and record.get('native') is True:  # `is_native`, inline: `records` gives a dict
                 native = construct(NativeToolCallPart, {**fields, 'provider_name': text_field(record, 'provider_name')})
                 if claims is not None:
                     claims.add(native, record.get(SIG_KEY))

@@ -62,6 +62,7 @@ from ._load_parts import (
 )
 from ._load_step import Step as _Step
 from ._message_info import is_state_part, keep_state, read_message_metadata
+from ._part_kinds import FILE, KINDS, STEP, TEXT, TOOL, has_step_start, kind_of
 from ._peer_history import peer_messages
 from ._provider_metadata import DERIVED_ID, SIDECAR_KEY, SIG_KEY, derived_message_id
 from ._sources import read_source
@@ -76,7 +77,6 @@ from .types import (
     SourceDocumentUIPart,
     SourceUrlUIPart,
     SteeringMessageUIPart,
-    StepStartUIPart,
     TextUIPart,
     ToolUIPart,
     UIMessage,
@@ -199,21 +199,22 @@ class _Loader:
         self.message_info = self._message_info(index, message, new=self.previous_role == 'assistant')
         self.message_responses = []
         state: tuple[Any, tuple[int, int, int]] | None = None
-        stepped = any(isinstance(part, StepStartUIPart) for part in message.parts)
+        stepped = has_step_start(message.parts)
         for j, part in enumerate(message.parts):
-            if isinstance(part, StepStartUIPart):
+            kind = KINDS.get(type(part)) or kind_of(part)
+            if kind is STEP:
                 self.end_step()
                 self._start_response()
-            elif isinstance(part, TextUIPart | ReasoningUIPart):
+            elif kind is TEXT:
                 if not stepped and self.results:
                     self.end_step()
-                self._add_text(part)
-            elif isinstance(part, FileUIPart):
+                self._add_text(cast('TextUIPart | ReasoningUIPart', part))
+            elif kind is FILE:
                 if not stepped and self.results:
                     self.end_step()
-                self._add_file(part, f'{index}.parts.{j}')
-            elif isinstance(part, ToolUIPart | DynamicToolUIPart):
-                self._add_tool(part)
+                self._add_file(cast('FileUIPart', part), f'{index}.parts.{j}')
+            elif kind is TOOL:
+                self._add_tool(cast('ToolUIPart | DynamicToolUIPart', part))
             elif isinstance(part, DataUIPart) and is_state_part(part):
                 state = (part.data, self._state_placement())  # the latest one wins, as in the client
             elif isinstance(part, DataUIPart):
@@ -230,7 +231,7 @@ class _Loader:
             elif isinstance(part, SteeringMessageUIPart):
                 self._add_steering(part, f'{index}.parts.{j}')
             else:
-                _warn_unknown(part, f'{index}.parts.{j}')
+                _warn_unknown(cast('UnknownUIPart', part), f'{index}.parts.{j}')
         self.end_step()
         metadata: Any = message.metadata
         if state is not None or isinstance(metadata, dict):
@@ -270,7 +271,8 @@ class _Loader:
             step = self.step
             if step.sources or step.later:  # most steps cite nothing and keep no return apart
                 step.finish(self.response, self.claims)
-            self.step = _Step()  # only a step with a response gathers anything
+            if step.texts or step.sources or step.later:
+                self.step = _Step()  # only a step with a response gathers anything; an empty one is reused
         self.response = None
         if self.results:
             if len(self.results) > 1 and all(index is not None for index, _ in self.results):

@@ -1,0 +1,67 @@
+"""Which branch of `load.py`'s assistant loop a UI part takes, told by its exact class first.
+
+An `isinstance` that fails on a pydantic model class takes the slow ABCMeta path, and the loop's chain tried up
+to five of them per part (and one more per part to see whether a message has steps). `KINDS` answers for each
+part class `types.py` declares; any other class (a subclass) goes through `kind_of`, the same checks in the same
+order as before, so every part still lands where the chain sent it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from .types import (
+    CustomUIPart,
+    DataUIPart,
+    DynamicToolUIPart,
+    FileUIPart,
+    ReasoningFileUIPart,
+    ReasoningUIPart,
+    SourceDocumentUIPart,
+    SourceUrlUIPart,
+    SteeringMessageUIPart,
+    StepStartUIPart,
+    TextUIPart,
+    ToolUIPart,
+    UnknownUIPart,
+)
+
+__all__ = ['FILE', 'KINDS', 'OTHER', 'STEP', 'TEXT', 'TOOL', 'has_step_start', 'kind_of']
+
+STEP, TEXT, FILE, TOOL, OTHER = 'step', 'text', 'file', 'tool', 'other'
+KINDS: dict[type[Any], str] = {
+    StepStartUIPart: STEP,
+    TextUIPart: TEXT,
+    ReasoningUIPart: TEXT,
+    FileUIPart: FILE,
+    ToolUIPart: TOOL,
+    DynamicToolUIPart: TOOL,
+    DataUIPart: OTHER,
+    SourceUrlUIPart: OTHER,
+    SourceDocumentUIPart: OTHER,
+    CustomUIPart: OTHER,
+    ReasoningFileUIPart: OTHER,
+    SteeringMessageUIPart: OTHER,
+    UnknownUIPart: OTHER,
+}
+
+
+def kind_of(part: object) -> str:
+    if isinstance(part, StepStartUIPart):
+        return STEP
+    if isinstance(part, TextUIPart | ReasoningUIPart):
+        return TEXT
+    if isinstance(part, FileUIPart):
+        return FILE
+    if isinstance(part, ToolUIPart | DynamicToolUIPart):
+        return TOOL
+    return OTHER
+
+
+def has_step_start(parts: Sequence[object]) -> bool:
+    classes = set(map(type, parts))
+    if StepStartUIPart in classes:
+        return True
+    # Only a class outside `KINDS` (none of which is a step start) can be a subclass of one.
+    return not classes <= KINDS.keys() and any(isinstance(part, StepStartUIPart) for part in parts)
