@@ -11,57 +11,43 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .types import (
-    CustomUIPart,
-    DataUIPart,
-    DynamicToolUIPart,
-    FileUIPart,
-    ReasoningFileUIPart,
-    ReasoningUIPart,
-    SourceDocumentUIPart,
-    SourceUrlUIPart,
-    SteeringMessageUIPart,
-    StepStartUIPart,
-    TextUIPart,
-    ToolUIPart,
-    UnknownUIPart,
-)
+from . import types as t
 
 __all__ = ['FILE', 'KINDS', 'OTHER', 'STEP', 'TEXT', 'TOOL', 'has_step_start', 'kind_of']
 
 STEP, TEXT, FILE, TOOL, OTHER = 'step', 'text', 'file', 'tool', 'other'
 KINDS: dict[type[Any], str] = {
-    StepStartUIPart: STEP,
-    TextUIPart: TEXT,
-    ReasoningUIPart: TEXT,
-    FileUIPart: FILE,
-    ToolUIPart: TOOL,
-    DynamicToolUIPart: TOOL,
-    DataUIPart: OTHER,
-    SourceUrlUIPart: OTHER,
-    SourceDocumentUIPart: OTHER,
-    CustomUIPart: OTHER,
-    ReasoningFileUIPart: OTHER,
-    SteeringMessageUIPart: OTHER,
-    UnknownUIPart: OTHER,
+    t.StepStartUIPart: STEP,
+    t.TextUIPart: TEXT,
+    t.ReasoningUIPart: TEXT,
+    t.FileUIPart: FILE,
+    t.ToolUIPart: TOOL,
+    t.DynamicToolUIPart: TOOL,
+    t.DataUIPart: OTHER,
+    t.SourceUrlUIPart: OTHER,
+    t.SourceDocumentUIPart: OTHER,
+    t.CustomUIPart: OTHER,
+    t.ReasoningFileUIPart: OTHER,
+    t.SteeringMessageUIPart: OTHER,
+    t.UnknownUIPart: OTHER,
 }
 
 
 def kind_of(part: object) -> str:
-    if isinstance(part, StepStartUIPart):
+    if isinstance(part, t.StepStartUIPart):
         return STEP
-    if isinstance(part, TextUIPart | ReasoningUIPart):
+    if isinstance(part, t.TextUIPart | t.ReasoningUIPart):
         return TEXT
-    if isinstance(part, FileUIPart):
+    if isinstance(part, t.FileUIPart):
         return FILE
-    if isinstance(part, ToolUIPart | DynamicToolUIPart):
+    if isinstance(part, t.ToolUIPart | t.DynamicToolUIPart):
         return TOOL
     return OTHER
 
 
 def has_step_start(parts: Sequence[object]) -> bool:
     classes = set(map(type, parts))
-    if StepStartUIPart in classes:
+    if t.StepStartUIPart in classes:
         return True
     # Only a class outside `KINDS` (none of which is a step start) can be a subclass of one.
-    return not classes <= KINDS.keys() and any(isinstance(part, StepStartUIPart) for part in parts)
+    return not classes <= KINDS.keys() and any(isinstance(part, t.StepStartUIPart) for part in parts)
