@@ -240,22 +240,27 @@ def _v5_tool_part(part: ToolUIPart | DynamicToolUIPart) -> ToolUIPart | DynamicT
 # ------------------------------------------------------------------------------------- load_messages
 
 
-_TOOL_PARTS = (ToolUIPart, DynamicToolUIPart)
+_TOOL_PARTS: frozenset[type[UIMessagePart]] = frozenset({ToolUIPart, DynamicToolUIPart})
 
 
 def upgrade_message(message: UIMessage) -> UIMessage:
     """`message` with each `ai` 5 approval answer (a call marked for approval whose output the app set to
     `{approved, reason?}` with `addToolResult`, and which has no result of the server's) as the
     `approval-responded` part an `ai` 6 or 7 client sends: loading and the request's approvals read one form.
-    Returns `message` itself when it holds none, as nearly every message does."""
+    Returns `message` itself when it holds none, as nearly every message does.
+
+    Runs for every message a request holds, just validated from JSON: its parts are of the union's own classes
+    (no subclass), so an exact class test finds the tool parts, cheaper than the `isinstance` that fails."""
+    if message.role != 'assistant':
+        return message
     parts: list[UIMessagePart] | None = None
     for index, part in enumerate(message.parts):
-        kind = part.type  # tested first: cheaper than an `isinstance` that fails, as it does for most parts
-        if not (kind.startswith('tool-') or kind == 'dynamic-tool'):
+        if type(part) not in _TOOL_PARTS:
             continue
-        if not isinstance(part, _TOOL_PARTS) or part.state != 'output-available':
+        tool = cast('ToolUIPart | DynamicToolUIPart', part)
+        if tool.state != 'output-available':
             continue
-        approval = _v5_answer(part)
+        approval = _v5_answer(tool)
         if approval is not None:
             parts = parts if parts is not None else list(message.parts)
             parts[index] = part.model_copy(update={'state': 'approval-responded', 'output': None, 'approval': approval})
