@@ -39,29 +39,35 @@ def _free_port() -> int:
 
 
 @contextmanager
-def demo_server(store: str) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
-    """`python -m uibridge serve --store <store>` on a free loopback port; yields its base URL and process."""
-    port = _free_port()
+def demo_servers(*stores: str) -> Iterator[list[tuple[str, subprocess.Popen[bytes]]]]:
+    """`python -m uibridge serve --store <store>` for each store, on free loopback ports, started side by side;
+    yields each one's base URL and process."""
     env = {**os.environ, 'UIBRIDGE_SECRET': SECRET}
-    args = [sys.executable, '-m', 'uibridge', 'serve', '--port', str(port), '--store', store, '--delay', '0',
-            '--lease', str(LEASE), '--slow-seconds', str(SLOW_SECONDS)]  # fmt: skip
-    process = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    base = f'http://127.0.0.1:{port}'
-    deadline = time.monotonic() + HANG_GUARD
-    while True:
-        try:
-            if httpx.get(base + '/favicon.svg', timeout=1).status_code == 200:
-                break
-        except httpx.HTTPError:
-            pass
-        assert process.poll() is None, 'the demo server exited'
-        assert time.monotonic() < deadline, 'the demo server did not start'
-        time.sleep(0.05)
+    servers: list[tuple[str, subprocess.Popen[bytes]]] = []
     try:
-        yield base, process
+        for store in stores:
+            port = _free_port()
+            args = [sys.executable, '-m', 'uibridge', 'serve', '--port', str(port), '--store', store, '--delay', '0',
+                    '--lease', str(LEASE), '--slow-seconds', str(SLOW_SECONDS)]  # fmt: skip
+            process = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            servers.append((f'http://127.0.0.1:{port}', process))
+        deadline = time.monotonic() + HANG_GUARD
+        for base, process in servers:
+            while True:
+                try:
+                    if httpx.get(base + '/favicon.svg', timeout=1).status_code == 200:
+                        break
+                except httpx.HTTPError:
+                    pass
+                assert process.poll() is None, 'the demo server exited'
+                assert time.monotonic() < deadline, 'the demo server did not start'
+                time.sleep(0.05)
+        yield servers
     finally:
-        if process.poll() is None:
-            process.terminate()
+        for _, process in servers:
+            if process.poll() is None:
+                process.terminate()
+        for _, process in servers:
             try:
                 process.wait(timeout=10)
             except subprocess.TimeoutExpired:
@@ -69,11 +75,23 @@ def demo_server(store: str) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
                 process.wait()
 
 
+@pytest.fixture(scope='module')
+def redis_database(redis_url: str) -> str:
+    return redis_url.rsplit('/', 1)[0] + '/3'  # a database of its own: the store suite's never meets these
+
+
+@pytest.fixture(scope='module')
+def two_on_redis(redis_database: str) -> Iterator[tuple[str, str]]:
+    """Two processes sharing one Redis, for the tests that leave both running (each uses chats of its own)."""
+    with demo_servers(redis_database, redis_database) as [(first, _), (second, _)]:
+        yield first, second
+
+
 @pytest.fixture
-def two_on_redis(redis_url: str) -> Iterator[tuple[str, str, subprocess.Popen[bytes]]]:
-    database = redis_url.rsplit('/', 1)[0] + '/3'  # a database of its own: the store suite's never meets these
-    with demo_server(database) as (first, producer), demo_server(database) as (second, _):
-        yield first, second, producer
+def producer_to_kill(redis_database: str) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """A producer of its own, on the same Redis as `two_on_redis`, for the test that kills it."""
+    with demo_servers(redis_database) as [server]:
+        yield server
 
 
 def comparable(message: dict[str, Any]) -> dict[str, Any]:
@@ -112,8 +130,8 @@ def resume_spec(api: str, resume_api: str) -> dict[str, Any]:
     }
 
 
-def test_the_real_client_resumes_on_another_process_sharing_redis(two_on_redis: tuple[str, str, Any]) -> None:
-    first, second, _ = two_on_redis
+def test_the_real_client_resumes_on_another_process_sharing_redis(two_on_redis: tuple[str, str]) -> None:
+    first, second = two_on_redis
     spec = {**resume_spec(first, second), 'lastOnly': True}
     result = run_node('vercel_resume.mjs', spec)
     check_resumed(result)
@@ -125,7 +143,7 @@ def test_the_real_client_resumes_on_another_process_sharing_redis(two_on_redis: 
 
 
 def test_the_real_client_resumes_on_the_producing_process_with_sqlite(tmp_path: Path) -> None:
-    with demo_server(f'sqlite:///{tmp_path}/chats.db') as (base, _):
+    with demo_servers(f'sqlite:///{tmp_path}/chats.db') as [(base, _)]:
         check_resumed(run_node('vercel_resume.mjs', resume_spec(base, base)))
 
 
@@ -137,8 +155,10 @@ def _start_slow(client: httpx.Client, base: str, chat: str) -> Iterator[bytes]:
     return response.iter_raw()
 
 
-def test_a_killed_producer_leaves_a_stream_that_resumes_to_an_error(two_on_redis: tuple[str, str, Any]) -> None:
-    first, second, producer = two_on_redis
+def test_a_killed_producer_leaves_a_stream_that_resumes_to_an_error(
+    two_on_redis: tuple[str, str], producer_to_kill: tuple[str, subprocess.Popen[bytes]]
+) -> None:
+    (first, producer), (_, second) = producer_to_kill, two_on_redis
     chat = f'kill-{uuid.uuid4().hex[:8]}'
     with httpx.Client(timeout=HANG_GUARD) as client:
         chunks = _start_slow(client, first, chat)
@@ -163,9 +183,9 @@ def test_a_killed_producer_leaves_a_stream_that_resumes_to_an_error(two_on_redis
 
 
 def test_a_stop_from_another_process_ends_the_run_and_keeps_its_partial_answer(
-    two_on_redis: tuple[str, str, Any],
+    two_on_redis: tuple[str, str],
 ) -> None:
-    first, second, _ = two_on_redis
+    first, second = two_on_redis
     chat = f'stop-{uuid.uuid4().hex[:8]}'
     with httpx.Client(timeout=HANG_GUARD) as client:
         chunks = _start_slow(client, first, chat)
