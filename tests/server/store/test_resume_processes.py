@@ -17,7 +17,7 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import httpx
 import pytest
@@ -75,23 +75,24 @@ def demo_servers(*stores: str) -> Iterator[list[tuple[str, subprocess.Popen[byte
                 process.wait()
 
 
-@pytest.fixture(scope='module')
-def redis_database(redis_url: str) -> str:
-    return redis_url.rsplit('/', 1)[0] + '/3'  # a database of its own: the store suite's never meets these
+class Servers(NamedTuple):
+    first: str
+    """A producer on Redis."""
+    second: str
+    """Another process on the same Redis, where streams are resumed."""
+    to_kill: tuple[str, subprocess.Popen[bytes]]
+    """A producer on the same Redis, for the one test that kills it."""
+    on_sqlite: str
+    """A process with a SQLite store of its own."""
 
 
 @pytest.fixture(scope='module')
-def two_on_redis(redis_database: str) -> Iterator[tuple[str, str]]:
-    """Two processes sharing one Redis, for the tests that leave both running (each uses chats of its own)."""
-    with demo_servers(redis_database, redis_database) as [(first, _), (second, _)]:
-        yield first, second
-
-
-@pytest.fixture
-def producer_to_kill(redis_database: str) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
-    """A producer of its own, on the same Redis as `two_on_redis`, for the test that kills it."""
-    with demo_servers(redis_database) as [server]:
-        yield server
+def servers(redis_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Servers]:
+    """Every process this module drives, started at once (each test uses chats of its own)."""
+    database = redis_url.rsplit('/', 1)[0] + '/3'  # a database of its own: the store suite's never meets these
+    sqlite = f'sqlite:///{tmp_path_factory.mktemp("resume")}/chats.db'
+    with demo_servers(database, database, database, sqlite) as [first, second, to_kill, on_sqlite]:
+        yield Servers(first[0], second[0], to_kill, on_sqlite[0])
 
 
 def comparable(message: dict[str, Any]) -> dict[str, Any]:
@@ -130,8 +131,8 @@ def resume_spec(api: str, resume_api: str) -> dict[str, Any]:
     }
 
 
-def test_the_real_client_resumes_on_another_process_sharing_redis(two_on_redis: tuple[str, str]) -> None:
-    first, second = two_on_redis
+def test_the_real_client_resumes_on_another_process_sharing_redis(servers: Servers) -> None:
+    first, second = servers.first, servers.second
     spec = {**resume_spec(first, second), 'lastOnly': True}
     result = run_node('vercel_resume.mjs', spec)
     check_resumed(result)
@@ -142,9 +143,9 @@ def test_the_real_client_resumes_on_another_process_sharing_redis(two_on_redis: 
     assert httpx.get(f'{second}/api/chat/{chat}', headers={'x-demo-user': 'bob'}).status_code == 404
 
 
-def test_the_real_client_resumes_on_the_producing_process_with_sqlite(tmp_path: Path) -> None:
-    with demo_servers(f'sqlite:///{tmp_path}/chats.db') as [(base, _)]:
-        check_resumed(run_node('vercel_resume.mjs', resume_spec(base, base)))
+def test_the_real_client_resumes_on_the_producing_process_with_sqlite(servers: Servers) -> None:
+    base = servers.on_sqlite
+    check_resumed(run_node('vercel_resume.mjs', resume_spec(base, base)))
 
 
 def _start_slow(client: httpx.Client, base: str, chat: str) -> Iterator[bytes]:
@@ -155,10 +156,8 @@ def _start_slow(client: httpx.Client, base: str, chat: str) -> Iterator[bytes]:
     return response.iter_raw()
 
 
-def test_a_killed_producer_leaves_a_stream_that_resumes_to_an_error(
-    two_on_redis: tuple[str, str], producer_to_kill: tuple[str, subprocess.Popen[bytes]]
-) -> None:
-    (first, producer), (_, second) = producer_to_kill, two_on_redis
+def test_a_killed_producer_leaves_a_stream_that_resumes_to_an_error(servers: Servers) -> None:
+    (first, producer), second = servers.to_kill, servers.second
     chat = f'kill-{uuid.uuid4().hex[:8]}'
     with httpx.Client(timeout=HANG_GUARD) as client:
         chunks = _start_slow(client, first, chat)
@@ -182,10 +181,8 @@ def test_a_killed_producer_leaves_a_stream_that_resumes_to_an_error(
     assert again.status_code == 200 and '"type":"finish"' in again.text
 
 
-def test_a_stop_from_another_process_ends_the_run_and_keeps_its_partial_answer(
-    two_on_redis: tuple[str, str],
-) -> None:
-    first, second = two_on_redis
+def test_a_stop_from_another_process_ends_the_run_and_keeps_its_partial_answer(servers: Servers) -> None:
+    first, second = servers.first, servers.second
     chat = f'stop-{uuid.uuid4().hex[:8]}'
     with httpx.Client(timeout=HANG_GUARD) as client:
         chunks = _start_slow(client, first, chat)
