@@ -31,8 +31,13 @@ typecheck: $(INSTALLED)
 
 # pytest exits 5 when it collected no tests; make fails on any non-zero exit, so that cannot pass silently.
 # Property tests run the Hypothesis profile tests/conftest.py loads: `quick` unless HYPOTHESIS_PROFILE says otherwise.
+# PYTHONDONTWRITEBYTECODE is emptied for the run (where a shell sets it): without cached bytecode every run
+# recompiles src/ and re-rewrites every test module's asserts, and so does each `python -m uibridge` the suite
+# starts (several seconds in all). The caches go to __pycache__/, which git ignores.
+# Two pytest-xdist workers, each taking whole files (`--dist loadfile`: a module's shared servers, browser and Node
+# drives run once): much of the suite waits on Node, Chromium and servers, so the other core has work meanwhile.
 pytest: install
-	$(BIN)/pytest
+	PYTHONDONTWRITEBYTECODE= $(BIN)/pytest -n 2 --dist loadfile
 
 test: lint typecheck pytest
 

@@ -16,6 +16,8 @@ import os
 
 from hypothesis import settings
 
+import background
+
 os.environ.setdefault('UIBRIDGE_SECRET', 'uibridge-test-secret')
 
 # No deadline in either profile: a loaded machine (CI, or several suites at once) makes single examples slow
@@ -25,3 +27,8 @@ settings.register_profile('thorough', max_examples=1000, deadline=None, print_bl
 # Loaded here, before any test module builds its `@settings(...)` (which copy the active profile's values
 # for what they leave unset); the pytest plugin's `--hypothesis-profile` loads its choice after this.
 settings.load_profile(os.environ.get('HYPOTHESIS_PROFILE', 'quick'))
+
+
+def pytest_sessionfinish() -> None:
+    # The processes tests/background.py started for tests that did not run (a run of a few tests) are not waited for.
+    background.drop_pending()

@@ -80,12 +80,13 @@ async function play(run) {
   };
 }
 
-const out = {};
-for (const run of spec.runs) {
+// The runs are independent chats: they play at once, so the slow answers stream side by side, not one after another.
+const outcomes = await Promise.all(spec.runs.map(async (run) => {
   try {
-    out[run.name] = await play(run);
+    return await play(run);
   } catch (e) {
-    out[run.name] = { crashed: String(e?.stack ?? e) };
+    return { crashed: String(e?.stack ?? e) };
   }
-}
+}));
+const out = Object.fromEntries(spec.runs.map((run, i) => [run.name, outcomes[i]]));
 process.stdout.write(JSON.stringify(out) + '\n');

@@ -3,10 +3,10 @@ events into messages is in test_events.py)."""
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from dataclasses import dataclass
 
+import background
 from uibridge.core import collector, events
 from uibridge.core.events import PartDelta, PartEnd, PartStart, ResponseStart, RunFinished
 from uibridge.core.messages import ModelResponse, TextPart, ToolCallPart
@@ -19,10 +19,24 @@ def test_the_collector_is_still_importable_from_the_events_module() -> None:
     assert 'MessageCollector' in events.__all__
 
 
+# Fresh interpreters, started in the background from import (tests/background.py).
+IMPORTED_FIRST = {
+    first: background.run(
+        [
+            sys.executable,
+            '-c',
+            f'import {first}; from uibridge.core.events import MessageCollector; print(MessageCollector.__module__)',
+        ],
+        check=True,
+        timeout=120,
+    )
+    for first in ('uibridge.core.collector', 'uibridge.core.events')
+}
+
+
 def test_either_module_may_be_imported_first() -> None:
     for first in ('uibridge.core.collector', 'uibridge.core.events'):
-        code = f'import {first}; from uibridge.core.events import MessageCollector; print(MessageCollector.__module__)'
-        out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, check=True).stdout
+        out = IMPORTED_FIRST[first].result().stdout
         assert out.strip() == 'uibridge.core.collector'
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import itertools
-import subprocess
 import sys
 import textwrap
 import threading
@@ -20,6 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import background
 from uibridge import DataTag, UserError, close_tag, neutralize_tags, open_tag, register_tag, wrap
 from uibridge.core import framing
 
@@ -794,25 +794,36 @@ def test_no_matching_pattern_can_backtrack() -> None:
     assert _backtracking_repeats(r'<(?=\s*/?\s*system)') != []
 
 
-def test_registering_many_tags_compiles_the_pattern_once() -> None:
-    # In a subprocess, so this process's registry stays as it is.
-    script = textwrap.dedent(
-        """
-        import re, warnings
-        from uibridge import neutralize_tags, register_tag
-        from uibridge.core import framing
+# In a subprocess, so this process's registry stays as it is; started in the background from import
+# (tests/background.py).
+MANY_TAGS_REGISTERED = background.run(
+    [
+        sys.executable,
+        '-c',
+        textwrap.dedent(
+            """
+            import re, warnings
+            from uibridge import neutralize_tags, register_tag
+            from uibridge.core import framing
 
-        compiled = []
-        original = re.compile
-        framing.re.compile = lambda *a, **k: compiled.append(a[0]) or original(*a, **k)
-        warnings.simplefilter('ignore')
-        for i in range(1000):
-            register_tag(f'tag_{i:04d}_{chr(97 + i % 26)}')
-        text = '</tool_resul> <tag_0999_l> <div> a < b </system> <TAG_0005_f/>'
-        print(len(compiled), neutralize_tags(text), neutralize_tags(text) == neutralize_tags(text), len(compiled))
-        """
-    )
-    out = subprocess.run([sys.executable, '-c', script], capture_output=True, text=True, check=True, timeout=120)
+            compiled = []
+            original = re.compile
+            framing.re.compile = lambda *a, **k: compiled.append(a[0]) or original(*a, **k)
+            warnings.simplefilter('ignore')
+            for i in range(1000):
+                register_tag(f'tag_{i:04d}_{chr(97 + i % 26)}')
+            text = '</tool_resul> <tag_0999_l> <div> a < b </system> <TAG_0005_f/>'
+            print(len(compiled), neutralize_tags(text), neutralize_tags(text) == neutralize_tags(text), len(compiled))
+            """
+        ),
+    ],
+    check=True,
+    timeout=120,
+)
+
+
+def test_registering_many_tags_compiles_the_pattern_once() -> None:
+    out = MANY_TAGS_REGISTERED.result()
     before, *escaped, same, after = out.stdout.split()
     # Compiled on first use after the registrations, once, not once per registration.
     assert (int(before), int(after)) == (0, 1)

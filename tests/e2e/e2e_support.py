@@ -11,6 +11,7 @@ import tempfile
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
@@ -83,6 +84,12 @@ class LiveServer:
         self.recorder.settle()
         return result
 
+    def drive_each(self, plays: Mapping[str, tuple[str, dict[str, Any]]]) -> dict[str, dict[str, Any]]:
+        """`drive` for each of `plays` (key -> Node driver and its spec), the drivers running side by side."""
+        results = run_nodes(plays)
+        self.recorder.settle()
+        return results
+
 
 @contextmanager
 def serve(app: Any) -> Iterator[str]:
@@ -152,6 +159,14 @@ def run_node(script: str, spec: dict[str, Any] | None = None, *, args: Sequence[
     crashed = {name: r['crashed'] for name, r in result.items() if isinstance(r, dict) and 'crashed' in r}
     assert not crashed, f'{script} scenarios crashed: {crashed}'
     return result
+
+
+def run_nodes(plays: Mapping[str, tuple[str, dict[str, Any]]]) -> dict[str, dict[str, Any]]:
+    """`run_node` for each of `plays` (key -> Node driver and its spec) at once: the suite mostly waits on Node,
+    so two drivers side by side (on scenarios of their own threads, which never mix) take little longer than one."""
+    with ThreadPoolExecutor(max_workers=len(plays)) as pool:
+        futures = {key: pool.submit(run_node, script, spec) for key, (script, spec) in plays.items()}
+        return {key: future.result() for key, future in futures.items()}
 
 
 def model_view(messages: list[ModelMessage]) -> list[dict[str, Any]]:
@@ -283,19 +298,38 @@ def drive_scenarios(
     return server.drive(DRIVERS[protocol][0], scenarios_spec(protocol, server.base_url, scenarios, thread))
 
 
+def drive_protocols(
+    server: LiveServer,
+    scenarios: Mapping[str, Mapping[str, list[dict[str, Any]]]],
+    thread: Callable[[str, str], str],
+) -> dict[str, dict[str, Any]]:
+    """`drive_scenarios` for each protocol of `scenarios` (protocol -> its scenarios), in the threads
+    `thread(protocol, name)`, the protocols' drivers running side by side: protocol -> the driver's result."""
+    base = server.base_url
+    return server.drive_each(
+        {
+            protocol: (DRIVERS[protocol][0], scenarios_spec(protocol, base, played, partial(thread, protocol)))
+            for protocol, played in scenarios.items()
+        }
+    )
+
+
 def scenarios_fixture(
     scenarios: Mapping[str, Callable[[], Mapping[str, list[dict[str, Any]]]]], thread: Callable[[str, str], str]
 ) -> Any:
     """A module-scoped fixture with one param per protocol of `scenarios` (protocol -> its scenarios): every
     scenario played once through that protocol's real client on the session's `live_server`, in the thread
     `thread(protocol, name)`; its value is `(protocol, the driver's result, the live server)`. Assign it to the
-    fixture's name in the test module."""
+    fixture's name in the test module. The first param's setup plays every protocol's scenarios at once
+    (`drive_protocols`); the other params take their results from it."""
+    played: dict[str, dict[str, Any]] = {}
 
     @pytest.fixture(scope='module', params=list(scenarios))
     def driven(request: pytest.FixtureRequest, live_server: LiveServer) -> tuple[str, dict[str, Any], LiveServer]:
         protocol: str = request.param
-        results = drive_scenarios(live_server, protocol, scenarios[protocol](), partial(thread, protocol))
-        return protocol, results, live_server
+        if protocol not in played:
+            played.update(drive_protocols(live_server, {p: make() for p, make in scenarios.items()}, thread))
+        return protocol, played[protocol], live_server
 
     return driven
 

@@ -19,23 +19,28 @@ from uibridge.server import AgentRun, create_app
 
 
 def test_an_agent_error_reaches_both_real_clients_as_a_safe_message(live_server: LiveServer) -> None:
-    vercel = live_server.drive(
-        'e2e_vercel.mjs',
+    played = live_server.drive_each(
         {
-            'api': f'{live_server.base_url}/api/chat',
-            'scenarios': [{'name': 'e', 'chatId': 'errors-vercel', 'steps': [{'op': 'send', 'text': 'error'}]}],
-        },
-    )['e']['steps'][0]
+            'vercel': (
+                'e2e_vercel.mjs',
+                {
+                    'api': f'{live_server.base_url}/api/chat',
+                    'scenarios': [{'name': 'e', 'chatId': 'errors-vercel', 'steps': [{'op': 'send', 'text': 'error'}]}],
+                },
+            ),
+            'agui': (
+                'e2e_agui.mjs',
+                {
+                    'url': f'{live_server.base_url}/ag-ui',
+                    'scenarios': [{'name': 'e', 'threadId': 'errors-agui', 'steps': [{'op': 'send', 'text': 'error'}]}],
+                },
+            ),
+        }
+    )
+    vercel, agui = played['vercel']['e']['steps'][0], played['agui']['e']['steps'][0]
     assert vercel['status'] == 'error'
     assert vercel['error'] == 'An error occurred.'
     assert vercel['valid'] is True
-    agui = live_server.drive(
-        'e2e_agui.mjs',
-        {
-            'url': f'{live_server.base_url}/ag-ui',
-            'scenarios': [{'name': 'e', 'threadId': 'errors-agui', 'steps': [{'op': 'send', 'text': 'error'}]}],
-        },
-    )['e']['steps'][0]
     assert agui['wireEvents'][-1] == 'RUN_ERROR'
     assert agui['runError'] == 'An error occurred.'
     for thread in ('errors-vercel', 'errors-agui'):

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-from e2e_support import one_turn_spec, run_node, serve
+from e2e_support import one_turn_spec, run_nodes, serve
 
 from uibridge.server import create_app
 from uibridge.server.demo import DemoAgent
@@ -27,10 +27,15 @@ def test_the_stream_carries_keep_alive_comments(slow_server: str) -> None:
 
 
 def test_both_real_clients_read_past_keep_alive_comments(slow_server: str) -> None:
-    vercel = run_node('e2e_vercel.mjs', one_turn_spec('vercel', slow_server))['slow']['steps'][0]
+    played = run_nodes(
+        {
+            'vercel': ('e2e_vercel.mjs', one_turn_spec('vercel', slow_server)),
+            'agui': ('e2e_agui.mjs', one_turn_spec('agui', slow_server)),
+        }
+    )
+    vercel, agui = played['vercel']['slow']['steps'][0], played['agui']['slow']['steps'][0]
     assert vercel['error'] is None and vercel['status'] == 'ready'
     texts = [p['text'] for p in vercel['messages'][-1]['parts'] if p['type'] == 'text']
     assert texts == ['It is sunny in Paris, 21 °C.']
-    agui = run_node('e2e_agui.mjs', one_turn_spec('agui', slow_server))['slow']['steps'][0]
     assert agui['error'] is None and agui['wireEvents'][-1] == 'RUN_FINISHED'
     assert agui['messages'][-1]['content'] == 'It is sunny in Paris, 21 °C.'

@@ -10,7 +10,7 @@ from typing import Any
 
 import anyio
 import pytest
-from e2e_support import LiveServer, drive_scenarios, live_demo, model_view
+from e2e_support import LiveServer, drive_protocols, live_demo, model_view
 
 from uibridge.adapters import ag_ui, vercel_ai
 from uibridge.server.store import MemoryStore
@@ -46,11 +46,19 @@ def managed() -> Iterator[tuple[LiveServer, MemoryStore]]:
         yield server, store
 
 
-@pytest.fixture(scope='module', params=['vercel', 'agui'])
-def driven(request: pytest.FixtureRequest, managed: tuple[LiveServer, MemoryStore]) -> tuple[str, dict[str, Any]]:
+@pytest.fixture(scope='module')
+def played(managed: tuple[LiveServer, MemoryStore]) -> dict[str, dict[str, Any]]:
+    """Both protocols' scenarios, their drivers side by side: protocol -> the driver's result."""
     server, _ = managed
+    return drive_protocols(
+        server, {p: scenarios(p) for p in ('vercel', 'agui')}, lambda protocol, name: f'{protocol}-managed-{name}'
+    )
+
+
+@pytest.fixture(scope='module', params=['vercel', 'agui'])
+def driven(request: pytest.FixtureRequest, played: dict[str, dict[str, Any]]) -> tuple[str, dict[str, Any]]:
     protocol: str = request.param
-    return protocol, drive_scenarios(server, protocol, scenarios(protocol), lambda name: f'{protocol}-managed-{name}')
+    return protocol, played[protocol]
 
 
 def _stored(store: MemoryStore, chat: str) -> list[Any]:

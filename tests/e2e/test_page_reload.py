@@ -5,21 +5,61 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from logging.handlers import BufferingHandler
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from e2e_support import run_node, serve
 
-from uibridge.server import create_app
+from uibridge.core.events import AgentEvent, PartDelta
+from uibridge.core.messages import ModelMessage
+from uibridge.server import AgentRun, create_app
 from uibridge.server.cli import demo_authorize
 from uibridge.server.demo import DemoAgent
 from uibridge.server.store import MemoryStore
 
 CHROMIUM = Path('/usr/bin/chromium')
 SLOW_ANSWER = ' '.join(f'{n},' for n in range(1, 50)) + ' 50.'
+HELD_AFTER = '5, '
+"""The slow answer's word after which the rest waits for the page's resume request."""
+HANG_GUARD = 30.0
+
+
+class HeldUntilResumed:
+    """The demo agent, its `slow` answer held in flight until the reloaded page asks to resume it.
+
+    The page reloads a few words into the answer (once it shows '3,'); instead of pacing the answer by the clock
+    (a slow answer long enough for any reload), the rest of it waits, after `HELD_AFTER`, for the resume request
+    (`GET .../stream`, seen by `app`). So the answer is certainly still in flight when the page comes back, and no
+    test waits longer than the page takes. `HANG_GUARD` only keeps a broken page from hanging the suite."""
+
+    def __init__(self) -> None:
+        self.demo = DemoAgent(delay=0, slow_seconds=0)
+        self.resumed: anyio.Event | None = None
+
+    def __call__(self, run: AgentRun) -> AsyncIterator[AgentEvent | ModelMessage]:
+        return self._held(self.demo(run))
+
+    async def _held(self, answer: AsyncIterator[AgentEvent | ModelMessage]) -> AsyncIterator[AgentEvent | ModelMessage]:
+        async for item in answer:
+            yield item
+            if isinstance(item, PartDelta) and item.delta == HELD_AFTER:
+                self.resumed = anyio.Event()
+                with anyio.move_on_after(HANG_GUARD):
+                    await self.resumed.wait()
+                self.resumed = None
+
+    def app(self, inner: Any) -> Any:
+        async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+            resuming = scope['type'] == 'http' and scope['method'] == 'GET' and scope['path'].endswith('/stream')
+            if resuming and self.resumed is not None:
+                self.resumed.set()
+            await inner(scope, receive, send)
+
+        return app
 
 
 @pytest.fixture(scope='module')
@@ -28,7 +68,8 @@ def reloaded() -> Iterator[dict[str, Any]]:
         if os.environ.get('CI'):  # CI installs it (.ci/run): there, a missing browser is a failure, not a skip
             pytest.fail(f'{CHROMIUM} is missing')
         pytest.skip(f'{CHROMIUM} is not installed (apt-get install chromium; CI installs it)')
-    app = create_app(DemoAgent(delay=0, slow_seconds=3), store=MemoryStore(), authorize=demo_authorize)
+    agent = HeldUntilResumed()
+    app = agent.app(create_app(agent, store=MemoryStore(), authorize=demo_authorize))
     # The server's warnings (a history item it could not verify, say) while the page drives it.
     warnings = BufferingHandler(capacity=1_000_000)
     warnings.setLevel(logging.WARNING)

@@ -17,7 +17,7 @@ from e2e_support import (
     all_parts,
     assert_round_trip,
     assert_steps_succeeded,
-    drive_scenarios,
+    drive_protocols,
     serve,
 )
 from pydantic_ai import AgentRunResult
@@ -91,14 +91,21 @@ def served() -> Iterator[Served]:
         yield Served(LiveServer(base_url, recorder, DemoAgent(delay=0)), results)
 
 
-@pytest.fixture(scope='module', params=['vercel', 'agui'])
-def driven(request: pytest.FixtureRequest, served: Served) -> tuple[str, dict[str, Any], Served]:
-    protocol: str = request.param
-    results = drive_scenarios(served.server, protocol, scenarios(protocol), lambda name: f'{protocol}-pyd-{name}')
-    return protocol, results, served
-
-
 Driven = tuple[str, dict[str, Any], Served]
+
+
+@pytest.fixture(scope='module')
+def played(served: Served) -> dict[str, dict[str, Any]]:
+    """Both protocols' scenarios, their drivers side by side: protocol -> the driver's result."""
+    return drive_protocols(
+        served.server, {p: scenarios(p) for p in ('vercel', 'agui')}, lambda protocol, name: f'{protocol}-pyd-{name}'
+    )
+
+
+@pytest.fixture(scope='module', params=['vercel', 'agui'])
+def driven(request: pytest.FixtureRequest, served: Served, played: dict[str, dict[str, Any]]) -> Driven:
+    protocol: str = request.param
+    return protocol, played[protocol], served
 
 
 @pytest.mark.parametrize('name', NAMES)

@@ -10,11 +10,20 @@ the denial) included, so the next turn's agent sees the flow as it happened.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import ExitStack
 from typing import Any
 
 import pytest
 import uvicorn
-from e2e_support import LiveServer, all_parts, assert_round_trip, completed_by_run, live_demo, scenarios_spec
+from e2e_support import (
+    LiveServer,
+    all_parts,
+    assert_round_trip,
+    completed_by_run,
+    live_demo,
+    run_nodes,
+    scenarios_spec,
+)
 
 from uibridge import ToolCallPart, ToolReturnPart
 from uibridge.adapters.vercel_ai import SDK_VERSIONS, SdkVersion
@@ -36,12 +45,30 @@ SCENARIOS = {
 Driven = tuple[SdkVersion, dict[str, Any], LiveServer]
 
 
+@pytest.fixture(scope='module')
+def played() -> Iterator[dict[SdkVersion, tuple[dict[str, Any], LiveServer]]]:
+    """Each version's client against a demo app of its own, the three drivers side by side: version -> the
+    driver's result and the server."""
+    with ExitStack() as stack:
+        servers = {v: stack.enter_context(live_demo(vercel_sdk_version=v)) for v in SDK_VERSIONS}
+        specs = {
+            str(v): (
+                'e2e_vercel_sdk.mjs',
+                {**scenarios_spec('vercel', s.base_url, SCENARIOS, lambda name: name), 'sdk': PACKAGE[v]},
+            )
+            for v, s in servers.items()
+        }
+        results = run_nodes(specs)
+        for server in servers.values():
+            server.recorder.settle()
+        yield {v: (results[str(v)], s) for v, s in servers.items()}
+
+
 @pytest.fixture(scope='module', params=SDK_VERSIONS, ids=lambda v: f'ai{v}')
-def driven(request: pytest.FixtureRequest) -> Iterator[Driven]:
+def driven(request: pytest.FixtureRequest, played: dict[SdkVersion, tuple[dict[str, Any], LiveServer]]) -> Driven:
     version: SdkVersion = request.param
-    with live_demo(vercel_sdk_version=version) as server:
-        spec = {**scenarios_spec('vercel', server.base_url, SCENARIOS, lambda name: name), 'sdk': PACKAGE[version]}
-        yield version, server.drive('e2e_vercel_sdk.mjs', spec), server
+    results, server = played[version]
+    return version, results, server
 
 
 @pytest.mark.parametrize('name', list(SCENARIOS))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from collections.abc import AsyncIterator
 from typing import Any
@@ -12,6 +11,7 @@ import pytest
 from starlette.applications import Starlette
 from starlette.routing import Mount, Route
 
+import background
 from uibridge import ModelResponse, TextPart
 from uibridge.core.messages import ModelMessage
 from uibridge.server import AgentRun, AGUIEndpoint, VercelAIEndpoint
@@ -98,8 +98,15 @@ async def test_unloadable_content_is_a_422_naming_the_message_and_part(
     assert response.json() == {'error': error, 'path': where}
 
 
+# A fresh interpreter, started in the background from import (tests/background.py).
+STARLETTE_IMPORTED = background.run(
+    [sys.executable, '-c', 'import sys, uibridge.server; print(any(m.startswith("starlette") for m in sys.modules))'],
+    check=True,
+    timeout=60,
+)
+
+
 def test_mounting_an_endpoint_imports_no_starlette() -> None:
     # The endpoints are plain ASGI apps: another framework mounts them without Starlette being imported.
-    script = 'import sys, uibridge.server; print(any(m.startswith("starlette") for m in sys.modules))'
-    out = subprocess.run([sys.executable, '-c', script], capture_output=True, text=True, check=True, timeout=60)
+    out = STARLETTE_IMPORTED.result()
     assert out.stdout.strip() == 'False'

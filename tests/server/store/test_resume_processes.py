@@ -17,7 +17,7 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import httpx
 import pytest
@@ -39,29 +39,35 @@ def _free_port() -> int:
 
 
 @contextmanager
-def demo_server(store: str) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
-    """`python -m uibridge serve --store <store>` on a free loopback port; yields its base URL and process."""
-    port = _free_port()
+def demo_servers(*stores: str) -> Iterator[list[tuple[str, subprocess.Popen[bytes]]]]:
+    """`python -m uibridge serve --store <store>` for each store, on free loopback ports, started side by side;
+    yields each one's base URL and process."""
     env = {**os.environ, 'UIBRIDGE_SECRET': SECRET}
-    args = [sys.executable, '-m', 'uibridge', 'serve', '--port', str(port), '--store', store, '--delay', '0',
-            '--lease', str(LEASE), '--slow-seconds', str(SLOW_SECONDS)]  # fmt: skip
-    process = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    base = f'http://127.0.0.1:{port}'
-    deadline = time.monotonic() + HANG_GUARD
-    while True:
-        try:
-            if httpx.get(base + '/favicon.svg', timeout=1).status_code == 200:
-                break
-        except httpx.HTTPError:
-            pass
-        assert process.poll() is None, 'the demo server exited'
-        assert time.monotonic() < deadline, 'the demo server did not start'
-        time.sleep(0.05)
+    servers: list[tuple[str, subprocess.Popen[bytes]]] = []
     try:
-        yield base, process
+        for store in stores:
+            port = _free_port()
+            args = [sys.executable, '-m', 'uibridge', 'serve', '--port', str(port), '--store', store, '--delay', '0',
+                    '--lease', str(LEASE), '--slow-seconds', str(SLOW_SECONDS)]  # fmt: skip
+            process = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            servers.append((f'http://127.0.0.1:{port}', process))
+        deadline = time.monotonic() + HANG_GUARD
+        for base, process in servers:
+            while True:
+                try:
+                    if httpx.get(base + '/favicon.svg', timeout=1).status_code == 200:
+                        break
+                except httpx.HTTPError:
+                    pass
+                assert process.poll() is None, 'the demo server exited'
+                assert time.monotonic() < deadline, 'the demo server did not start'
+                time.sleep(0.05)
+        yield servers
     finally:
-        if process.poll() is None:
-            process.terminate()
+        for _, process in servers:
+            if process.poll() is None:
+                process.terminate()
+        for _, process in servers:
             try:
                 process.wait(timeout=10)
             except subprocess.TimeoutExpired:
@@ -69,11 +75,24 @@ def demo_server(store: str) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
                 process.wait()
 
 
-@pytest.fixture
-def two_on_redis(redis_url: str) -> Iterator[tuple[str, str, subprocess.Popen[bytes]]]:
+class Servers(NamedTuple):
+    first: str
+    """A producer on Redis."""
+    second: str
+    """Another process on the same Redis, where streams are resumed."""
+    to_kill: tuple[str, subprocess.Popen[bytes]]
+    """A producer on the same Redis, for the one test that kills it."""
+    on_sqlite: str
+    """A process with a SQLite store of its own."""
+
+
+@pytest.fixture(scope='module')
+def servers(redis_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Servers]:
+    """Every process this module drives, started at once (each test uses chats of its own)."""
     database = redis_url.rsplit('/', 1)[0] + '/3'  # a database of its own: the store suite's never meets these
-    with demo_server(database) as (first, producer), demo_server(database) as (second, _):
-        yield first, second, producer
+    sqlite = f'sqlite:///{tmp_path_factory.mktemp("resume")}/chats.db'
+    with demo_servers(database, database, database, sqlite) as [first, second, to_kill, on_sqlite]:
+        yield Servers(first[0], second[0], to_kill, on_sqlite[0])
 
 
 def comparable(message: dict[str, Any]) -> dict[str, Any]:
@@ -112,8 +131,8 @@ def resume_spec(api: str, resume_api: str) -> dict[str, Any]:
     }
 
 
-def test_the_real_client_resumes_on_another_process_sharing_redis(two_on_redis: tuple[str, str, Any]) -> None:
-    first, second, _ = two_on_redis
+def test_the_real_client_resumes_on_another_process_sharing_redis(servers: Servers) -> None:
+    first, second = servers.first, servers.second
     spec = {**resume_spec(first, second), 'lastOnly': True}
     result = run_node('vercel_resume.mjs', spec)
     check_resumed(result)
@@ -124,9 +143,9 @@ def test_the_real_client_resumes_on_another_process_sharing_redis(two_on_redis: 
     assert httpx.get(f'{second}/api/chat/{chat}', headers={'x-demo-user': 'bob'}).status_code == 404
 
 
-def test_the_real_client_resumes_on_the_producing_process_with_sqlite(tmp_path: Path) -> None:
-    with demo_server(f'sqlite:///{tmp_path}/chats.db') as (base, _):
-        check_resumed(run_node('vercel_resume.mjs', resume_spec(base, base)))
+def test_the_real_client_resumes_on_the_producing_process_with_sqlite(servers: Servers) -> None:
+    base = servers.on_sqlite
+    check_resumed(run_node('vercel_resume.mjs', resume_spec(base, base)))
 
 
 def _start_slow(client: httpx.Client, base: str, chat: str) -> Iterator[bytes]:
@@ -137,8 +156,8 @@ def _start_slow(client: httpx.Client, base: str, chat: str) -> Iterator[bytes]:
     return response.iter_raw()
 
 
-def test_a_killed_producer_leaves_a_stream_that_resumes_to_an_error(two_on_redis: tuple[str, str, Any]) -> None:
-    first, second, producer = two_on_redis
+def test_a_killed_producer_leaves_a_stream_that_resumes_to_an_error(servers: Servers) -> None:
+    (first, producer), second = servers.to_kill, servers.second
     chat = f'kill-{uuid.uuid4().hex[:8]}'
     with httpx.Client(timeout=HANG_GUARD) as client:
         chunks = _start_slow(client, first, chat)
@@ -162,10 +181,8 @@ def test_a_killed_producer_leaves_a_stream_that_resumes_to_an_error(two_on_redis
     assert again.status_code == 200 and '"type":"finish"' in again.text
 
 
-def test_a_stop_from_another_process_ends_the_run_and_keeps_its_partial_answer(
-    two_on_redis: tuple[str, str, Any],
-) -> None:
-    first, second, _ = two_on_redis
+def test_a_stop_from_another_process_ends_the_run_and_keeps_its_partial_answer(servers: Servers) -> None:
+    first, second = servers.first, servers.second
     chat = f'stop-{uuid.uuid4().hex[:8]}'
     with httpx.Client(timeout=HANG_GUARD) as client:
         chunks = _start_slow(client, first, chat)

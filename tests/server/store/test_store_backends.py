@@ -4,13 +4,13 @@ means, choosing a backend by URL, and the core package staying free of the `redi
 from __future__ import annotations
 
 import sqlite3
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from store_support import Backend, reply, user
 
+import background
 from uibridge import ModelMessagesTypeAdapter
 from uibridge.server.store import ChatStore, MemoryStore, SqliteStore, store_from_url
 
@@ -88,7 +88,18 @@ def test_timings_must_be_positive(timing: str) -> None:
         MemoryStore(**{timing: 0.0})
 
 
+# A fresh interpreter, started in the background from import (tests/background.py).
+REDIS_IMPORTED = background.run(
+    [
+        sys.executable,
+        '-c',
+        'import sys, uibridge, uibridge.server, uibridge.server.store; print("redis" in sys.modules)',
+    ],
+    check=True,
+    timeout=120,
+)
+
+
 def test_the_core_package_does_not_import_redis() -> None:
-    code = 'import sys, uibridge, uibridge.server, uibridge.server.store; print("redis" in sys.modules)'
-    result = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, check=True)
+    result = REDIS_IMPORTED.result()
     assert result.stdout.strip() == 'False'

@@ -137,11 +137,11 @@ async def test_no_stream_to_read(backend: Backend) -> None:
 
 
 async def test_a_stream_expires_after_its_end_and_not_before(backend: Backend) -> None:
-    producer = backend.store(stream_ttl=0.2)
-    readers = backend.reader_for(producer, stream_ttl=0.2)
+    producer = backend.store(stream_ttl=0.1)
+    readers = backend.reader_for(producer, stream_ttl=0.1)
     claim = await producer.claim('chat', 'alice', create=True)
     await producer.append_stream(claim, [b'still going'])
-    await anyio.sleep(0.5)  # past the TTL: an open stream is not subject to it
+    await anyio.sleep(0.25)  # past the TTL: an open stream is not subject to it
     reader = await readers.read_stream('chat', 'alice')
     assert reader is not None
     assert await anext(reader) == b'still going'
