@@ -29,22 +29,20 @@ from ...core.feedback import render_retry_feedback
 from ...core.json_text import parse_json
 from ...core.messages import ErrorDetails
 from ...core.peer_feedback import PEER_KEY, our_marker, peer_retry_feedback
-from ._wire import WIRE_KEY, marker
+from ._wire import MARKER_START, WIRE_KEY, marker
 
 __all__ = ['peer_message']
 
 _THINKING_KEYS = frozenset({'id', 'signature', 'provider_name', 'provider_details'})
 _OUTCOMES = frozenset({'failed', 'denied', 'interrupted'})
 _errors = pydantic.TypeAdapter(list[ErrorDetails])
-_OURS = f'{{"{WIRE_KEY}"'
-"""How uibridge's own marker starts (`_wire.marker`)."""
 
 
 def _record(encrypted_value: Any) -> dict[str, Any] | None:
     """pydantic-ai's JSON in `encryptedValue`, or `None` (uibridge's own marker, or anything else)."""
     if not isinstance(encrypted_value, str) or not encrypted_value.startswith('{'):
         return None
-    if encrypted_value.startswith(_OURS):
+    if encrypted_value.startswith(MARKER_START):
         return None
     try:
         data = parse_json(encrypted_value)

@@ -74,6 +74,10 @@ def marker(kind: str, payload: Any) -> str:
     return compact_json({WIRE_KEY: {kind: payload}})
 
 
+MARKER_START = f'{{"{WIRE_KEY}"'
+"""How every `marker` starts: what is not uibridge's reads differently (`_peer_history`)."""
+
+
 def read_marker(encrypted_value: str | None, kind: str) -> Any:
     """The payload of a `{"uibridge": {kind: ...}}` marker, or `None` if `encrypted_value` is not one."""
     if not encrypted_value or not encrypted_value.startswith('{'):

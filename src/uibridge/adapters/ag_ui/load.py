@@ -82,6 +82,7 @@ from ._load_parts import (
 from ._peer_history import peer_message
 from ._validation import client_part_numbered, prefilter_message, validation_error
 from ._wire import (
+    MARKER_START,
     METADATA_KEY,
     RECORD_METADATA_KEYS,
     SIG_KEY,
@@ -109,8 +110,12 @@ def load_messages(
         message = raw if isinstance(raw, pydantic.BaseModel) else _coerce(raw, str(index))
         if message is None:
             continue
-        if getattr(message, 'encrypted_value', None) is not None:  # where pydantic-ai keeps its records
-            message = peer_message(message) or message  # pydantic-ai's own stored form (`_peer_history`)
+        # pydantic-ai keeps its records in `encryptedValue` (`_peer_history`); uibridge's own markers, most of
+        # those a history holds, are told by their start without a call. Read from `__dict__`: every message
+        # model but activity's has the field, and an extra key of that name is no field pydantic-ai writes.
+        encrypted = message.__dict__.get('encrypted_value')
+        if encrypted is not None and not (type(encrypted) is str and encrypted.startswith(MARKER_START)):
+            message = peer_message(message) or message
         add(message, index)
     return loader.finish()
 
