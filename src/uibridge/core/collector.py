@@ -32,11 +32,12 @@ from .trusted import construct, replace
 __all__ = ['Feeder', 'MessageCollector']
 
 
-@dataclass
+@dataclass(slots=True)
 class _OpenPart:
     part: ev.StreamablePart
     chunks: list[str] = field(default_factory=new_list)
-    citations: list[Citation] = field(default_factory=new_list)
+    citations: list[Citation] | None = None
+    """Those a `CitationAdded` gave while the text streamed; a list only once one came (few parts cite)."""
 
 
 class MessageCollector:
@@ -205,6 +206,8 @@ class MessageCollector:
     def _citation(self, event: ev.CitationAdded) -> None:
         open_part = self._open.get(event.index)
         if open_part is not None and isinstance(open_part.part, TextPart):
+            if open_part.citations is None:
+                open_part.citations = []
             open_part.citations.append(event.citation)
             return
         response = self._response
