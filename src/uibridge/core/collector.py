@@ -57,8 +57,7 @@ class MessageCollector:
         self._slots: dict[int, int] = {}
         self._tool_calls: dict[str, ToolCallPart] = {}
         self._call_responses: dict[str, ModelResponse] = {}
-        self._call_ids: set[str] = set()
-        """Every tool call id the run started (provider-run ones too): one id names one call."""
+        self._call_ids: set[str] = set()  # every call id the run started, provider-run ones too
         self.finish_reason: FinishReason | None = None
         self.cancelled = False
         self.error: ev.RunError | None = None

@@ -32,8 +32,7 @@ The stream is built so that the messages `@ag-ui/client`'s reducer assembles fro
   but ag-ui-validate reports a duplicate call id, and an older reducer may add a second call.)
 - Provider-run (native) tool calls stream like tool calls, their START and END `metadata` saying
   `native: true`; the END (signed) is sent at once, never held, and the provider's result follows as a
-  `TOOL_CALL_RESULT` whose message belongs to the response (as in a dump). A result the agent sends before
-  its call's END waits for the END (a client reads a result only for a call it has closed).
+  `TOOL_CALL_RESULT` whose message belongs to the response (as in a dump), after its call's END in any case.
 - What a run shows beside its messages (state, steps, activity, raw events, sources, message metadata, late
   response info, usage) is in `_extras`; how the run ends (outcome, interrupts, usage) in `_outcome`.
 
@@ -91,12 +90,10 @@ class _Open(OpenPart):
     held_args: str | None = None
     """A tool call's dict arguments, held back until we know no streamed argument text replaces them."""
     record: dict[str, Any] | None = None
-    """A text or thinking message's `uibridge` record as its START sent it: its END sends it whole again,
-    with the part's signature."""
+    """The `uibridge` record a text or thinking message's START sent: its END sends it whole again, signed."""
     citations: list[Citation] | None = None
     """The citations a text part started with, whose sources follow its END."""
     held_result: bytes = b''
-    ended: bool = False
     """A provider's result that came before its call's END: sent right after the END, as a client expects."""
 
 
@@ -124,7 +121,7 @@ class AGUIEventStream(RunOutcome, StreamEncoder[_Open]):
         self._response_ids: list[str] | None = None  # the AG-UI message ids of the run's last response
         self._text_ids: dict[int, str] = {}  # the response's text messages by part index (for a late citation)
         self._native_ids: set[str] = set()
-        self._calls: dict[str, _Open] = {}  # the run's tool calls by id, for a result that comes before an END
+        self._calls: dict[str, _Open] = {}  # the calls whose END is still to go, by id (a result waits for it)
         self._open_steps = {}
         self._last_kind: Literal['assistant', 'reasoning'] | None = None
         self._last_assistant_id = ''
@@ -318,7 +315,7 @@ class AGUIEventStream(RunOutcome, StreamEncoder[_Open]):
         assert isinstance(call, m.ToolCallPart | m.NativeToolCallPart)
         record = call_record(call, self._keyring, client=mark == 'client')
         end = write.tool_call_end(now_ms(), tool_call_id=held.id, metadata={WIRE_KEY: record})
-        held.ended = True
+        self._calls.pop(held.id, None)
         return end + held.held_result
 
     def _file_output(self, event: ev.FileOutput) -> bytes:
@@ -363,7 +360,7 @@ class AGUIEventStream(RunOutcome, StreamEncoder[_Open]):
         draft = native_tool_message(event.part, self._keyring)
         result = _result(draft, event.part.tool_call_id, self._response_message_id())
         call = self._calls.get(event.part.tool_call_id)
-        if call is None or call.ended:
+        if call is None:
             return result
         call.held_result += result  # the provider answered before the call's END went out: after it, then
         return b''
