@@ -82,7 +82,7 @@ _message = st.fixed_dictionaries(
 )
 
 
-@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow], max_examples=300)
+@settings(suppress_health_check=[HealthCheck.too_slow])  # examples and deadline: the profile's (tests/conftest.py)
 @given(st.lists(_message, min_size=1, max_size=3))
 def test_carriers_load_verify_and_round_trip_or_refuse(messages: list[dict[str, Any]]) -> None:
     assert_loads_verifies_and_round_trips(messages)
