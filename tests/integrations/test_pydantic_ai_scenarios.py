@@ -203,15 +203,7 @@ async def test_a_tool_that_retries_twice_then_works() -> None:
 
 
 async def test_structured_output_with_a_validator_retry() -> None:
-    agent = make_agent(output_type=City)
-
-    @agent.output_validator
-    def big_enough(output: City) -> City:
-        if output.population < 1000:
-            raise ModelRetry('too small for a city')
-        return output
-
-    played = await play('city', agent=agent)
+    played = await play('city', agent=_city_agent())
     assert_same_as_pydantic_ai(played)
     assert played.result is not None and played.result.output == City(name='Paris', population=2_100_000)
 
