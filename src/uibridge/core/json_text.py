@@ -138,10 +138,10 @@ def tool_args(text: str) -> str | dict[str, Any]:
     """A tool call's argument text as a stored history holds it: the dict, when the text is a JSON object; else
     the text as it is (a model's arguments need not be JSON, and the model must see what it wrote)."""
     try:
-        parsed = parse_json(text)
+        parsed: dict[str, Any] | None = parse_json(text)  # checked below: no `cast()` call per tool call
     except ValueError:
         return text
-    return cast('dict[str, Any]', parsed) if isinstance(parsed, dict) else text
+    return parsed if isinstance(parsed, dict) else text
 
 
 json_string: Callable[[str], str] = encode_basestring

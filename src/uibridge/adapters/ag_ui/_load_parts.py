@@ -32,7 +32,6 @@ from ._wire import SIG_KEY, parse_iso, read_marker, warn
 
 __all__ = [
     'citations',
-    'is_native',
     'part_timestamp',
     'system_part',
     'text_field',
@@ -42,10 +41,6 @@ __all__ = [
 ]
 
 _citations_adapter = pydantic.TypeAdapter(list[Citation])
-
-
-def is_native(record: Any) -> bool:
-    return isinstance(record, dict) and cast('dict[str, Any]', record).get('native') is True
 
 
 def text_field(record: dict[str, Any], key: str) -> str | None:
@@ -67,10 +62,11 @@ def part_timestamp(part_record: dict[str, Any]) -> datetime | None:
 
 def thinking_part(message: ReasoningMessage) -> ThinkingPart:
     fields: dict[str, Any] = {}
-    if message.encrypted_value:
-        payload = read_marker(message.encrypted_value, 'thinking')
+    encrypted = message.encrypted_value
+    if encrypted:
+        payload: dict[str, Any] | None = read_marker(encrypted, 'thinking')
         if isinstance(payload, dict):
-            fields = read_thinking_fields(cast('dict[str, Any]', payload))
+            fields = read_thinking_fields(payload)
     fields['content'] = message.content
     return construct(ThinkingPart, fields)
 
@@ -78,14 +74,15 @@ def thinking_part(message: ReasoningMessage) -> ThinkingPart:
 def system_part(
     message: SystemMessage | DeveloperMessage, part_record: dict[str, Any], claims: SignatureClaims | None
 ) -> ModelRequestPart:
-    if isinstance(message, SystemMessage) and message.encrypted_value:
-        payload = read_marker(message.encrypted_value, 'retry_feedback')
-        feedback: RetryFeedbackPart | None = retry_feedback_from_marker(payload, message.content)
+    content = message.content
+    if isinstance(message, SystemMessage) and (encrypted := message.encrypted_value):
+        payload = read_marker(encrypted, 'retry_feedback')
+        feedback: RetryFeedbackPart | None = retry_feedback_from_marker(payload, content)
         if feedback is not None:
             if claims is not None:
                 claims.add(feedback, cast('dict[str, Any]', payload).get(SIG_KEY))
             return feedback
-    fields: dict[str, Any] = {'content': message.content}
+    fields: dict[str, Any] = {'content': content}
     timestamp = part_timestamp(part_record)
     if timestamp is not None:
         fields['timestamp'] = timestamp
@@ -96,7 +93,9 @@ def system_part(
 
 
 def user_part(message: UserMessage, part_record: dict[str, Any], index: int) -> UserPromptPart:
-    content = message.content if isinstance(message.content, str) else user_content(message.content, index)
+    content = message.content
+    if not isinstance(content, str):
+        content = user_content(content, index)
     timestamp = part_timestamp(part_record)
     if timestamp is None:
         return construct(UserPromptPart, {'content': content})

@@ -39,6 +39,7 @@ from typing import Any, Literal, cast, get_args
 
 import pydantic
 from ag_ui.core import (
+    ActivityMessage,
     AssistantMessage,
     DeveloperMessage,
     Message,
@@ -71,7 +72,6 @@ from ...core.trusted import construct
 from ...core.verification import SignatureClaims
 from ._load_parts import (
     citations,
-    is_native,
     part_timestamp,
     system_part,
     text_field,
@@ -108,15 +108,8 @@ def load_messages(
     add = loader.add
     for index, raw in enumerate(messages):
         message = raw if isinstance(raw, pydantic.BaseModel) else _coerce(raw, str(index))
-        if message is None:
-            continue
-        # pydantic-ai keeps its records in `encryptedValue` (`_peer_history`); uibridge's own markers, most of
-        # those a history holds, are told by their start without a call. Read from `__dict__`: every message
-        # model but activity's has the field, and an extra key of that name is no field pydantic-ai writes.
-        encrypted = message.__dict__.get('encrypted_value')
-        if encrypted is not None and not (type(encrypted) is str and encrypted.startswith(MARKER_START)):
-            message = peer_message(message) or message
-        add(message, index)
+        if message is not None:
+            add(message, index)
     return loader.finish()
 
 
@@ -155,13 +148,21 @@ class _Loader:
         """The calls of the open response marked `"client": true`."""
 
     def add(self, message: Message, index: int) -> None:
-        role = message.role
-        if role == 'activity':
+        if isinstance(message, ActivityMessage):
             return
+        # pydantic-ai keeps its records in `encryptedValue` (`_peer_history`); uibridge's own markers, most of
+        # those a history holds, are told by their start without a call.
+        encrypted = message.encrypted_value
+        if encrypted is not None and not (type(encrypted) is str and encrypted.startswith(MARKER_START)):
+            message = peer_message(message) or message
+        role = message.role
         metadata = message.metadata
         ours = records(metadata) if metadata else _NO_RECORD
+        part_record: dict[str, Any] = ours.get('part', _NO_RECORD) if ours else _NO_RECORD
+        if not isinstance(part_record, dict):  # pyright: ignore[reportUnnecessaryIsInstance]: a client's copy
+            part_record = _NO_RECORD
         side: Literal['request', 'response'] = 'response' if role in ('assistant', 'reasoning') else 'request'
-        if role == 'tool' and ours and is_native(ours.get('part')):
+        if role == 'tool' and part_record.get('native') is True:
             side = 'response'  # what a provider-run tool returned is a part of the response that called it
         own = ours.get(side)
         if not isinstance(own, dict):
@@ -179,9 +180,6 @@ class _Loader:
         if metadata and (len(metadata) > 1 or WIRE_KEY not in metadata):
             entry['metadata'] = {k: v for k, v in metadata.items() if k != WIRE_KEY}
         self.entries.append(entry)
-        part_record: dict[str, Any] = ours.get('part', _NO_RECORD) if ours else _NO_RECORD
-        if not isinstance(part_record, dict):  # pyright: ignore[reportUnnecessaryIsInstance]: a client's copy
-            part_record = _NO_RECORD
         parts = self.parts
         claims = self.claims
         if isinstance(message, AssistantMessage):
@@ -259,10 +257,13 @@ class _Loader:
             parts.append(text)
         for call in calls:
             function = call.function
-            self.calls[call.id] = function.name
-            fields = {'tool_name': function.name, 'args': tool_args(function.arguments), 'tool_call_id': call.id}
-            record = records(call.metadata) if call.metadata else _NO_RECORD
-            if record and record.get('native') is True:  # `is_native`, inline: `records` gives a dict
+            call_id = call.id
+            tool_name = function.name
+            self.calls[call_id] = tool_name
+            fields = {'tool_name': tool_name, 'args': tool_args(function.arguments), 'tool_call_id': call_id}
+            call_metadata = call.metadata
+            record = records(call_metadata) if call_metadata else _NO_RECORD
+            if record and record.get('native') is True:
                 native = construct(NativeToolCallPart, {**fields, 'provider_name': text_field(record, 'provider_name')})
                 if claims is not None:
                     claims.add(native, record.get(SIG_KEY))
@@ -272,47 +273,50 @@ class _Loader:
             if record:
                 client = record.get('client') is True
                 if client:
-                    self.client_calls.append(call.id)
+                    self.client_calls.append(call_id)
                 if claims is not None:
                     claims.add(part, record.get(SIG_KEY), client=client)
             parts.append(part)
 
     def _tool(self, message: ToolMessage, part_record: dict[str, Any], index: int) -> ModelRequestPart:
-        tool_name = self.calls.get(message.tool_call_id)
+        call_id = message.tool_call_id
+        tool_name = self.calls.get(call_id)
         if tool_name is None:
             raise InputError(
                 'a tool message answers a tool call that no earlier assistant message made', f'{index}.toolCallId'
             )
-        fields: dict[str, Any] = {'tool_name': tool_name, 'tool_call_id': message.tool_call_id}
+        fields: dict[str, Any] = {'tool_name': tool_name, 'tool_call_id': call_id}
         timestamp = part_timestamp(part_record)
         if timestamp is not None:
             fields['timestamp'] = timestamp
         as_json = part_record.get('json') is True
+        sent = message.content
         content: Any
-        if isinstance(message.content, str):
-            content = message.content
+        if isinstance(sent, str):
+            content = sent
             if as_json:
                 try:
-                    content = parse_json(message.content)
+                    content = parse_json(sent)
                 except ValueError:
                     as_json = False
         else:
-            content = user_content(message.content, index)
+            content = user_content(sent, index)
         if part_record.get('kind') == 'retry-prompt':
-            retry_content: list[ErrorDetails] | str = content if isinstance(content, str) else str(message.content)
+            retry_content: list[ErrorDetails] | str = content if isinstance(content, str) else str(sent)
             if as_json:
                 try:
                     retry_content = _errors_adapter.validate_python(content)
                 except pydantic.ValidationError:
-                    retry_content = message.content if isinstance(message.content, str) else ''
+                    retry_content = sent if isinstance(sent, str) else ''
             fields['content'] = retry_content
             return construct(RetryPromptPart, fields)
+        error = message.error
         outcome = part_record.get('outcome')
         if not (isinstance(outcome, str) and outcome in _OUTCOMES):
-            outcome = 'failed' if message.error is not None else 'success'
-        if content == '' and message.error:
+            outcome = 'failed' if error is not None else 'success'
+        if content == '' and error:
             # A failure told only in `error` (AG-UI keeps it beside the content): the model is shown why.
-            content = message.error
+            content = error
         fields['content'] = content
         fields['outcome'] = outcome
         fields['metadata'] = part_record.get('metadata')
