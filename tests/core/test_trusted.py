@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import copy
+import pickle
+import weakref
 from datetime import UTC, datetime
 from typing import Any
 
@@ -10,6 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import BaseModel, PrivateAttr
 
+from uibridge.core import trusted
 from uibridge.core.messages import (
     ModelRequest,
     ModelResponse,
@@ -151,3 +155,42 @@ def test_mutable_defaults_are_not_shared() -> None:
     first = construct(WithList, {})
     first.items.append(1)
     assert construct(WithList, {}).items == [] == WithList().items
+
+
+def test_a_model_of_another_memory_layout_is_built_through_its_slot_descriptors() -> None:
+    """`construct` writes a model's slots into a `_Blank` and hands it the model's class, which CPython allows
+    only between classes of one memory layout; a model whose class adds a slot of its own has another, and is
+    built the other way, with the same result."""
+
+    class Slotted(BaseModel):
+        __slots__ = ('cache',)
+        x: int = 0
+        y: str
+
+    class Plain(BaseModel):
+        x: int = 0
+        y: str
+
+    assert trusted._layout(Plain).blank and not trusted._layout(Slotted).blank  # pyright: ignore[reportPrivateUsage]
+    for cls in (Plain, Slotted):
+        built, validated = construct(cls, {'y': 'a'}), cls(y='a')
+        _same(built, validated, ignore=set())
+        assert built == validated
+        copied = replace(built, {'x': 2})
+        assert type(copied) is cls and copied == validated.model_copy(update={'x': 2})
+
+
+def test_a_built_model_is_its_class_in_every_respect() -> None:
+    """What pydantic does with a model by its class (validated assignment, copies, pickling, weak references)
+    works on a built one as on a validated one: it is of that class, not a `_Blank` in disguise."""
+    built = construct(ToolCallPart, {'tool_name': 'search', 'args': {'q': 'x'}, 'tool_call_id': 'c1'})
+    validated = ToolCallPart(tool_name='search', args={'q': 'x'}, tool_call_id='c1')
+    assert type(built) is ToolCallPart and isinstance(built, ToolCallPart)
+    assert pickle.loads(pickle.dumps(built)) == validated
+    assert copy.deepcopy(built) == validated and copy.copy(built) == validated
+    assert weakref.ref(built)() is built
+    built.tool_name = 'lookup'  # a pydantic model's own `__setattr__`: the field is set and marked set
+    assert built.tool_name == 'lookup' and 'tool_name' in built.model_fields_set
+    with pytest.raises(AttributeError):
+        del built.not_a_field
+    assert built.model_dump() == validated.model_copy(update={'tool_name': 'lookup'}).model_dump()

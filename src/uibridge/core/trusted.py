@@ -17,7 +17,9 @@ Only for values the caller knows are valid (typed pieces it built itself): only 
 the four instance slots pydantic v2 gives every model, which `model_construct` sets (`__dict__`,
 `__pydantic_fields_set__`, `__pydantic_extra__`, `__pydantic_private__`), and are refused for a model with
 private attributes or a post-init hook; `tests/core/test_trusted.py` pins them to what validation and
-`model_copy` give, so a pydantic upgrade that changes them fails there first.
+`model_copy` give, so a pydantic upgrade that changes them fails there first. The slots are written into a
+`_Blank` that then takes the model's class (see there): the writes cost a tenth of what they cost on the
+model's own class.
 """
 
 from __future__ import annotations
@@ -48,6 +50,8 @@ class _Layout:
     extra: dict[str, Any] | None
     """What validation leaves in `__pydantic_extra__` when no extra key is given: `{}` if the class allows
     extra keys (the ag-ui models do), else `None`."""
+    blank: bool
+    """Whether instances are built as a `_Blank` (see there)."""
 
 
 _layouts: dict[type[BaseModel], _Layout] = {}
@@ -69,13 +73,43 @@ def _layout(cls: type[BaseModel]) -> _Layout:
             factories.append((name, functools.partial(copy.deepcopy, default)))
     required = tuple(name for name, value in template.items() if value is _REQUIRED)
     allows_extra = cls.model_config.get('extra') == 'allow'
-    layout = _Layout(template, len(template), tuple(factories), required, {} if allows_extra else None)
+    layout = _Layout(
+        template, len(template), tuple(factories), required, {} if allows_extra else None, _takes_blank(cls)
+    )
     _layouts[cls] = layout
     return layout
 
 
-# The four instance slots pydantic v2 gives every model (what `model_construct` sets), written through their
-# descriptors: about a third cheaper than `object.__setattr__` by name, which looks each one up again.
+class _Blank(BaseModel):
+    """A model of no fields whose attribute writes are `object`'s own, each one a plain slot store.
+
+    A pydantic model's class defines `__setattr__` (and `__delattr__`), so writing its four slots goes through
+    a Python-level call each: about 1,100 instructions apiece, most of what building a small part costs. A
+    `_Blank` is written with plain stores (about 140 each) and then given its real class by `__class__`
+    assignment, which CPython allows between classes of one memory layout: every pydantic model whose own
+    ancestry adds nothing to `BaseModel` but the weak-reference slot (ours and the ag-ui SDK's). `_layout`
+    tries the assignment once per class and keeps the descriptor writes below for a class that refuses it.
+    """
+
+    __setattr__ = object.__setattr__
+    __delattr__ = object.__delattr__
+
+
+_new = object.__new__
+
+
+def _takes_blank(cls: type[BaseModel]) -> bool:
+    """Whether a `_Blank` can become a `cls` (`__class__` assignment: the two memory layouts are one)."""
+    probe = _new(_Blank)
+    try:
+        probe.__class__ = cls  # pyright: ignore[reportAttributeAccessIssue]
+    except TypeError:
+        return False
+    return True
+
+
+# The descriptors of the four instance slots pydantic v2 gives every model (what `model_construct` sets), for a
+# class that cannot take a `_Blank`: about a third cheaper than `object.__setattr__` by name.
 _slots = BaseModel.__dict__
 _set_dict = _slots['__dict__'].__set__
 _set_fields_set = _slots['__pydantic_fields_set__'].__set__
@@ -96,20 +130,45 @@ def construct(cls: type[M], values: Mapping[str, Any]) -> M:
     for name, factory in layout.factories:
         if name not in values:
             data[name] = factory()
-    model = cls.__new__(cls)
-    _set_dict(model, data)
-    _set_fields_set(model, set(values))
-    _set_extra(model, None if layout.extra is None else {})
-    _set_private(model, None)
-    return model
+    if layout.blank:  # `_assemble`, inline: this runs for every part of every message built
+        model: Any = _new(_Blank)
+        model.__dict__ = data
+        model.__pydantic_fields_set__ = set(values)
+        model.__pydantic_extra__ = None if layout.extra is None else {}
+        model.__pydantic_private__ = None
+        model.__class__ = cls
+        return model
+    return _assemble(cls, False, data, set(values), None if layout.extra is None else {})
 
 
 def replace(model: M, update: Mapping[str, Any]) -> M:
     """`model.model_copy(update=update)` for values already of the field types (see the module)."""
-    copied = type(model).__new__(type(model))
-    _set_dict(copied, {**model.__dict__, **update})
-    _set_fields_set(copied, model.__pydantic_fields_set__.union(update))
+    cls = type(model)
+    blank = _blanks.get(cls)
+    if blank is None:
+        blank = _blanks[cls] = _takes_blank(cls)
     extra = model.__pydantic_extra__
-    _set_extra(copied, None if extra is None else dict(extra))
-    _set_private(copied, None)
-    return copied
+    fields_set = model.__pydantic_fields_set__.union(update)
+    return _assemble(cls, blank, {**model.__dict__, **update}, fields_set, None if extra is None else dict(extra))
+
+
+_blanks: dict[type[BaseModel], bool] = {}
+"""`replace`'s memo of `_takes_blank` (it copies models `_layout` may refuse)."""
+
+
+def _assemble(cls: type[M], blank: bool, data: dict[str, Any], fields_set: set[str], extra: dict[str, Any] | None) -> M:
+    """A `cls` whose four slots hold these: written into a `_Blank` that then becomes a `cls` when `blank`."""
+    if blank:
+        model: Any = _new(_Blank)
+        model.__dict__ = data
+        model.__pydantic_fields_set__ = fields_set
+        model.__pydantic_extra__ = extra
+        model.__pydantic_private__ = None
+        model.__class__ = cls
+        return model
+    model = cls.__new__(cls)
+    _set_dict(model, data)
+    _set_fields_set(model, fields_set)
+    _set_extra(model, extra)
+    _set_private(model, None)
+    return model
