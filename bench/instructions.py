@@ -1,0 +1,149 @@
+"""The existing dump, load and stream rows by instruction count, for two source trees: the 5% bar's A/B.
+
+    bench/.venv/bin/python bench/instructions.py BASE_SRC [NEW_SRC] [ROW ...]
+
+`BASE_SRC` and `NEW_SRC` are directories holding the `uibridge` package (`git worktree add /tmp/base <commit>`
+then `/tmp/base/src`; `NEW_SRC` defaults to this checkout's `src`). Each row's workload runs 0 and 2 times in
+a fresh interpreter under valgrind's callgrind and the difference is halved, so start-up and imports cancel
+out. Wall time on a shared machine does not resolve 5%; these counts repeat within about 0.3%, because every
+source of run-to-run variation is pinned: garbage collector off (as `_harness.compare` times), hash seed 0,
+address randomisation off, every module compiled beforehand and no bytecode written during the runs (a module
+compiled in one of the two runs but not the other would land in the difference).
+
+Needs `valgrind` and `setarch` (Debian: `valgrind`, `util-linux`). Not part of `make test`.
+"""
+
+from __future__ import annotations
+
+import compileall
+import gc
+import os
+import re
+import subprocess
+import sys
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROWS = {
+    'vdump': 'Vercel `dump_messages`, 1,000 messages',
+    'vload': 'Vercel `load_messages`, 1,000 messages',
+    'vvload': 'Vercel validate + load, 1,000 messages',
+    'adump': 'AG-UI `dump_messages`, 1,000 messages',
+    'aload': 'AG-UI `load_messages`, 1,000 messages',
+    'avload': 'AG-UI validate + load, 1,000 messages',
+    'vtext': 'Vercel stream, 10,000 text deltas',
+    'vstream': 'Vercel stream, 1,000 tool calls',
+    'atext': 'AG-UI stream, 10,000 text deltas',
+    'astream': 'AG-UI stream, 1,000 tool calls',
+}
+_REPEATS = 2
+
+
+def _workload(row: str) -> Callable[[], Any]:
+    """The row's work, its inputs built beforehand (not counted)."""
+    sys.path.insert(0, str(HERE))
+    warnings.simplefilter('ignore')
+    import bench_streams
+    import history
+
+    from uibridge.adapters import ag_ui, vercel_ai
+
+    messages = history.ours(1000)
+    match row:
+        case 'vdump':
+            return lambda: vercel_ai.dump_messages(messages)
+        case 'vload':
+            ui = vercel_ai.dump_messages(messages)
+            return lambda: vercel_ai.load_messages(ui)
+        case 'vvload':
+            plain = [
+                m.model_dump(mode='json', by_alias=True, exclude_none=True) for m in vercel_ai.dump_messages(messages)
+            ]
+            return lambda: vercel_ai.load_messages(plain)
+        case 'adump':
+            return lambda: ag_ui.dump_messages(messages)
+        case 'aload':
+            sdk = ag_ui.dump_messages(messages)
+            return lambda: ag_ui.load_messages(sdk)
+        case 'avload':
+            plain = [_plain(m) for m in ag_ui.dump_messages(messages)]
+            return lambda: ag_ui.load_messages(plain)
+        case 'vtext':
+            text = bench_streams.ours_text()
+            return lambda: vercel_ai.encode_events(text, message_id='m')
+        case 'vstream':
+            tools = bench_streams.ours_tools()
+            return lambda: vercel_ai.encode_events(tools, message_id='m')
+        case 'atext':
+            text = bench_streams.ours_text()
+            return lambda: ag_ui.encode_events(text)
+        case 'astream':
+            tools = bench_streams.ours_tools()
+            return lambda: ag_ui.encode_events(tools)
+        case _:
+            raise SystemExit(f'unknown row {row!r}: one of {", ".join(ROWS)}')
+
+
+def _plain(message: Any) -> dict[str, Any]:
+    """A message as the JSON a client sends (what the validate + load rows start from)."""
+    return message.model_dump(mode='json', by_alias=True, exclude_none=True)
+
+
+def _child(row: str, times: int) -> None:
+    work = _workload(row)
+    work()  # warm: first-call caches (pydantic's, ours) are not the row's cost
+    gc.collect()
+    gc.disable()
+    for _ in range(times):
+        work()
+
+
+def _count(src: Path, row: str, times: int) -> int:
+    env = {
+        **os.environ,
+        'PYTHONPATH': str(src),
+        'PYTHONHASHSEED': '0',
+        'PYTHONDONTWRITEBYTECODE': '1',
+        'UIBRIDGE_SECRET': 'instruction-count',
+    }
+    command = ['setarch', '-R', 'valgrind', '--tool=callgrind', '--callgrind-out-file=/dev/null']
+    command += [sys.executable, __file__, '--child', row, str(times)]
+    result = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
+    found = re.search(r'Collected : (\d+)', result.stderr)
+    if found is None:
+        raise SystemExit(f'no instruction count from valgrind:\n{result.stderr[-2000:]}')
+    return int(found.group(1))
+
+
+def _per_run(src: Path, row: str) -> int:
+    return (_count(src, row, _REPEATS) - _count(src, row, 0)) // _REPEATS
+
+
+def main(argv: list[str]) -> int:
+    if argv[:1] == ['--child']:
+        _child(argv[1], int(argv[2]))
+        return 0
+    if not argv:
+        print(__doc__, file=sys.stderr)
+        return 2
+    base = Path(argv[0]).resolve()
+    rest = argv[1:]
+    new = HERE.parent / 'src'
+    if rest and rest[0] not in ROWS:
+        new = Path(rest.pop(0)).resolve()
+    rows = rest or list(ROWS)
+    for tree in (base, new, HERE):
+        compileall.compile_dir(tree, quiet=1)
+    print('| row | instructions, base → new | change |\n|---|---|---|')
+    for row in rows:
+        before, after = _per_run(base, row), _per_run(new, row)
+        change = (after - before) / before * 100
+        print(f'| {ROWS[row]} | {before / 1e6:.1f}M → {after / 1e6:.1f}M | {change:+.1f}% |', flush=True)
+    return 0
+
+
+if __name__ == '__main__':
+    raise SystemExit(main(sys.argv[1:]))
