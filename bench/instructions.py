@@ -51,40 +51,26 @@ def _workload(row: str) -> Callable[[], Any]:
 
     from uibridge.adapters import ag_ui, vercel_ai
 
+    if row not in ROWS:
+        raise SystemExit(f'unknown row {row!r}: one of {", ".join(ROWS)}')
+    adapter: Any = vercel_ai if row[0] == 'v' else ag_ui  # the two adapters' functions share their names
+    stream_options = {'message_id': 'm'} if adapter is vercel_ai else {}
     messages = history.ours(1000)
-    match row:
-        case 'vdump':
-            return lambda: vercel_ai.dump_messages(messages)
+    match row[1:]:
+        case 'dump':
+            return lambda: adapter.dump_messages(messages)
+        case 'load':
+            sdk = adapter.dump_messages(messages)
+            return lambda: adapter.load_messages(sdk)
         case 'vload':
-            ui = vercel_ai.dump_messages(messages)
-            return lambda: vercel_ai.load_messages(ui)
-        case 'vvload':
-            plain = [
-                m.model_dump(mode='json', by_alias=True, exclude_none=True) for m in vercel_ai.dump_messages(messages)
-            ]
-            return lambda: vercel_ai.load_messages(plain)
-        case 'adump':
-            return lambda: ag_ui.dump_messages(messages)
-        case 'aload':
-            sdk = ag_ui.dump_messages(messages)
-            return lambda: ag_ui.load_messages(sdk)
-        case 'avload':
-            plain = [_plain(m) for m in ag_ui.dump_messages(messages)]
-            return lambda: ag_ui.load_messages(plain)
-        case 'vtext':
+            plain = [_plain(m) for m in adapter.dump_messages(messages)]
+            return lambda: adapter.load_messages(plain)
+        case 'text':
             text = bench_streams.ours_text()
-            return lambda: vercel_ai.encode_events(text, message_id='m')
-        case 'vstream':
-            tools = bench_streams.ours_tools()
-            return lambda: vercel_ai.encode_events(tools, message_id='m')
-        case 'atext':
-            text = bench_streams.ours_text()
-            return lambda: ag_ui.encode_events(text)
-        case 'astream':
-            tools = bench_streams.ours_tools()
-            return lambda: ag_ui.encode_events(tools)
+            return lambda: adapter.encode_events(text, **stream_options)
         case _:
-            raise SystemExit(f'unknown row {row!r}: one of {", ".join(ROWS)}')
+            tools = bench_streams.ours_tools()
+            return lambda: adapter.encode_events(tools, **stream_options)
 
 
 def _plain(message: Any) -> dict[str, Any]:
