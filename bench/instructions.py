@@ -2,8 +2,8 @@
 
     bench/.venv/bin/python bench/instructions.py BASE_SRC [NEW_SRC] [ROW ...]
 
-`BASE_SRC` and `NEW_SRC` are directories holding the `uibridge` package (`git worktree add /tmp/base <commit>`
-then `/tmp/base/src`; `NEW_SRC` defaults to this checkout's `src`). Each row's workload runs 0 and 2 times in
+`BASE_SRC` and `NEW_SRC` are directories holding the `uibridge` package (`git worktree add ../base <commit>`
+then `../base/src`; `NEW_SRC` defaults to this checkout's `src`). Each row's workload runs 0 and 2 times in
 a fresh interpreter under valgrind's callgrind and the difference is halved, so start-up and imports cancel
 out. Wall time on a shared machine does not resolve 5%; these counts repeat within about 0.3%, because every
 source of run-to-run variation is pinned: garbage collector off (as `_harness.compare` times), hash seed 0,
