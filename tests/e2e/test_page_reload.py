@@ -69,7 +69,7 @@ def reloaded() -> Iterator[dict[str, Any]]:
             pytest.fail(f'{CHROMIUM} is missing')
         pytest.skip(f'{CHROMIUM} is not installed (apt-get install chromium; CI installs it)')
     agent = HeldUntilResumed()
-    app = agent.app(create_app(agent, store=MemoryStore(), authorize=demo_authorize))
+    app = agent.app(create_app(agent, page=True, store=MemoryStore(), authorize=demo_authorize))
     # The server's warnings (a history item it could not verify, say) while the page drives it.
     warnings = BufferingHandler(capacity=1_000_000)
     warnings.setLevel(logging.WARNING)

@@ -8,8 +8,8 @@ from uibridge.server import AGUIEndpoint, VercelAIEndpoint
 app = Starlette(routes=[Route('/api/chat', VercelAIEndpoint(my_agent)), Route('/ag-ui', AGUIEndpoint(my_agent))])
 ```
 
-`create_app(agent)` builds that app with the demo page at `/`; `python -m uibridge serve` runs it with the
-built-in demo agent.
+`create_app(agent)` builds that app, with `GET /healthz` and `GET /readyz` (and the demo chat page at `/` with
+`page=True`); `python -m uibridge serve [module:agent]` runs it with the page, for your agent or the built-in demo.
 """
 
 from typing import TYPE_CHECKING, Any

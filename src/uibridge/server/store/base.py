@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator, Sequence
+from contextlib import suppress
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Literal, Self, TypedDict, Unpack
@@ -217,6 +218,14 @@ class ChatStore(ABC):
         Raises `ChatNotFound`."""
 
     # -- lifecycle -----------------------------------------------------------------------------------------
+
+    async def ping(self) -> None:
+        """Return when the backend answers a read; raise what it raises when it cannot (Redis down, a SQLite
+        file that cannot be opened). `create_app`'s `GET /readyz` asks it. The default reads the history of a
+        chat with an empty id (absent in practice, so one lookup of a missing key); whatever the read finds, the
+        backend answered. A backend with a cheaper liveness check may override it."""
+        with suppress(ChatNotFound):
+            await self.load_messages('', '')
 
     async def aclose(self) -> None:  # noqa: B027 (a backend with nothing to release keeps this)
         """Release connections and threads. The store is unusable afterwards."""
