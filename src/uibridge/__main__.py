@@ -1,4 +1,4 @@
-"""`python -m uibridge serve [--host H] [--port P]`: the demo server."""
+"""`python -m uibridge serve [MODULE:AGENT] [--store URL] [--host H] [--port P]`: the development server."""
 
 from __future__ import annotations
 
