@@ -18,6 +18,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 import uvicorn
 
@@ -113,6 +114,42 @@ def serve(app: Any) -> Iterator[str]:
         thread.join(15)
         sock.close()
         assert not thread.is_alive(), 'uvicorn did not stop'
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(('127.0.0.1', 0))
+        return int(probe.getsockname()[1])
+
+
+@contextmanager
+def serving_command(args: Sequence[str], *, cwd: Path, env: Mapping[str, str] | None = None) -> Iterator[str]:
+    """`ARGS --port N` (a server's command line: `python -m uibridge serve ...`, `python -m uvicorn app:app`) on a
+    free loopback port, in `cwd`; yields its base URL once `GET /healthz` answers, and stops it at the end."""
+    port = free_port()
+    process = subprocess.Popen(
+        [*args, '--port', str(port)], cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    base = f'http://127.0.0.1:{port}'
+    try:
+        deadline = time.monotonic() + 60  # a hang guard for a loaded machine, not a measurement
+        while not _healthy(base):
+            if process.poll() is not None:
+                output = process.stdout.read() if process.stdout else ''
+                pytest.fail(f'{" ".join(args)} exited ({process.returncode}):\n{output[-4000:]}')
+            assert time.monotonic() < deadline, f'{" ".join(args)} did not start'
+            time.sleep(0.05)
+        yield base
+    finally:
+        process.terminate()
+        process.wait(timeout=15)
+
+
+def _healthy(base: str) -> bool:
+    try:
+        return httpx.get(base + '/healthz', timeout=2).status_code == 200
+    except httpx.TransportError:
+        return False
 
 
 @contextmanager

@@ -7,17 +7,17 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from e2e_support import serving_command
 
 from uibridge.server.app import YOUR_AGENT
 from uibridge.server.cli import main
@@ -83,52 +83,15 @@ def agent_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(('127.0.0.1', 0))
-        return int(probe.getsockname()[1])
-
-
-def wait_until_healthy(base: str, process: subprocess.Popen[str], guard: float = 60.0) -> None:
-    """`GET /healthz` until it answers; `guard` only keeps a broken start from hanging the suite."""
-    deadline = time.monotonic() + guard
-    while True:
-        try:
-            if httpx.get(base + '/healthz', timeout=2).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        if process.poll() is not None:
-            output = process.stdout.read() if process.stdout else ''
-            pytest.fail(f'the server exited ({process.returncode}):\n{output}')
-        assert time.monotonic() < deadline, 'the server did not start'
-        time.sleep(0.05)
-
-
 @pytest.fixture(scope='module')
 def servers(agent_dir: Path) -> Iterator[dict[str, str]]:
     """Every command line of `SERVED`, started side by side from the agent's folder (as a developer runs it);
     the base URL of each."""
-    started: dict[str, tuple[str, subprocess.Popen[str]]] = {}
-    try:
-        for name, args in SERVED.items():
-            port = free_port()
-            process = subprocess.Popen(
-                [sys.executable, '-m', 'uibridge', 'serve', '--port', str(port), *args],
-                cwd=agent_dir,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                text=True,
-            )
-            started[name] = (f'http://127.0.0.1:{port}', process)
-        with ThreadPoolExecutor(len(started)) as pool:
-            list(pool.map(lambda pair: wait_until_healthy(*pair), started.values()))
-        yield {name: base for name, (base, _) in started.items()}
-    finally:
-        for _, process in started.values():
-            process.terminate()
-        for _, process in started.values():
-            process.wait(timeout=15)
+    with ExitStack() as stack, ThreadPoolExecutor(len(SERVED)) as pool:
+        commands = {name: [sys.executable, '-m', 'uibridge', 'serve', *args] for name, args in SERVED.items()}
+        starting = {name: pool.submit(stack.enter_context, serving_command(command, cwd=agent_dir))
+                    for name, command in commands.items()}  # fmt: skip
+        yield {name: future.result() for name, future in starting.items()}
 
 
 def streamed_text(response: httpx.Response) -> str:
