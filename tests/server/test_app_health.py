@@ -3,6 +3,7 @@ memory, a SQLite file, and a `redis-server` this module starts, stops and starts
 
 from __future__ import annotations
 
+import json
 import shutil
 import socket
 import subprocess
@@ -139,3 +140,15 @@ async def test_a_store_that_hangs_is_unavailable_after_the_timeout(monkeypatch: 
             response = await client.get('/readyz')
     assert response.status_code == 503
     assert response.json() == {'status': 'unavailable', 'reason': 'the store did not answer within 0.2 s'}
+
+
+def test_the_readme_documents_the_probes_as_they_answer() -> None:
+    readme = (Path(__file__).resolve().parents[2] / 'README.md').read_text(encoding='utf-8')
+    section = readme.split('### Health and readiness')[1].split('\n## ')[0]
+    for status, body in [
+        (200, {'status': 'ok'}),
+        (200, {'status': 'ready'}),
+        (503, {'status': 'unavailable', 'reason': 'the store did not answer: ConnectionError'}),
+    ]:
+        assert f'`{status} {json.dumps(body)}`' in section
+    assert f'within {app_module.READY_TIMEOUT:g} s' in section
