@@ -127,7 +127,11 @@ def test_the_option_is_checked_where_it_is_given() -> None:
 
 def test_serve_takes_the_version(monkeypatch: pytest.MonkeyPatch) -> None:
     served: list[Any] = []
-    monkeypatch.setattr(uvicorn, 'run', lambda app, **kwargs: served.append(app))  # pyright: ignore[reportUnknownArgumentType,reportUnknownLambdaType]
+
+    async def serve(server: uvicorn.Server) -> None:  # what the command would serve, instead of serving it
+        served.append(server.config.app)
+
+    monkeypatch.setattr(uvicorn.Server, 'serve', serve)
     assert main(['serve', '--vercel-sdk-version', '5']) == 0
     assert served[0].state.vercel_ai.binding.sdk_version == 5
     with pytest.raises(SystemExit):
