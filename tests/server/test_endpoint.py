@@ -27,6 +27,7 @@ from uibridge import (
 from uibridge.core.events import AgentEvent, PartDelta, PartEnd, PartStart, ResponseStart, ToolCallReady
 from uibridge.core.messages import ModelMessage
 from uibridge.server import AgentRun, ChatEndpoint
+from uibridge.server.approvals import ProcessLedger
 from uibridge.server.outbox import KEEP_ALIVE
 
 pytestmark = pytest.mark.anyio
@@ -66,6 +67,8 @@ def make(agent: Any = None, **options: Any) -> tuple[ChatEndpoint[Any], Recorder
             recorder.runs.append(run)
             return inner(run)
 
+    # A ledger of its own: the process's one would carry one test's approvals into the next.
+    options.setdefault('approval_ledger', ProcessLedger())
     endpoint = ChatEndpoint(agent or recorder.agent, binding, on_complete=recorder.on_complete, **options)
     return endpoint, recorder, binding
 

@@ -15,7 +15,6 @@ from typing_extensions import Unpack
 
 from ..core.provenance import Keyring
 from .ag_ui import AGUIEndpoint
-from .approvals import ApprovalLedger
 from .options import AppOptions, EndpointOptions, check_sdk_version
 from .run import Agent
 from .store import store_from_url
@@ -34,7 +33,7 @@ def create_app(agent: Agent | None = None, **options: Unpack[AppOptions]) -> Sta
     (the `ai` major version of its clients: 5, 6 or 7, the default). The other `options` go to both endpoints
     (see `ChatEndpoint`); both
     sign and verify with one keyring (`secret`, else `UIBRIDGE_SECRET`, else a random key for this process)
-    and share one ledger of approvals already acted on.
+    and share one ledger of approvals already acted on (the store's with a store, else the process's).
 
     With `store=` (a `ChatStore`, or a URL for `store_from_url`), both endpoints keep server-managed history
     in that one store, and each also answers `GET {api}/{chatId}` (the stored messages),
@@ -48,9 +47,8 @@ def create_app(agent: Agent | None = None, **options: Unpack[AppOptions]) -> Sta
 
         agent = DemoAgent()
     options['secret'] = Keyring.of(options.get('secret', options.pop('approval_secret', None)))
-    options.setdefault('approval_ledger', ApprovalLedger())
     store = options.get('store')
-    owned = store_from_url(store) if isinstance(store, str) else None
+    owned = store_from_url(store) if isinstance(store, str) else None  # one store, so one ledger, for both
     if owned is not None:
         options['store'] = owned
     shared = cast('EndpointOptions', options)  # `vercel_sdk_version` popped: what both endpoints take

@@ -34,6 +34,7 @@ class VercelAIBinding:
     stream_headers: Mapping[str, str] = VERCEL_AI_HEADERS
     error_frame = b'data: {"type":"error","errorText":"The answer was interrupted."}\n\n'
     """What a resumed stream ends with when its producer ended it early or died."""
+    chat_id_path = 'id'
 
     def __init__(self, sdk_version: SdkVersion = 7) -> None:
         self.sdk_version: SdkVersion = sdk_version
@@ -80,8 +81,10 @@ class VercelAIBinding:
         return messages
 
     def dump_json(self, messages: Sequence[ModelMessage], keyring: Keyring) -> bytes:
+        # One `json.dumps` per message: a single call over a whole large history would hold the GIL throughout.
         ui = dump_messages(messages, keyring=keyring, sdk_version=self.sdk_version)
-        return json.dumps([m.model_dump(mode='json', exclude_none=True) for m in ui], ensure_ascii=False).encode()
+        items = [json.dumps(m.model_dump(mode='json', exclude_none=True), ensure_ascii=False) for m in ui]
+        return f'[{", ".join(items)}]'.encode()
 
 
 class VercelAIEndpoint(ChatEndpoint[VercelChatRequest]):
