@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -18,6 +17,7 @@ from ..core.run import RunInput
 from ..core.stream import EventStreamEncoder
 from .endpoint import ChatEndpoint
 from .managed import ManagedInput, agui_input
+from .offload import json_array
 from .options import EndpointOptions
 from .run import Agent
 
@@ -62,12 +62,8 @@ class AGUIBinding:
         return messages  # the AG-UI dump keeps the streamed message ids already
 
     def dump_json(self, messages: Sequence[ModelMessage], keyring: Keyring) -> bytes:
-        # One `json.dumps` per message: a single call over a whole large history would hold the GIL throughout.
         dumped = dump_messages(messages, keyring=keyring)
-        items = [
-            json.dumps(m.model_dump(mode='json', by_alias=True, exclude_none=True), ensure_ascii=False) for m in dumped
-        ]
-        return f'[{", ".join(items)}]'.encode()
+        return json_array(m.model_dump(mode='json', by_alias=True, exclude_none=True) for m in dumped)
 
 
 class _Wrapped:

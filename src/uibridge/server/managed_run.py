@@ -56,6 +56,7 @@ logger = logging.getLogger('uibridge.server')
 
 
 _COMMIT_TIMEOUT = 30.0
+_RESPONSE_PIECE = 1024 * 1024
 
 
 class StoredBinding:
@@ -291,6 +292,10 @@ async def _respond(send: Send, status: int, body: bytes, content_type: str | Non
         headers.append((b'content-type', content_type.encode()))
     try:
         await send({'type': 'http.response.start', 'status': status, 'headers': headers})
-        await send({'type': 'http.response.body', 'body': body})
+        # A large history in pieces: the server copies what the socket cannot take yet into its buffer, and
+        # waits for the client between pieces rather than copying the whole of it at once on the event loop.
+        for start in range(0, len(body), _RESPONSE_PIECE):
+            await send({'type': 'http.response.body', 'body': body[start : start + _RESPONSE_PIECE], 'more_body': True})
+        await send({'type': 'http.response.body', 'body': b''})
     except OSError:
         pass

@@ -17,14 +17,15 @@ where it costs less than the hop to a thread.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TypeVar, TypeVarTuple
+import json
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar, TypeVarTuple
 
 import anyio
 import anyio.to_thread
 from anyio.lowlevel import RunVar
 
-__all__ = ['INLINE_BYTES', 'WORKER_THREADS', 'in_worker', 'off_loop', 'worker_limiter']
+__all__ = ['INLINE_BYTES', 'WORKER_THREADS', 'in_worker', 'json_array', 'off_loop', 'worker_limiter']
 
 T = TypeVar('T')
 Ts = TypeVarTuple('Ts')
@@ -57,3 +58,9 @@ async def off_loop(function: Callable[[*Ts], T], *args: *Ts, size: int) -> T:
 async def in_worker(function: Callable[[*Ts], T], *args: *Ts) -> T:
     """`function(*args)` in a worker thread, whatever its size: for work whose size is not known beforehand."""
     return await anyio.to_thread.run_sync(function, *args, limiter=worker_limiter())
+
+
+def json_array(values: Iterable[Any]) -> bytes:
+    """`json.dumps(list(values), ensure_ascii=False).encode()`, the same bytes, written and encoded a value at a
+    time: one call over a whole history (and one `.encode()` of all of it) would hold the GIL throughout."""
+    return b'[' + b', '.join(json.dumps(value, ensure_ascii=False).encode() for value in values) + b']'

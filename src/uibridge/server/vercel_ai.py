@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
@@ -23,6 +22,7 @@ from ..core.run import RunInput
 from ..core.stream import EventStreamEncoder
 from .endpoint import ChatEndpoint
 from .managed import ManagedInput, vercel_input
+from .offload import json_array
 from .options import EndpointOptions, VercelAIOptions, check_sdk_version
 from .run import Agent
 
@@ -81,10 +81,8 @@ class VercelAIBinding:
         return messages
 
     def dump_json(self, messages: Sequence[ModelMessage], keyring: Keyring) -> bytes:
-        # One `json.dumps` per message: a single call over a whole large history would hold the GIL throughout.
         ui = dump_messages(messages, keyring=keyring, sdk_version=self.sdk_version)
-        items = [json.dumps(m.model_dump(mode='json', exclude_none=True), ensure_ascii=False) for m in ui]
-        return f'[{", ".join(items)}]'.encode()
+        return json_array(m.model_dump(mode='json', exclude_none=True) for m in ui)
 
 
 class VercelAIEndpoint(ChatEndpoint[VercelChatRequest]):
