@@ -4,6 +4,7 @@ make (ai@7's `generateId`, `@ag-ui/client`'s thread ids) fits."""
 
 from __future__ import annotations
 
+import functools
 import json
 import subprocess
 from collections.abc import AsyncIterator
@@ -28,6 +29,7 @@ console.log(JSON.stringify([generateId(), generateId(), thread, crypto.randomUUI
 """
 
 
+@functools.cache
 def ids_the_clients_make() -> list[str]:
     result = subprocess.run(
         ['node', '--input-type=module', '-e', MADE_BY_CLIENTS], cwd=CLIENTS, capture_output=True, text=True, timeout=60

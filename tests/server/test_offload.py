@@ -118,8 +118,8 @@ async def test_a_large_client_held_history_is_checked_and_prepared_off_the_loop(
     witness = LoopWitness()
     app = create_app(agent)
     endpoint = app.state.vercel_ai
-    monkeypatch.setattr(endpoint, '_check_body', witness.off_loop_only('check', endpoint._check_body))  # pyright: ignore[reportPrivateUsage]
-    monkeypatch.setattr(endpoint, 'finish', witness.off_loop_only('finish', endpoint.finish))
+    for name in ('parse_body', 'check', 'finish'):
+        monkeypatch.setattr(endpoint, name, witness.off_loop_only(name, getattr(endpoint, name)))
     from uibridge.adapters import vercel_ai
 
     ui = vercel_ai.dump_messages([*big_history(), ModelRequest(parts=[UserPromptPart(content='hi')])])
@@ -132,7 +132,7 @@ async def test_a_large_client_held_history_is_checked_and_prepared_off_the_loop(
         response = await client.post('/api/chat', json=body)
         group.cancel_scope.cancel()
     assert response.status_code == 200
-    assert witness.on_loop == [] and witness.ran == ['check', 'finish']
+    assert witness.on_loop == [] and witness.ran == ['parse_body', 'check', 'finish']
 
 
 async def test_a_small_chat_stays_on_the_loop(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -10,10 +10,16 @@ agent unchecked:
    request limits (`RequestLimits`: 413 naming the limit, 422 for an id no encoder can write), then the
    protocol's own parsing and loading into neutral messages (422 with `{"error", "path"}`, never echoing
    the input);
-4. the history verified against the server's signatures (`verify_history`: what claims the server's
+4. the `quota` hook asked (its 413 or 429);
+5. the history verified against the server's signatures (`verify_history`: what claims the server's
    authorship and does not verify is dropped; a tool call id used twice is a 422), approvals verified
-   against the calls that end it, in this thread, once; then `sanitize_verified`;
-5. the agent's run streamed in the protocol (`streaming.stream_run`), then `on_complete`.
+   against the calls that end it, in this thread, then against the ledger (once, whichever endpoint or
+   process saw them first); then `sanitize_verified`. The run's `state` is the server's: the verified
+   history's (or, with a store, the chat's), never what the client says it holds (`client_state`);
+6. the agent's run streamed in the protocol (`streaming.stream_run`), then `on_complete`.
+
+Every step whose cost grows with the body runs in a worker thread once the body is large (`offload`); with a
+store (`managed_run`) the same holds for the stored history.
 
 The protocol is a `ProtocolBinding`: how to parse a body and which encoder to stream with. The Vercel AI and
 AG-UI endpoints are this class with their binding (`uibridge.server.vercel_ai`, `uibridge.server.ag_ui`).
@@ -227,8 +233,9 @@ class ChatEndpoint(Generic[RequestT]):
                 await run_managed(self, body, principal or ANONYMOUS, headers, receive, send)
                 return
             # Parsing, loading and verifying a large body is CPU work in proportion to it: in a worker thread.
-            checked = await off_loop(self._check_body, body, size=len(body))
-            await self.check_quota(checked.run_input.thread_id, principal, headers, len(body))
+            request, run_input = await off_loop(self.parse_body, body, size=len(body))
+            await self.check_quota(run_input.thread_id, principal, headers, len(body))
+            checked = await off_loop(self.check, request, run_input, size=len(body))
             approvals = await first_uses(checked.approvals, self.approval_ledger)
             run, encoder = await off_loop(self.finish, checked, approvals, size=len(body))
         except Rejected as rejected:
@@ -250,11 +257,6 @@ class ChatEndpoint(Generic[RequestT]):
             )
         finally:
             await self._complete(encoder, run)
-
-    def _check_body(self, body: bytes) -> Checked[RequestT]:
-        """The body parsed and its history verified (client-held history: the server's state is the history's)."""
-        request, run_input = self.parse_body(body)
-        return self.check(request, run_input)
 
     def parse_body(self, body: bytes) -> tuple[RequestT, RunInput]:
         """The body as the protocol's request and its run input (`Rejected` for anything it cannot take)."""

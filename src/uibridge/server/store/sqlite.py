@@ -5,7 +5,10 @@ once, each with a connection of its own from a small pool (one connection is nev
 a time). The database is in WAL mode, so readers do not wait for the writer; every write is one
 `BEGIN IMMEDIATE` transaction, which is what makes claim and commit atomic across processes.
 
-Leases are wall-clock (`time.time()`), as all processes on one machine share that clock.
+Leases are wall-clock (`time.time()`), as all processes on one machine share that clock, and so are the
+expiries of the used approval ids (`uibridge_approvals`, one row each, the expired ones deleted as new ones
+come). A chat's state is a column of its row, set in the commit's transaction; a database made before there
+was one gains the column when a store first opens it.
 
 The stream log is not in the database: it lives in this process's memory (`LocalStreams`), as writing
 every batch of tokens to disk would buy nothing, since a reader in another process could only poll it.
