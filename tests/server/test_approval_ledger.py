@@ -21,7 +21,7 @@ from uibridge.adapters import ag_ui, vercel_ai
 from uibridge.core.events import AgentEvent, PartEnd, PartStart, ToolCallReady
 from uibridge.core.messages import TextPart, ToolCallPart, generate_tool_call_id
 from uibridge.server import AgentRun, AGUIEndpoint, VercelAIEndpoint
-from uibridge.server.approvals import ProcessLedger
+from uibridge.server.approvals import ProcessLedger, StoreLedger
 from uibridge.server.demo import DemoAgent
 from uibridge.server.store import ChatStore, MemoryState, MemoryStore, SqliteStore
 
@@ -173,4 +173,29 @@ async def test_with_a_store_another_worker_and_a_restart_do_not_act_on_a_replaye
         assert agent.runs[-1].approvals == [] and agent.runs[-1].pending_tool_calls() == []
     assert agent.executed == ['delete_file']
     for store in (first, second, restarted):
+        await store.aclose()
+
+
+async def test_client_held_history_can_keep_its_ledger_in_a_store(tmp_path: Path) -> None:
+    # Two workers without server-managed history, each its own process, one SQLite file for their ledger.
+    demo = DemoAgent(delay=0)
+    path = tmp_path / 'ledger.db'
+    stores = [SqliteStore(path), SqliteStore(path)]
+    workers = [VercelAIEndpoint(demo, approval_ledger=StoreLedger(store), secret='shared') for store in stores]
+    prompt = ModelRequest(parts=[UserPromptPart(content='delete')])
+    completed: list[ModelMessage] = []
+
+    async def keep(new_messages: list[ModelMessage], run: AgentRun) -> None:
+        completed.extend(new_messages)
+
+    workers[0].on_complete = keep
+    async with client(workers[0]) as http:
+        await http.post('/', json={'id': 'chat', 'messages': ui([prompt], workers[0])})
+        [user, assistant] = ui([prompt, *completed], workers[0])
+        body = {'id': 'chat', 'messages': [user, approved(assistant)]}
+        await http.post('/', json=body)
+    async with client(workers[1]) as http:
+        assert (await http.post('/', json=body)).status_code == 200
+    assert [call.tool_name for call in demo.executed] == ['delete_file']
+    for store in stores:
         await store.aclose()
