@@ -133,3 +133,22 @@ async def test_agui_an_agent_that_accepts_the_clients_edit_stores_it() -> None:
         assert await stored_state(store, 't') == {'count': 42, 'note': 'edited in the UI'}
         await client.post('/ag-ui', json=agui_body('u3', None))
         assert agent.runs[-1].state == {'count': 42, 'note': 'edited in the UI'}
+
+
+async def test_a_chat_stored_before_chat_states_reads_its_state_from_its_history() -> None:
+    from uibridge.core.events import STATE_METADATA_KEY
+    from uibridge.core.messages import ModelRequest, ModelResponse, UserPromptPart
+
+    agent, store = Counter(), MemoryStore()
+    claim = await store.claim('old', 'anonymous', create=True)
+    await store.commit(  # as a store kept a chat before it kept states: only the history holds it
+        claim,
+        [
+            ModelRequest(parts=[UserPromptPart(content='count')]),
+            ModelResponse(parts=[TextPart(content='counted')], metadata={STATE_METADATA_KEY: {'count': 7}}),
+        ],
+    )
+    async with client_for(agent, store) as client:
+        await client.post('/api/chat', json={'id': 'old', 'messages': [user('u2')]})
+    assert agent.runs[-1].state == {'count': 7}
+    assert await stored_state(store, 'old') == {'count': 8}

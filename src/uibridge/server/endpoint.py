@@ -295,11 +295,9 @@ class ChatEndpoint(Generic[RequestT]):
             logger.exception('The %s request parser failed on client input', self.binding.name)
             raise Rejected(422, 'the request could not be read') from None
 
-    def check(
-        self, request: RequestT, run_input: RunInput, *, state: tuple[bool, Any] | None = None
-    ) -> Checked[RequestT]:
-        """Verify the history and the approvals' ids. `state`: the server's state, `(found, value)`, where the
-        server keeps it (a store); otherwise the state of the verified history's last response that holds one."""
+    def check(self, request: RequestT, run_input: RunInput) -> Checked[RequestT]:
+        """Verify the history and the approvals' ids. The server's state is the one the verified history's last
+        response holding one carries (where a store keeps the chat's state, the caller puts that in its place)."""
         with self.preparing():
             verified = verify_history(run_input.history, run_input.claims, self.keyring)
             if verified.dropped:
@@ -310,13 +308,7 @@ class ChatEndpoint(Generic[RequestT]):
                     ', '.join(f'{count} {kind}' for kind, count in sorted(verified.dropped.items())),
                 )
             approvals = verify_approvals(verified.messages, run_input.approvals, self.keyring, run_input.thread_id)
-            return Checked(
-                request,
-                run_input,
-                verified,
-                approvals,
-                history_state(verified.messages)[1] if state is None else state[1],
-            )
+            return Checked(request, run_input, verified, approvals, history_state(verified.messages)[1])
 
     async def check_quota(
         self,

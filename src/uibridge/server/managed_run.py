@@ -203,9 +203,9 @@ def _prepare(
         )
         stored_claims(history, endpoint.keyring, managed.claims)
     merged = dataclasses.replace(run_input, history=history + managed.added, claims=managed.claims)
-    # The chat's state is the store's; a chat stored before there was a state column has it on its history.
-    state = claim.state if claim.state is not None else history_state(claim.messages)[1]
-    checked = endpoint.check(request, merged, state=(True, state))
+    checked = endpoint.check(request, merged)
+    if claim.state is not None:  # else a chat stored before there was a state column: its history's state
+        checked.state = claim.state
     return _Prepared(managed, checked, kept_input(managed.added, checked.verified.messages))
 
 
