@@ -11,10 +11,12 @@
 //   {"op": "tool-output", "content"}         answer every tool call that has no result with a tool message and run
 //   {"op": "set-messages", "messages"}       replace the history (a reload from stored history, or a forged one)
 //   {"op": "edit-tool-args", "arguments"}    rewrite the arguments of the tool calls that have no result
+//   {"op": "set-state", "state"}             replace the state the agent holds (a user editing it, as CopilotKit
+//                                            allows); no run
 //   {"op": "run", "resume"?}                  run again with no new message (and this resume list, if given)
 //   {"op": "mutate", "js"}                   replace the history with what the function body `js` returns, given a
 //                                            copy as `messages` (a tampered page); no run
-// Output: {"<name>": {"steps": [{"op", "error", "messages", "pendingInterrupts", "wireEvents", "runError"}],
+// Output: {"<name>": {"steps": [{"op", "error", "messages", "state", "pendingInterrupts", "wireEvents", "runError"}],
 //                     "requests": [...]}}
 import { HttpAgent } from '@ag-ui/client';
 import { readFileSync } from 'node:fs';
@@ -90,6 +92,9 @@ async function runScenario(scenario) {
     } else if (step.op === 'mutate') {
       agent.setMessages(new Function('messages', step.js)(structuredClone(agent.messages)));
       run = false;
+    } else if (step.op === 'set-state') {
+      agent.setState(step.state);
+      run = false;
     } else if (step.op === 'edit-tool-args') {
       const messages = structuredClone(agent.messages);
       const pending = new Set(unanswered(messages).map((c) => c.id));
@@ -110,6 +115,7 @@ async function runScenario(scenario) {
       op: step.op,
       error,
       messages: structuredClone(agent.messages),
+      state: structuredClone(agent.state),
       pendingInterrupts: structuredClone(agent.pendingInterrupts ?? []),
       wireEvents: wireEvents.map((e) => e.type),
       runError: wireEvents.find((e) => e.type === 'RUN_ERROR')?.message ?? null,

@@ -27,6 +27,7 @@ from uibridge import (
 from uibridge.core.events import AgentEvent, PartDelta, PartEnd, PartStart, ResponseStart, ToolCallReady
 from uibridge.core.messages import ModelMessage
 from uibridge.server import AgentRun, ChatEndpoint
+from uibridge.server.approvals import ProcessLedger
 from uibridge.server.outbox import KEEP_ALIVE
 
 pytestmark = pytest.mark.anyio
@@ -66,6 +67,8 @@ def make(agent: Any = None, **options: Any) -> tuple[ChatEndpoint[Any], Recorder
             recorder.runs.append(run)
             return inner(run)
 
+    # A ledger of its own: the process's one would carry one test's approvals into the next.
+    options.setdefault('approval_ledger', ProcessLedger())
     endpoint = ChatEndpoint(agent or recorder.agent, binding, on_complete=recorder.on_complete, **options)
     return endpoint, recorder, binding
 
@@ -489,6 +492,18 @@ async def test_a_signed_approval_keeps_its_call_and_reaches_the_agent(names_the_
     assert approval.tool_call_id == 'call_1' and approval.approved
     assert run.approval_for('call_1') == approval
     assert run.resolved_tool_call_ids == {'call_1'}
+
+
+async def test_an_approval_under_a_rotated_out_key_is_the_same_approval() -> None:
+    endpoint, recorder, _ = make(approving_agent(), secret=['new-key', 'old-key'])
+    call = ToolCallPart(tool_name='delete_file', args={'path': 'a.txt'}, tool_call_id='call_1')
+    new_id, old_id = endpoint.keyring.approval_ids('thread', call)
+    body = {'messages': history(user('delete'), ModelResponse(parts=[call]))}
+    await post(endpoint, {**body, 'approvals': [{'approval_id': old_id, 'approved': True}]})
+    [approval] = recorder.runs[-1].approvals
+    assert approval.approval_id == new_id  # the id the current key mints: the ledger's key
+    await post(endpoint, {**body, 'approvals': [{'approval_id': new_id, 'approved': True}]})
+    assert recorder.runs[-1].approvals == [] and recorder.runs[-1].pending_tool_calls() == []
 
 
 @pytest.mark.parametrize(

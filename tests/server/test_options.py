@@ -43,6 +43,10 @@ ENDPOINTS: list[Any] = [VercelAIEndpoint, AGUIEndpoint, lambda a, **o: create_ap
         ({'strip_system_prompts': None}, 'strip_system_prompts'),
         ({'on_complete': 'save'}, 'on_complete'),
         ({'max_messages': 0}, 'max_messages'),
+        ({'max_chat_messages': 0}, 'max_chat_messages'),
+        ({'max_chat_bytes': True}, 'max_chat_bytes'),
+        ({'quota': 429}, 'quota'),
+        ({'approval_ledger': set()}, 'approval_ledger'),
     ],
 )
 def test_a_bad_option_is_refused_when_the_endpoint_is_built(make: Any, options: dict[str, Any], error: str) -> None:

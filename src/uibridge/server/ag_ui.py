@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -11,13 +10,14 @@ from typing_extensions import Unpack
 
 from ..adapters.ag_ui import AGUIEventStream, AGUIRunRequest, dump_messages, parse_request
 from ..adapters.ag_ui._frames import CONTENT_TYPE, sdk_frame
-from ..core.events import AgentEvent
+from ..core.events import AgentEvent, StateDelta, StateSnapshot
 from ..core.messages import ModelMessage
 from ..core.provenance import Keyring
 from ..core.run import RunInput
 from ..core.stream import EventStreamEncoder
 from .endpoint import ChatEndpoint
 from .managed import ManagedInput, agui_input
+from .offload import json_array
 from .options import EndpointOptions
 from .run import Agent
 
@@ -29,19 +29,24 @@ class AGUIBinding:
     stream_headers: Mapping[str, str] = {'content-type': CONTENT_TYPE}
     error_frame = b'data: {"type":"RUN_ERROR","message":"The run was interrupted."}\n\n'
     """What a resumed stream ends with when its producer ended it early or died."""
+    chat_id_path = 'threadId'
 
     def parse(self, body: Mapping[str, Any]) -> tuple[AGUIRunRequest, RunInput]:
         request = parse_request(body)
         return request, request.run_input()
 
     def encoder(self, request: AGUIRunRequest, run_input: RunInput, keyring: Keyring) -> EventStreamEncoder:
-        return AGUIEventStream(
+        """`run_input.state` is the server's state (the endpoint's, `run.state`); the client's is the request's."""
+        encoder = AGUIEventStream(
             thread_id=run_input.thread_id,
             run_id=run_input.run_id,
             client_protocol_version=request.protocol_version,
             keyring=keyring,
             state=run_input.state,
         )
+        if request.input.state != run_input.state:
+            return _ServerStateFirst(encoder, run_input.state)
+        return encoder
 
     def managed_input(self, request: AGUIRunRequest, stored: Sequence[ModelMessage]) -> ManagedInput:
         return agui_input(request, stored)
@@ -58,30 +63,21 @@ class AGUIBinding:
 
     def dump_json(self, messages: Sequence[ModelMessage], keyring: Keyring) -> bytes:
         dumped = dump_messages(messages, keyring=keyring)
-        return json.dumps(
-            [m.model_dump(mode='json', by_alias=True, exclude_none=True) for m in dumped], ensure_ascii=False
-        ).encode()
+        return json_array(m.model_dump(mode='json', by_alias=True, exclude_none=True) for m in dumped)
 
 
-class _Snapshotting:
-    """The encoder, with a `MESSAGES_SNAPSHOT` of the run's history right after `RUN_STARTED`: a client whose
-    view is behind the stored history (a reload, another tab) replaces its messages with the server's before
-    the run's own messages arrive (`@ag-ui/client` applies a snapshot as a replacement)."""
+class _Wrapped:
+    """An encoder passed through, for the wrappers below to add to."""
 
-    def __init__(self, encoder: EventStreamEncoder, messages: Sequence[ModelMessage], keyring: Keyring) -> None:
+    def __init__(self, encoder: EventStreamEncoder) -> None:
         self._encoder = encoder
-        self._messages = list(messages)
-        self._keyring = keyring
 
     @property
     def headers(self) -> Mapping[str, str]:
         return self._encoder.headers
 
     def start(self) -> bytes:
-        snapshot = MessagesSnapshotEvent(
-            type=EventType.MESSAGES_SNAPSHOT, messages=dump_messages(self._messages, keyring=self._keyring)
-        )
-        return self._encoder.start() + sdk_frame(snapshot)
+        return self._encoder.start()
 
     def encode(self, event: AgentEvent) -> bytes:
         return self._encoder.encode(event)
@@ -92,6 +88,42 @@ class _Snapshotting:
     @property
     def new_messages(self) -> list[ModelMessage]:
         return self._encoder.new_messages
+
+
+class _Snapshotting(_Wrapped):
+    """The encoder, with a `MESSAGES_SNAPSHOT` of the run's history right after `RUN_STARTED`: a client whose
+    view is behind the stored history (a reload, another tab) replaces its messages with the server's before
+    the run's own messages arrive (`@ag-ui/client` applies a snapshot as a replacement). The snapshot is
+    written here, when the run is prepared (in a worker thread for a large history), not when it starts."""
+
+    def __init__(self, encoder: EventStreamEncoder, messages: Sequence[ModelMessage], keyring: Keyring) -> None:
+        super().__init__(encoder)
+        snapshot = MessagesSnapshotEvent(
+            type=EventType.MESSAGES_SNAPSHOT, messages=dump_messages(messages, keyring=keyring)
+        )
+        self._frame = sdk_frame(snapshot)
+
+    def start(self) -> bytes:
+        return self._encoder.start() + self._frame
+
+
+class _ServerStateFirst(_Wrapped):
+    """The encoder, for a client whose `state` is not the server's: a `STATE_DELTA` patches the state it is
+    applied to, so before the run's first delta (unless a `STATE_SNAPSHOT` came first) the client gets the
+    server's state as a snapshot, and the two apply the delta to the same state. A run that yields no state
+    event leaves the client's view as it is."""
+
+    def __init__(self, encoder: EventStreamEncoder, state: Any) -> None:
+        super().__init__(encoder)
+        self._state = state
+        self._synced = False
+
+    def encode(self, event: AgentEvent) -> bytes:
+        if not self._synced and isinstance(event, StateSnapshot | StateDelta):
+            self._synced = True
+            if isinstance(event, StateDelta):
+                return self._encoder.encode(StateSnapshot(self._state)) + self._encoder.encode(event)
+        return self._encoder.encode(event)
 
 
 class AGUIEndpoint(ChatEndpoint[AGUIRunRequest]):

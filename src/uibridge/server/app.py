@@ -18,7 +18,6 @@ from typing_extensions import Unpack
 
 from ..core.provenance import Keyring
 from .ag_ui import AGUIEndpoint
-from .approvals import ApprovalLedger
 from .options import AppOptions, EndpointOptions, check_bool, check_sdk_version
 from .run import Agent
 from .store import ChatStore, store_from_url
@@ -47,7 +46,7 @@ def create_app(agent: Agent | None = None, *, page: bool = False, **options: Unp
     (the `ai` major version of its clients: 5, 6 or 7, the default). The other `options` go to both endpoints
     (see `ChatEndpoint`); both
     sign and verify with one keyring (`secret`, else `UIBRIDGE_SECRET`, else a random key for this process)
-    and share one ledger of approvals already acted on.
+    and share one ledger of approvals already acted on (the store's with a store, else the process's).
 
     With `store=` (a `ChatStore`, or a URL for `store_from_url`), both endpoints keep server-managed history
     in that one store, and each also answers `GET {api}/{chatId}` (the stored messages),
@@ -67,9 +66,8 @@ def create_app(agent: Agent | None = None, *, page: bool = False, **options: Unp
 
         agent = DemoAgent()
     options['secret'] = Keyring.of(options.get('secret', options.pop('approval_secret', None)))
-    options.setdefault('approval_ledger', ApprovalLedger())
     store = options.get('store')
-    owned = store_from_url(store) if isinstance(store, str) else None
+    owned = store_from_url(store) if isinstance(store, str) else None  # one store, so one ledger, for both
     if owned is not None:
         options['store'] = owned
     chat_store = cast('ChatStore | None', options.get('store'))

@@ -10,10 +10,16 @@ agent unchecked:
    request limits (`RequestLimits`: 413 naming the limit, 422 for an id no encoder can write), then the
    protocol's own parsing and loading into neutral messages (422 with `{"error", "path"}`, never echoing
    the input);
-4. the history verified against the server's signatures (`verify_history`: what claims the server's
+4. the `quota` hook asked (its 413 or 429);
+5. the history verified against the server's signatures (`verify_history`: what claims the server's
    authorship and does not verify is dropped; a tool call id used twice is a 422), approvals verified
-   against the calls that end it, in this thread, once; then `sanitize_verified`;
-5. the agent's run streamed in the protocol (`streaming.stream_run`), then `on_complete`.
+   against the calls that end it, in this thread, then against the ledger (once, whichever endpoint or
+   process saw them first); then `sanitize_verified`. The run's `state` is the server's: the verified
+   history's (or, with a store, the chat's), never what the client says it holds (`client_state`);
+6. the agent's run streamed in the protocol (`streaming.stream_run`), then `on_complete`.
+
+Every step whose cost grows with the body runs in a worker thread once the body is large (`offload`); with a
+store (`managed_run`) the same holds for the stored history.
 
 The protocol is a `ProtocolBinding`: how to parse a body and which encoder to stream with. The Vercel AI and
 AG-UI endpoints are this class with their binding (`uibridge.server.vercel_ai`, `uibridge.server.ag_ui`).
@@ -21,42 +27,42 @@ AG-UI endpoints are this class with their binding (`uibridge.server.vercel_ai`, 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 from collections.abc import Generator, Iterable, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
 import anyio
-import anyio.to_thread
 
 from ..core.diagnostics import collect_warnings
 from ..core.errors import InputError
 from ..core.provenance import Keyring, Secret
-from ..core.run import RunInput
+from ..core.run import RunInput, ToolApproval
 from ..core.sanitize import sanitize_verified
 from ..core.stream import EventStreamEncoder
 from ..core.verification import Verified, verify_history
 from . import limits
-from .approvals import ApprovalLedger, verify_approvals
+from .approvals import ApprovalLedger, StoreLedger, first_uses, process_ledger, verify_approvals
 from .asgi import Receive, Scope, Send
 from .auth import ANONYMOUS, Authorize, RequestInfo
 from .body import Disconnected, Rejected, check_content_type, parse_json_object, read_body
-from .limits import RequestLimits, check_limits
+from .limits import ChatLimits, Quota, QuotaRequest, RequestLimits, check_limits
+from .offload import off_loop
 from .options import check_agent, check_bool, check_positive, check_strings
-from .run import Agent, AgentRun, OnComplete
+from .run import Agent, AgentRun, OnComplete, history_state
 from .store import ChatStore, store_from_url
 from .streaming import stream_run
 
-__all__ = ['DEFAULT_BODY_TIMEOUT', 'DEFAULT_MAX_BODY_BYTES', 'ChatEndpoint', 'ProtocolBinding']
+__all__ = ['DEFAULT_BODY_TIMEOUT', 'DEFAULT_MAX_BODY_BYTES', 'ChatEndpoint', 'Checked', 'ProtocolBinding']
 
 logger = logging.getLogger('uibridge.server')
 
 
 DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024
 DEFAULT_BODY_TIMEOUT = 30.0
-INLINE_BODY_BYTES = 64 * 1024
-"""Bodies smaller than this are parsed on the event loop (a few milliseconds at most); larger ones in a thread."""
 _MAX_ERROR_CHARS = 300
 _MAX_LOGGED_CHARS = 300
 _ON_COMPLETE_TIMEOUT = 30.0
@@ -79,6 +85,19 @@ class ProtocolBinding(Protocol[RequestT]):
         ...
 
 
+@dataclass
+class Checked(Generic[RequestT]):
+    """A request with its history verified: what a run is prepared from once the ledger has had its say."""
+
+    request: RequestT
+    run_input: RunInput
+    verified: Verified
+    approvals: list[ToolApproval]
+    """The approvals whose ids verified, not yet checked against the ledger."""
+    state: Any
+    """The server's state for this run (`AgentRun.state`)."""
+
+
 class ChatEndpoint(Generic[RequestT]):
     """An ASGI app serving one agent over one protocol. Mount it (`Mount('/api/chat', endpoint)`), route to it
     (`Route('/api/chat', endpoint, methods=['POST'])`) or `app.mount(...)` it in FastAPI.
@@ -95,8 +114,9 @@ class ChatEndpoint(Generic[RequestT]):
       and approval requests alike; a `Keyring`, a secret, a list of secrets, or `None` for the process
       default (`UIBRIDGE_SECRET`, else a random key with a warning). Share it between workers.
       `approval_secret` is its old name.
-    - `approval_ledger`: the approvals already acted on, so a replayed request runs nothing twice; endpoints
-      serving one agent (both protocols) share one (`create_app` does).
+    - `approval_ledger`: the approvals already acted on, so a replayed request runs nothing twice. By default
+      the store's (`StoreLedger`: every process sharing the store, across restarts) with a store, else this
+      process's one ledger (`process_ledger()`), shared by every endpoint of the process.
     - `body_timeout` (30 s): the whole body must arrive within it, or the request gets a 408 and is closed.
     - `max_messages`, `max_parts_per_message`, `max_parts`, `max_id_length`, `max_string_length`,
       `max_json_values`: what one request may hold (`RequestLimits`, where the defaults are); past any of them,
@@ -106,6 +126,11 @@ class ChatEndpoint(Generic[RequestT]):
       `GET {api}/{chat_id}` and `GET`/`DELETE {api}/{chat_id}/stream` on routes with a `{chat_id}` parameter.
     - `authorize(request) -> principal | None`: called first on every request (`None`: 401); the principal
       owns the chats it creates and reaches the agent as `run.principal`.
+    - `max_chat_messages`, `max_chat_bytes` (with a store): what one stored chat may hold (`ChatLimits`, where
+      the defaults are); a run that would take a chat past them is a 413 naming the limit, before anything
+      is stored.
+    - `quota(request) -> QuotaRefusal | None`: called once per run, after the body is read (and with a store
+      the chat claimed), before the run is prepared; a refusal is its 413 or 429 and its message.
     """
 
     def __init__(
@@ -132,6 +157,9 @@ class ChatEndpoint(Generic[RequestT]):
         max_json_values: int = limits.DEFAULT_MAX_JSON_VALUES,
         store: ChatStore | str | None = None,
         authorize: Authorize | None = None,
+        max_chat_messages: int = limits.DEFAULT_MAX_CHAT_MESSAGES,
+        max_chat_bytes: int = limits.DEFAULT_MAX_CHAT_BYTES,
+        quota: Quota | None = None,
     ) -> None:
         check_agent(agent)
         self.agent = agent
@@ -148,9 +176,7 @@ class ChatEndpoint(Generic[RequestT]):
         self.on_complete = on_complete
         self.keep_alive: float | None = check_positive('keep_alive', keep_alive, optional=True)
         self.keyring = Keyring.of(secret if secret is not None else approval_secret)
-        self.approval_ledger = approval_ledger if approval_ledger is not None else ApprovalLedger()
         self.body_timeout = float(check_positive('body_timeout', body_timeout))
-        self._parse_limiter: anyio.CapacityLimiter | None = None
         self.limits = RequestLimits(
             max_messages=max_messages,
             max_parts_per_message=max_parts_per_message,
@@ -165,6 +191,19 @@ class ChatEndpoint(Generic[RequestT]):
         if authorize is not None and not callable(authorize):
             raise TypeError(f'authorize must be an async function (request) -> principal | None, not {authorize!r}')
         self.authorize = authorize
+        self.chat_limits = ChatLimits(max_chat_messages=max_chat_messages, max_chat_bytes=max_chat_bytes)
+        if quota is not None and not callable(quota):
+            raise TypeError(f'quota must be an async function (request) -> QuotaRefusal | None, not {quota!r}')
+        self.quota = quota
+        if approval_ledger is not None and not isinstance(approval_ledger, ApprovalLedger):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise TypeError(f'approval_ledger must be an ApprovalLedger, not {approval_ledger!r}')
+        self.approval_ledger: ApprovalLedger = (
+            approval_ledger
+            if approval_ledger is not None
+            else process_ledger()
+            if self.store is None
+            else StoreLedger(self.store)
+        )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope['type'] == 'lifespan':
@@ -193,15 +232,12 @@ class ChatEndpoint(Generic[RequestT]):
 
                 await run_managed(self, body, principal or ANONYMOUS, headers, receive, send)
                 return
-            if len(body) < INLINE_BODY_BYTES:
-                run, encoder = self._run_for(body)
-            else:
-                # Parsing, loading, verifying and sanitizing a large body is CPU work in proportion to it: in a
-                # worker thread, so the event loop goes on serving every other stream meanwhile (the GIL is
-                # handed back and forth every few milliseconds). Two at a time: more would only share the GIL.
-                if self._parse_limiter is None:
-                    self._parse_limiter = anyio.CapacityLimiter(2)
-                run, encoder = await anyio.to_thread.run_sync(self._run_for, body, limiter=self._parse_limiter)
+            # Parsing, loading and verifying a large body is CPU work in proportion to it: in a worker thread.
+            request, run_input = await off_loop(self.parse_body, body, size=len(body))
+            await self.check_quota(run_input.thread_id, principal, headers, len(body))
+            checked = await off_loop(self.check, request, run_input, size=len(body))
+            approvals = await first_uses(checked.approvals, self.approval_ledger)
+            run, encoder = await off_loop(self.finish, checked, approvals, size=len(body))
         except Rejected as rejected:
             await _send_error(send, rejected.status, rejected.error, rejected.path, rejected.headers)
             return
@@ -221,20 +257,6 @@ class ChatEndpoint(Generic[RequestT]):
             )
         finally:
             await self._complete(encoder, run)
-
-    def _run_for(self, body: bytes) -> tuple[AgentRun, EventStreamEncoder]:
-        """The body as a prepared run and its encoder, or `Rejected`: everything between the bytes and the
-        first byte of the answer, in one call so it can run in a worker thread."""
-        request, run_input = self.parse_body(body)
-        try:
-            run = self.prepare(request, run_input)
-            return run, self.binding.encoder(request, run_input, self.keyring)
-        except InputError as error:
-            raise Rejected(422, error.message, error.path) from None
-        except Exception:
-            # Like a parser bug: the client's input triggered it, so it gets a 4xx, and the log the traceback.
-            logger.exception('Preparing a %s run failed on client input', self.binding.name)
-            raise Rejected(422, 'the request could not be prepared') from None
 
     def parse_body(self, body: bytes) -> tuple[RequestT, RunInput]:
         """The body as the protocol's request and its run input (`Rejected` for anything it cannot take)."""
@@ -273,46 +295,91 @@ class ChatEndpoint(Generic[RequestT]):
             logger.exception('The %s request parser failed on client input', self.binding.name)
             raise Rejected(422, 'the request could not be read') from None
 
-    def prepare(self, request: RequestT, run_input: RunInput) -> AgentRun:
-        """Verify the history and approvals, and sanitize: the `AgentRun` the agent will get."""
-        return self.prepare_verified(request, run_input)[0]
+    def check(self, request: RequestT, run_input: RunInput) -> Checked[RequestT]:
+        """Verify the history and the approvals' ids. The server's state is the one the verified history's last
+        response holding one carries (where a store keeps the chat's state, the caller puts that in its place)."""
+        with self.preparing():
+            verified = verify_history(run_input.history, run_input.claims, self.keyring)
+            if verified.dropped:
+                logger.warning(
+                    "%s run %.64r: dropped from client history what does not verify as the server's own: %s",
+                    self.binding.name,
+                    run_input.run_id,
+                    ', '.join(f'{count} {kind}' for kind, count in sorted(verified.dropped.items())),
+                )
+            approvals = verify_approvals(verified.messages, run_input.approvals, self.keyring, run_input.thread_id)
+            return Checked(request, run_input, verified, approvals, history_state(verified.messages)[1])
 
-    def prepare_verified(self, request: RequestT, run_input: RunInput) -> tuple[AgentRun, Verified]:
-        """`prepare`, and what verification kept of the history (before sanitizing)."""
-        verified = verify_history(run_input.history, run_input.claims, self.keyring)
-        if verified.dropped:
-            logger.warning(
-                "%s run %.64r: dropped from client history what does not verify as the server's own: %s",
-                self.binding.name,
-                run_input.run_id,
-                ', '.join(f'{count} {kind}' for kind, count in sorted(verified.dropped.items())),
-            )
-        approvals = verify_approvals(
-            verified.messages, run_input.approvals, self.keyring, run_input.thread_id, self.approval_ledger
-        )
-        resolved = frozenset(a.tool_call_id for a in approvals if a.tool_call_id is not None)
-        with _warnings_logged(f'{self.binding.name} run {run_input.run_id[:64]!r}'):
-            messages = sanitize_verified(
-                verified,
-                strip_system_prompts=self.strip_system_prompts,
-                allowed_file_url_schemes=self.allowed_file_url_schemes,
-                resolved_tool_call_ids=resolved,
-            )
-        run = AgentRun(
-            messages=messages,
-            thread_id=run_input.thread_id,
-            run_id=run_input.run_id,
+    async def check_quota(
+        self,
+        chat_id: str,
+        principal: str | None,
+        headers: Mapping[str, str],
+        body_bytes: int,
+        *,
+        stored: Sequence[int] | None = None,
+    ) -> None:
+        """Ask the `quota` hook about this run (`stored`: with a store, the sizes of the chat's messages);
+        `Rejected` with its answer when it refuses."""
+        if self.quota is None:
+            return
+        request = QuotaRequest(
+            principal=principal,
+            chat_id=chat_id,
             protocol=self.binding.name,
-            client_tools=list(run_input.tools),
-            approvals=approvals,
-            resolved_tool_call_ids=resolved,
-            state=run_input.state,
-            trigger=run_input.trigger,
-            extra=run_input.extra,
-            request=request,
-            input=run_input,
+            body_bytes=body_bytes,
+            stored_messages=None if stored is None else len(stored),
+            stored_bytes=None if stored is None else sum(stored),
+            headers=headers,
         )
-        return run, verified
+        refusal = await self.quota(request)
+        if refusal is not None:
+            raise refusal.rejected()
+
+    def finish(self, checked: Checked[RequestT], approvals: list[ToolApproval]) -> tuple[AgentRun, EventStreamEncoder]:
+        """Sanitize with the approvals the ledger let through: the `AgentRun` the agent will get, and its encoder
+        (whose `StateDelta`s patch the server's state)."""
+        run_input = checked.run_input
+        with self.preparing():
+            resolved = frozenset(a.tool_call_id for a in approvals if a.tool_call_id is not None)
+            with _warnings_logged(f'{self.binding.name} run {run_input.run_id[:64]!r}'):
+                messages = sanitize_verified(
+                    checked.verified,
+                    strip_system_prompts=self.strip_system_prompts,
+                    allowed_file_url_schemes=self.allowed_file_url_schemes,
+                    resolved_tool_call_ids=resolved,
+                )
+            run = AgentRun(
+                messages=messages,
+                thread_id=run_input.thread_id,
+                run_id=run_input.run_id,
+                protocol=self.binding.name,
+                client_tools=list(run_input.tools),
+                approvals=approvals,
+                resolved_tool_call_ids=resolved,
+                state=checked.state,
+                client_state=run_input.state,
+                trigger=run_input.trigger,
+                extra=run_input.extra,
+                request=checked.request,
+                input=run_input,
+            )
+            served = dataclasses.replace(run_input, state=checked.state)
+            return run, self.binding.encoder(checked.request, served, self.keyring)
+
+    @contextmanager
+    def preparing(self) -> Generator[None]:
+        """What preparing a run raises, as the client's answer: 422 for its input, 422 and a logged traceback
+        for a bug its input triggered (never a 500)."""
+        try:
+            yield
+        except (Rejected, InputError) as error:
+            if isinstance(error, InputError):
+                raise Rejected(422, error.message, error.path) from None
+            raise
+        except Exception:
+            logger.exception('Preparing a %s run failed on client input', self.binding.name)
+            raise Rejected(422, 'the request could not be prepared') from None
 
     async def complete(self, encoder: EventStreamEncoder, run: AgentRun) -> None:
         """The run's end: its status settled and `on_complete` awaited (shielded, bounded)."""

@@ -7,6 +7,12 @@ itself bounded by `max_json_values`) and refuses, with a 413 naming the limit an
 goes beyond any of them; an id that is not valid Unicode text (a lone surrogate), which no encoder can write
 once the `200` is out, is a 422.
 
+With a store, a chat is bounded too (`ChatLimits`): a run starts only when the chat, with what the client adds,
+stays within `max_chat_messages` and `max_chat_bytes`, else a 413 names the limit before anything is stored
+(the run's own answer may then take the chat past them: the next request is refused, until a regenerate or an
+edit cuts it back). And an application's `quota` hook may refuse any run (413 or 429, its own message) after
+the body is read and, with a store, the chat claimed, before the run is prepared.
+
 "Text content" is where a chat legitimately holds long strings (texts, tool inputs and outputs, data URLs,
 application state, metadata): strings under those keys are bounded only by the body size. Every other
 string (a part's type, a role, a tool name, a media type) is bounded by `max_string_length`.
@@ -14,14 +20,15 @@ string (a part's type, a role, a tool name, a media type) is bounded by `max_str
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, cast
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias, cast
 
 from ..core.client_input import MAX_JSON_DEPTH, BodyError, check_depth
 from ..core.json_text import LONE_SURROGATE
 from .body import Rejected
 
-__all__ = ['RequestLimits', 'check_limits']
+__all__ = ['ChatLimits', 'Quota', 'QuotaRefusal', 'QuotaRequest', 'RequestLimits', 'check_limits']
 
 
 DEFAULT_MAX_MESSAGES = 5_000
@@ -30,6 +37,8 @@ DEFAULT_MAX_PARTS = 20_000
 DEFAULT_MAX_ID_LENGTH = 256
 DEFAULT_MAX_STRING_LENGTH = 65_536
 DEFAULT_MAX_JSON_VALUES = 500_000
+DEFAULT_MAX_CHAT_MESSAGES = 5_000
+DEFAULT_MAX_CHAT_BYTES = 8 * 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +71,74 @@ class RequestLimits:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f'{name} must be a positive integer, not {value!r}')
+
+
+@dataclass(frozen=True, slots=True)
+class ChatLimits:
+    """What one stored chat may hold (server-managed history). The defaults are the request's own: a chat of
+    at most as many messages as one request may carry, and as many bytes (its stored JSON) as one body, which a
+    client that sends the whole history back (AG-UI's `HttpAgent`, `useChat` without
+    `prepareSendMessagesRequest`) could still send. Each is an endpoint option of the same name."""
+
+    max_chat_messages: int = DEFAULT_MAX_CHAT_MESSAGES
+    """Messages the chat holds after what the client adds."""
+    max_chat_bytes: int = DEFAULT_MAX_CHAT_BYTES
+    """Bytes of the chat's stored messages (the pydantic-ai compatible JSON) after what the client adds."""
+
+    def __post_init__(self) -> None:
+        for name in ('max_chat_messages', 'max_chat_bytes'):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f'{name} must be a positive integer, not {value!r}')
+
+    def check(self, kept: Sequence[int], added: Sequence[int]) -> None:
+        """Refuse (413) a run after which the chat, its `kept` stored messages and the `added` ones (their sizes
+        in bytes), would be past a limit."""
+        if len(kept) + len(added) > self.max_chat_messages:
+            raise Rejected(413, f'the chat would hold more than {self.max_chat_messages} messages (max_chat_messages)')
+        if sum(kept) + sum(added) > self.max_chat_bytes:
+            raise Rejected(413, f'the chat would hold more than {self.max_chat_bytes} bytes (max_chat_bytes)')
+
+
+@dataclass(frozen=True)
+class QuotaRequest:
+    """What the `quota` hook is told about a run it may refuse."""
+
+    principal: str | None
+    """Who asks (`authorize`'s answer; `'anonymous'` with a store and no hook, `None` without either)."""
+    chat_id: str
+    """The chat (Vercel `id`, AG-UI `threadId`): the client's word without a store."""
+    protocol: str
+    body_bytes: int
+    """The request body's size."""
+    stored_messages: int | None = None
+    """With a store, the messages the chat holds before this run (`None` without one)."""
+    stored_bytes: int | None = None
+    """With a store, the bytes of the chat's stored messages before this run."""
+    headers: Mapping[str, str] = field(default_factory=dict[str, str])
+
+
+@dataclass(frozen=True)
+class QuotaRefusal:
+    """A `quota` hook's refusal: the request gets `status` and `{"error": message}`; nothing runs or is stored."""
+
+    message: str
+    status: Literal[413, 429] = 429
+    retry_after: int | None = None
+    """Seconds, sent as `Retry-After` (a 429's usual companion)."""
+
+    def __post_init__(self) -> None:
+        if self.status not in (413, 429):
+            raise ValueError(f'a quota refusal is a 413 or a 429, not {self.status!r}')
+
+    def rejected(self) -> Rejected:
+        headers = {} if self.retry_after is None else {'retry-after': str(self.retry_after)}
+        return Rejected(self.status, self.message, headers=headers)
+
+
+Quota: TypeAlias = Callable[[QuotaRequest], Awaitable[QuotaRefusal | None]]
+"""`async def quota(request: QuotaRequest) -> QuotaRefusal | None`: per-principal accounting, called once per
+run before it is prepared; `None` lets it run."""
 
 
 _CONTENT_KEYS = frozenset(

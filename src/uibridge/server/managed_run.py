@@ -1,15 +1,21 @@
 """An endpoint's requests in server-managed mode (`store=`): one run on a stored chat, and the chat's reads.
 
 A run, in order:
-1. the body parsed and limited as always (in a worker thread when large);
-2. the chat claimed for this run (`ChatBusy`: 409; another principal's chat: 404), with its history as of now;
+1. the body parsed and limited as always (in a worker thread when large), its chat id checked
+   (`CHAT_ID_RULE`: 422);
+2. the chat claimed for this run (`ChatBusy`: 409; another principal's chat: 404), with its history, its
+   state and their sizes as of now; then the `quota` hook asked;
 3. the run's history: the stored one (cut for regenerate and edit) plus what the client adds (`managed`),
-   verified and sanitized as client input always is;
+   checked against the chat limits (413, nothing stored), verified, its approvals checked against the
+   store's ledger, and sanitized as client input always is. The agent's `run.state` is the chat's stored
+   state, whatever the client says (`run.client_state`). Every step of this whose cost grows with the
+   history runs in a worker thread (`offload`);
 4. the run streamed, each batch of frames appended to the store's stream log before it is sent; the claim
    kept alive beside it, and a stop requested through the store ending it. The run does not depend on its
    request: a client that goes away only stops receiving (it resumes from the log);
 5. one atomic commit of what the client added and what the run produced, however the run ended (a cancelled
-   or failed run's partial messages, as `on_complete` gets them); then `on_complete`.
+   or failed run's partial messages, as `on_complete` gets them), with the state the run left when it set
+   one; then `on_complete`.
 
 A process that dies mid-run commits nothing: the claim's lease lapses, the history is as it was, and the
 stream's readers end with the protocol's error.
@@ -21,33 +27,36 @@ import dataclasses
 import logging
 from collections.abc import Mapping, Sequence
 from contextlib import suppress
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import anyio
-import anyio.to_thread
 
-from ..core.errors import InputError
 from ..core.messages import ModelMessage
 from ..core.provenance import Keyring
-from ..core.run import RunInput
+from ..core.run import ToolApproval
 from ..core.stream import EventStreamEncoder
+from .approvals import first_uses
 from .asgi import Receive, Send
 from .body import Rejected
 from .managed import ManagedInput, kept_input, stored_claims
+from .offload import in_worker, off_loop
 from .resume import Detached, Stoppable, serve_stream
-from .store import ChatBusy, ChatNotFound, ChatStore, RunClaim, StoreError
+from .run import AgentRun, history_state
+from .store import CHAT_ID_RULE, KEEP_STATE, ChatBusy, ChatNotFound, ChatStore, RunClaim, StoreError, is_chat_id
+from .store._history_rows import encode_messages
 from .streaming import stream_run
 
 if TYPE_CHECKING:
-    from .endpoint import ChatEndpoint
+    from .endpoint import ChatEndpoint, Checked
 
 __all__ = ['StoredBinding', 'run_managed', 'serve_chat']
 
 logger = logging.getLogger('uibridge.server')
 
 
-_INLINE_BODY_BYTES = 64 * 1024
 _COMMIT_TIMEOUT = 30.0
+_RESPONSE_PIECE = 1024 * 1024
 
 
 class StoredBinding:
@@ -55,6 +64,8 @@ class StoredBinding:
 
     stream_headers: Mapping[str, str]
     error_frame: bytes
+    chat_id_path: str
+    """Where the chat id is in the protocol's request (Vercel `id`, AG-UI `threadId`)."""
 
     def managed_input(self, request: Any, stored: Sequence[ModelMessage]) -> ManagedInput:
         raise NotImplementedError
@@ -73,7 +84,8 @@ class StoredBinding:
 
 def _stored_binding(endpoint: ChatEndpoint[Any]) -> StoredBinding:
     binding: Any = endpoint.binding
-    if not all(hasattr(binding, name) for name in ('managed_input', 'with_snapshot', 'dump_json', 'stamp')):
+    needed = ('managed_input', 'with_snapshot', 'dump_json', 'stamp', 'chat_id_path')
+    if not all(hasattr(binding, name) for name in needed):
         raise TypeError(f'the {endpoint.binding.name} binding does not support server-managed history')
     return binding
 
@@ -91,6 +103,8 @@ async def serve_chat(
     store = _store(endpoint)
     binding = _stored_binding(endpoint)
     method = scope['method']
+    if not is_chat_id(chat_id):
+        raise Rejected(404, 'no such chat')  # no chat could have this id: like an unknown one
     if str(scope.get('path', '')).rstrip('/').endswith('/stream'):
         if method == 'DELETE':
             try:
@@ -119,7 +133,9 @@ async def serve_chat(
         messages = await store.load_messages(chat_id, principal)
     except ChatNotFound:
         raise Rejected(404, 'no such chat') from None
-    await _respond(send, 200, binding.dump_json(messages, endpoint.keyring), 'application/json')
+    # Signing and writing a history costs in proportion to it, and the store does not say how large it is.
+    body = await in_worker(binding.dump_json, messages, endpoint.keyring)
+    await _respond(send, 200, body, 'application/json')
 
 
 async def run_managed(
@@ -132,10 +148,9 @@ async def run_managed(
 ) -> None:
     store = _store(endpoint)
     binding = _stored_binding(endpoint)
-    if len(body) < _INLINE_BODY_BYTES:
-        request, run_input = endpoint.parse_body(body)
-    else:
-        request, run_input = await anyio.to_thread.run_sync(endpoint.parse_body, body)
+    request, run_input = await off_loop(endpoint.parse_body, body, size=len(body))
+    if not is_chat_id(run_input.thread_id):
+        raise Rejected(422, f'a chat id is {CHAT_ID_RULE}', binding.chat_id_path)
     try:
         claim = await store.claim(run_input.thread_id, principal, create=True)
     except ChatBusy:
@@ -144,21 +159,19 @@ async def run_managed(
         raise Rejected(404, 'no such chat') from None
     committed = False
     try:
-        try:
-            managed = binding.managed_input(request, claim.messages)
-            history = claim.messages[: managed.prefix]
-            stored_claims(history, endpoint.keyring, managed.claims)
-            merged = dataclasses.replace(run_input, history=history + managed.added, claims=managed.claims)
-            run, verified = endpoint.prepare_verified(request, merged)
-            encoder = binding_encoder(endpoint, binding, request, merged, managed, verified.messages)
-        except InputError as error:
-            raise Rejected(422, error.message, error.path) from None
-        added = kept_input(managed.added, verified.messages)
+        await endpoint.check_quota(claim.chat_id, principal, headers, len(body), stored=claim.sizes)
+        size = sum(claim.sizes) + len(body)
+        prepared = await off_loop(_prepare, endpoint, binding, request, run_input, claim, size=size)
+        approvals = await first_uses(prepared.checked.approvals, endpoint.approval_ledger)
+        run, encoder = await off_loop(_finish, endpoint, binding, prepared, approvals, size=size)
         run.principal = principal
         run.headers = headers
         await _stream(endpoint, store, claim, run, encoder, receive, send)
         produced = binding.stamp(request, encoder, encoder.new_messages)
-        committed = await _commit(store, claim, added + produced, managed.prefix, len(claim.messages))
+        found, state = history_state(produced)
+        prefix = prepared.managed.prefix
+        replace_from = prefix if prefix < len(claim.messages) else None
+        committed = await _commit(store, claim, prepared.added + produced, replace_from, state if found else KEEP_STATE)
         await endpoint.complete(encoder, run)
     finally:
         if not committed:
@@ -166,16 +179,44 @@ async def run_managed(
                 await store.release(claim)
 
 
-def binding_encoder(
-    endpoint: ChatEndpoint[Any],
-    binding: StoredBinding,
-    request: Any,
-    run_input: RunInput,
-    managed: ManagedInput,
-    verified: list[ModelMessage],
-) -> EventStreamEncoder:
-    encoder = endpoint.binding.encoder(request, run_input, endpoint.keyring)
-    return binding.with_snapshot(encoder, verified, endpoint.keyring) if managed.behind else encoder
+@dataclass
+class _Prepared:
+    """A managed run checked, before the ledger has had its say."""
+
+    managed: ManagedInput
+    checked: Checked[Any]
+    added: list[ModelMessage]
+    """What the run keeps of the client's input (what verification left of it): stored with the run."""
+
+
+def _prepare(
+    endpoint: ChatEndpoint[Any], binding: StoredBinding, request: Any, run_input: Any, claim: RunClaim
+) -> _Prepared:
+    """The stored history (cut for regenerate and edit) and what the client adds, within the chat limits, with
+    every stored part signed here and the whole verified: work in proportion to the history, in one call so it
+    can run in a worker thread."""
+    with endpoint.preparing():
+        managed = binding.managed_input(request, claim.messages)
+        history = claim.messages[: managed.prefix]
+        endpoint.chat_limits.check(
+            claim.sizes[: managed.prefix], [len(item) for item in encode_messages(managed.added)]
+        )
+        stored_claims(history, endpoint.keyring, managed.claims)
+    merged = dataclasses.replace(run_input, history=history + managed.added, claims=managed.claims)
+    checked = endpoint.check(request, merged)
+    if claim.state is not None:  # else a chat stored before there was a state column: its history's state
+        checked.state = claim.state
+    return _Prepared(managed, checked, kept_input(managed.added, checked.verified.messages))
+
+
+def _finish(
+    endpoint: ChatEndpoint[Any], binding: StoredBinding, prepared: _Prepared, approvals: list[ToolApproval]
+) -> tuple[AgentRun, EventStreamEncoder]:
+    run, encoder = endpoint.finish(prepared.checked, approvals)
+    if prepared.managed.behind:
+        with endpoint.preparing():
+            encoder = binding.with_snapshot(encoder, prepared.checked.verified.messages, endpoint.keyring)
+    return run, encoder
 
 
 async def _stream(
@@ -231,11 +272,13 @@ async def _stream(
         run.status = 'cancelled'
 
 
-async def _commit(store: ChatStore, claim: RunClaim, messages: list[ModelMessage], prefix: int, stored: int) -> bool:
+async def _commit(
+    store: ChatStore, claim: RunClaim, messages: list[ModelMessage], replace_from: int | None, state: Any
+) -> bool:
     """Commit the run (shielded: a server shutting down still persists it); whether the store took it."""
     with anyio.CancelScope(shield=True), anyio.move_on_after(_COMMIT_TIMEOUT):
         try:
-            await store.commit(claim, messages, replace_from=prefix if prefix < stored else None)
+            await store.commit(claim, messages, replace_from=replace_from, state=state)
             return True
         except StoreError as error:
             logger.error('run %s on chat %.64r was not stored: %s', claim.run_id, claim.chat_id, error)
@@ -249,6 +292,10 @@ async def _respond(send: Send, status: int, body: bytes, content_type: str | Non
         headers.append((b'content-type', content_type.encode()))
     try:
         await send({'type': 'http.response.start', 'status': status, 'headers': headers})
-        await send({'type': 'http.response.body', 'body': body})
+        # A large history in pieces: the server copies what the socket cannot take yet into its buffer, and
+        # waits for the client between pieces rather than copying the whole of it at once on the event loop.
+        for start in range(0, len(body), _RESPONSE_PIECE):
+            await send({'type': 'http.response.body', 'body': body[start : start + _RESPONSE_PIECE], 'more_body': True})
+        await send({'type': 'http.response.body', 'body': b''})
     except OSError:
         pass

@@ -17,6 +17,7 @@ from ..adapters.vercel_ai import SDK_VERSIONS, SdkVersion
 from ..core.provenance import Keyring, Secret
 from .approvals import ApprovalLedger
 from .auth import Authorize
+from .limits import Quota
 from .run import OnComplete
 from .store import ChatStore
 
@@ -54,6 +55,9 @@ class EndpointOptions(TypedDict, total=False):
     max_json_values: int
     store: ChatStore | str | None
     authorize: Authorize | None
+    max_chat_messages: int
+    max_chat_bytes: int
+    quota: Quota | None
 
 
 class VercelAIOptions(EndpointOptions, total=False):

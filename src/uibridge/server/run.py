@@ -10,16 +10,16 @@ client in the protocol it spoke and is collected into new `ModelMessage`s for `o
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
-from ..core.events import AgentEvent
-from ..core.messages import ModelMessage, ModelRequest, ToolCallPart, ToolReturnPart
+from ..core.events import STATE_METADATA_KEY, AgentEvent
+from ..core.messages import ModelMessage, ModelRequest, ModelResponse, ToolCallPart, ToolReturnPart
 from ..core.run import ClientTool, RunInput, ToolApproval
 from ..core.verification import pending_tool_calls
 
-__all__ = ['Agent', 'AgentRun', 'OnComplete', 'RunStatus']
+__all__ = ['Agent', 'AgentRun', 'OnComplete', 'RunStatus', 'history_state']
 
 RunStatus: TypeAlias = Literal['running', 'finished', 'failed', 'cancelled']
 
@@ -28,9 +28,9 @@ RunStatus: TypeAlias = Literal['running', 'finished', 'failed', 'cancelled']
 class AgentRun:
     """One run of an agent, as an endpoint prepared it from a client's request.
 
-    Only `messages`, `approvals` and `resolved_tool_call_ids` have been checked by the server. `client_tools`,
-    `state`, `thread_id`, `extra` and `input` are the client's word: data for the application, never
-    instructions for a model.
+    `messages`, `approvals`, `resolved_tool_call_ids` and `state` are the server's own, or checked by it.
+    `client_tools`, `client_state`, `thread_id`, `extra`, `headers` and `input` are the client's word: data for
+    the application, never instructions for a model.
     """
 
     messages: list[ModelMessage]
@@ -47,6 +47,14 @@ class AgentRun:
     resolved_tool_call_ids: frozenset[str] = frozenset()
     """The ids of the trailing tool calls that the verified approvals answer (approved or denied)."""
     state: Any = None
+    """The shared state as the server last set it: with a store, the chat's stored state (what the last run
+    that yielded a `StateSnapshot` or `StateDelta` left); without one, the state the last server-written
+    response of the verified history carries. `None` when there is none yet. A `StateDelta` the agent yields
+    before any `StateSnapshot` patches this state."""
+    client_state: Any = None
+    """The state the client says it holds: AG-UI's `state` (which CopilotKit lets the user edit), on Vercel the
+    last `data-state` part of the messages it sent. The client's word, never the server's: an agent that
+    accepts an edit makes it the server's by yielding `StateSnapshot` of what it accepts."""
     trigger: Literal['submit', 'regenerate'] = 'submit'
     extra: dict[str, Any] = field(default_factory=dict[str, Any])
     request: Any = None
@@ -86,6 +94,15 @@ class AgentRun:
         if not self.messages or not isinstance(last := self.messages[-1], ModelRequest):
             return []
         return [part for part in last.parts if isinstance(part, ToolReturnPart)]
+
+
+def history_state(messages: Sequence[ModelMessage]) -> tuple[bool, Any]:
+    """The state the last response holding one carries (where a run's collector keeps it,
+    `metadata['uibridge_state']`): `(True, state)`, or `(False, None)` when no response holds one."""
+    for message in reversed(messages):
+        if isinstance(message, ModelResponse) and message.metadata and STATE_METADATA_KEY in message.metadata:
+            return True, message.metadata[STATE_METADATA_KEY]
+    return False, None
 
 
 Agent: TypeAlias = Callable[[AgentRun], AsyncIterator[AgentEvent | ModelMessage]]

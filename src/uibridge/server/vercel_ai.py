@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
@@ -23,6 +22,7 @@ from ..core.run import RunInput
 from ..core.stream import EventStreamEncoder
 from .endpoint import ChatEndpoint
 from .managed import ManagedInput, vercel_input
+from .offload import json_array
 from .options import EndpointOptions, VercelAIOptions, check_sdk_version
 from .run import Agent
 
@@ -34,6 +34,7 @@ class VercelAIBinding:
     stream_headers: Mapping[str, str] = VERCEL_AI_HEADERS
     error_frame = b'data: {"type":"error","errorText":"The answer was interrupted."}\n\n'
     """What a resumed stream ends with when its producer ended it early or died."""
+    chat_id_path = 'id'
 
     def __init__(self, sdk_version: SdkVersion = 7) -> None:
         self.sdk_version: SdkVersion = sdk_version
@@ -81,7 +82,7 @@ class VercelAIBinding:
 
     def dump_json(self, messages: Sequence[ModelMessage], keyring: Keyring) -> bytes:
         ui = dump_messages(messages, keyring=keyring, sdk_version=self.sdk_version)
-        return json.dumps([m.model_dump(mode='json', exclude_none=True) for m in ui], ensure_ascii=False).encode()
+        return json_array(m.model_dump(mode='json', exclude_none=True) for m in ui)
 
 
 class VercelAIEndpoint(ChatEndpoint[VercelChatRequest]):

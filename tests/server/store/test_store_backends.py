@@ -103,3 +103,28 @@ REDIS_IMPORTED = background.run(
 def test_the_core_package_does_not_import_redis() -> None:
     result = REDIS_IMPORTED.result()
     assert result.stdout.strip() == 'False'
+
+
+async def test_a_sqlite_file_from_before_chat_states_opens_and_keeps_its_chats(tmp_path: Path) -> None:
+    path = tmp_path / 'old.db'
+    with sqlite3.connect(path) as connection:  # the schema as it was, with one chat in it
+        connection.executescript(
+            """
+            CREATE TABLE uibridge_chats (id TEXT PRIMARY KEY, owner TEXT NOT NULL, run_id TEXT, lease_until REAL,
+                                         stop INTEGER NOT NULL DEFAULT 0, last_run TEXT);
+            CREATE TABLE uibridge_messages (chat_id TEXT NOT NULL, position INTEGER NOT NULL, body BLOB NOT NULL,
+                                            PRIMARY KEY (chat_id, position)) WITHOUT ROWID;
+            """
+        )
+        connection.execute("INSERT INTO uibridge_chats (id, owner) VALUES ('chat', 'alice')")
+        connection.executemany(
+            'INSERT INTO uibridge_messages VALUES (?, ?, ?)',
+            [('chat', i, ModelMessagesTypeAdapter.dump_json([message])[1:-1]) for i, message in enumerate(HISTORY)],
+        )
+    async with SqliteStore(path) as store, SqliteStore(path) as second:
+        claim = await store.claim('chat', 'alice')
+        assert claim.messages == HISTORY and claim.state is None
+        await store.commit(claim, [], state={'now': 'kept'})
+        assert (await second.claim('chat', 'alice')).state == {'now': 'kept'}
+        assert await second.use_approval('approval') is True
+        assert await store.use_approval('approval') is False

@@ -228,3 +228,51 @@ async def test_a_stop_from_the_same_store_wakes_the_producer_at_once(backend: Ba
             await anyio.sleep(0.05)
             assert await store.request_stop('chat', 'alice')
     assert await store.stop_requested(claim)
+
+
+async def test_the_state_is_committed_with_the_messages_and_claimed_with_them(backend: Backend) -> None:
+    store, other = backend.store(), backend.store()
+    claim = await store.claim('chat', 'alice', create=True)
+    assert claim.state is None and claim.sizes == ()
+    await store.commit(claim, HISTORY[:2], state={'step': 1, 'todo': ['a']})
+    claim = await other.claim('chat', 'alice')
+    assert claim.state == {'step': 1, 'todo': ['a']}
+    assert claim.messages == HISTORY[:2]
+    await other.commit(claim, HISTORY[2:])  # no state given: the chat keeps its own
+    claim = await store.claim('chat', 'alice')
+    assert claim.state == {'step': 1, 'todo': ['a']}
+    await store.commit(claim, [], state=None)  # a run may clear it
+    claim = await store.claim('chat', 'alice')
+    assert claim.state is None
+    await store.commit(claim, [reply('regenerated')], replace_from=3, state=[1, 'two', {'three': 3.5}])
+    claim = await other.claim('chat', 'alice')
+    assert claim.state == [1, 'two', {'three': 3.5}]
+    assert claim.messages == [*HISTORY[:3], reply('regenerated')]
+    await other.release(claim)
+    assert (await store.claim('chat', 'alice')).state == [1, 'two', {'three': 3.5}]
+
+
+async def test_a_refused_commit_leaves_the_state_as_it_was(backend: Backend) -> None:
+    store = backend.store(lease=0.2)
+    claim = await store.claim('chat', 'alice', create=True)
+    await store.commit(claim, HISTORY, state={'kept': True})
+    claim = await store.claim('chat', 'alice')
+    with pytest.raises(ValueError, match='replace_from'):
+        await store.commit(claim, [], replace_from=9, state={'kept': False})
+    await eventually(lambda: _none_running(store))  # the lease lapses: the late commit is refused too
+    with pytest.raises(ClaimLost):
+        await store.commit(claim, [], state={'kept': False})
+    assert (await backend.store().claim('chat', 'alice')).state == {'kept': True}
+
+
+async def test_a_claim_gives_each_stored_messages_size(backend: Backend) -> None:
+    from uibridge import ModelMessagesTypeAdapter
+
+    store = backend.store()
+    claim = await store.claim('chat', 'alice', create=True)
+    await store.commit(claim, HISTORY)
+    claim = await store.claim('chat', 'alice')
+    assert len(claim.sizes) == len(HISTORY)
+    # The sizes are the stored JSON's: with the brackets and commas, the whole history's JSON.
+    assert sum(claim.sizes) + len(HISTORY) + 1 == len(ModelMessagesTypeAdapter.dump_json(HISTORY))
+    await store.release(claim)

@@ -226,8 +226,10 @@ class DemoAgent:
         async for event in self._text(0, f'Your browser answered: {answer}.'):
             yield event
 
-    async def _state(self, client_state: Any) -> AsyncIterator[ev.AgentEvent]:
-        runs: Any = cast('dict[str, Any]', client_state).get('runs', 0) if isinstance(client_state, dict) else 0
+    async def _state(self, server_state: Any) -> AsyncIterator[ev.AgentEvent]:
+        """Counts on from the server's state (`run.state`: the store's, or the verified history's), never from
+        what the client says it holds (`run.client_state`), so a page that edits its copy counts nothing."""
+        runs: Any = cast('dict[str, Any]', server_state).get('runs', 0) if isinstance(server_state, dict) else 0
         steps = ['pick a city', 'book a train', 'find a hotel']
         state: dict[str, Any] = {
             'runs': (runs if isinstance(runs, int) else 0) + 1,

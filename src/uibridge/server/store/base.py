@@ -1,8 +1,9 @@
 """The store interface: what the server keeps per chat, whichever backend keeps it.
 
-A chat has an owner (a principal string), a history (neutral `ModelMessage`s, kept as the pydantic-ai
-compatible JSON `ModelMessagesTypeAdapter` writes, one message per stored item), at most one run holding it,
-and the stream log of its latest run.
+A chat has an id (`CHAT_ID_RULE`), an owner (a principal string), a history (neutral `ModelMessage`s, kept as
+the pydantic-ai compatible JSON `ModelMessagesTypeAdapter` writes, one message per stored item), a state (the
+JSON value the agent shares with the UI, `None` until a run sets one), at most one run holding it, and the
+stream log of its latest run. Beside the chats, a store keeps the approval ids the server acted on.
 
 The rules every backend keeps, and the suite in tests/server/store pins for each:
 - **Ownership looks like absence.** Another principal's chat raises the same `ChatNotFound` as a missing
@@ -11,8 +12,9 @@ The rules every backend keeps, and the suite in tests/server/store pins for each
   holds raises `ChatBusy` (409). Only `heartbeat` renews the lease; a producer that stops renewing (a crash,
   a hung process) loses the chat after `lease` seconds, and every later write of that run raises `ClaimLost`.
 - **Atomic commit.** `commit` appends the run's new messages (or replaces the history from an index on,
-  for regenerate and edit), ends the stream and releases the claim in one step: a crash before it leaves
-  the history as it was, never half a message.
+  for regenerate and edit), sets the chat's state when given one, ends the stream and releases the claim in
+  one step: a crash before it leaves the history and the state as they were, never half a message. A claim
+  hands the run the history, the state and each stored message's size, as of one moment.
 - **Readers never hang, the producer never waits.** `append_stream` returns without waiting for readers;
   `read_stream` replays from the first chunk and follows live until the end marker. A producer whose lease
   lapses without ending its stream is declared lost by its readers: they raise `StreamAborted` at most
@@ -20,25 +22,35 @@ The rules every backend keeps, and the suite in tests/server/store pins for each
   seconds, then is gone.
 - **Stop from anywhere.** `request_stop` flags the chat's running run through the backend, so the
   producer sees it (`stop_requested`, `wait_for_stop`) whichever process asked.
+- **Each approval once.** `use_approval` records an approval id as used and says whether it was new, in one
+  atomic step seen by every process sharing the backend and surviving a restart of any of them (the memory
+  backend: of the store objects sharing its state), for `approval_ttl` seconds.
+- **History-sized work off the event loop.** Decoding a stored history runs in a worker thread once it is
+  large (`uibridge.server.offload`), in bounded pieces, so reading the largest chat does not stall the
+  process's other requests.
 """
 
 from __future__ import annotations
 
+import re
 from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Literal, Self, TypedDict, Unpack
+from typing import Any, Literal, Self, TypedDict, Unpack
 
 import anyio
 
 from ...core.messages import ModelMessage
 
 __all__ = [
+    'CHAT_ID_RULE',
+    'DEFAULT_APPROVAL_TTL',
     'DEFAULT_LEASE',
     'DEFAULT_POLL_INTERVAL',
     'DEFAULT_STREAM_TTL',
+    'KEEP_STATE',
     'ChatBusy',
     'ChatNotFound',
     'ChatStore',
@@ -48,6 +60,7 @@ __all__ = [
     'StreamAborted',
     'StreamOutcome',
     'Timings',
+    'is_chat_id',
 ]
 
 DEFAULT_LEASE = 10.0
@@ -57,6 +70,23 @@ DEFAULT_STREAM_TTL = 300.0
 DEFAULT_POLL_INTERVAL = 0.5
 """Seconds between the checks that are polls by nature: a Redis reader's liveness check while the log is
 idle, and a stop raised by another process on a SQLite store."""
+DEFAULT_APPROVAL_TTL = 30 * 24 * 3600.0
+"""Seconds a store remembers an approval it acted on (30 days). With server-managed history a call that has its
+result is not pending, so a replay of its approval finds nothing to run anyway; the ledger is what stops a
+replay while the call is still pending (the run acting on it died before its commit, or failed first)."""
+
+CHAT_ID_RULE = "1 to 128 characters from A-Z, a-z, 0-9, '-', '_', '.' and '~', and not '.' or '..'"
+"""What a chat id may be: RFC 3986's unreserved characters, which a URL path segment carries as they are, so
+`{api}/{chatId}` reaches the chat whether or not a client escapes the id (`/` never could: it would end the
+segment). uuids, `nanoid`s and the ids `ai`'s `generateId`, CopilotKit and `@ag-ui/client` make all fit."""
+_CHAT_ID = re.compile(r'[A-Za-z0-9._~-]{1,128}')
+
+
+def is_chat_id(chat_id: object) -> bool:
+    """Whether `chat_id` follows `CHAT_ID_RULE`. Every chat id a store is given does: the endpoints refuse
+    another at `POST` (422) and answer it 404 elsewhere, before the store sees it."""
+    return isinstance(chat_id, str) and _CHAT_ID.fullmatch(chat_id) is not None and chat_id not in ('.', '..')
+
 
 StreamOutcome = Literal['ok', 'error', 'lost']
 """How a stream log ended: `ok` (the chunks are a whole protocol stream), `error` (the producer ended it
@@ -69,6 +99,18 @@ class Timings(TypedDict, total=False):
     lease: float
     stream_ttl: float
     poll_interval: float
+    approval_ttl: float
+
+
+class _KeepState:
+    """The type of `KEEP_STATE`."""
+
+    def __repr__(self) -> str:
+        return 'KEEP_STATE'
+
+
+KEEP_STATE: Any = _KeepState()
+"""`commit(..., state=KEEP_STATE)`, the default: the run set no state, the chat keeps the one it had."""
 
 
 class StoreError(Exception):
@@ -121,6 +163,10 @@ class RunClaim:
     """Assigned by the store (unique per claim), never taken from a client."""
     messages: list[ModelMessage] = field(default_factory=list[ModelMessage], compare=False)
     """The history as it was when the claim was taken: the authority the run works from."""
+    state: Any = field(default=None, compare=False)
+    """The chat's state as the last commit that set one left it (`None` when none did)."""
+    sizes: tuple[int, ...] = field(default=(), compare=False)
+    """Each stored message's size in bytes (its stored JSON), in order: what the chat limits count."""
 
 
 class ChatStore(ABC):
@@ -131,7 +177,8 @@ class ChatStore(ABC):
         self.lease = timings.get('lease', DEFAULT_LEASE)
         self.stream_ttl = timings.get('stream_ttl', DEFAULT_STREAM_TTL)
         self.poll_interval = timings.get('poll_interval', DEFAULT_POLL_INTERVAL)
-        for name in ('lease', 'stream_ttl', 'poll_interval'):
+        self.approval_ttl = timings.get('approval_ttl', DEFAULT_APPROVAL_TTL)
+        for name in ('lease', 'stream_ttl', 'poll_interval', 'approval_ttl'):
             if not getattr(self, name) > 0:
                 raise ValueError(f'{name} must be a positive number of seconds, not {getattr(self, name)!r}')
 
@@ -165,12 +212,18 @@ class ChatStore(ABC):
 
     @abstractmethod
     async def commit(
-        self, claim: RunClaim, messages: Sequence[ModelMessage], *, replace_from: int | None = None
+        self,
+        claim: RunClaim,
+        messages: Sequence[ModelMessage],
+        *,
+        replace_from: int | None = None,
+        state: Any = KEEP_STATE,
     ) -> None:
         """In one atomic step: append `messages` to the history (or, with `replace_from=k`, keep the first
-        `k` messages and put `messages` after them), end the stream `ok` unless it already ended, and
-        release the claim. Raises `ClaimLost` (nothing written) or `ValueError` for `k` past the end (nothing
-        written, the claim still held)."""
+        `k` messages and put `messages` after them), set the chat's state to `state` (a JSON value; left as
+        it is by default, `KEEP_STATE`), end the stream `ok` unless it already ended, and release the claim.
+        Raises `ClaimLost` (nothing written) or `ValueError` for `k` past the end (nothing written, the claim
+        still held)."""
 
     async def release(self, claim: RunClaim) -> None:
         """Give the chat back without changing its history (ends the stream `ok` unless it already ended)."""
@@ -197,6 +250,14 @@ class ChatStore(ABC):
     @abstractmethod
     async def wait_for_stop(self, claim: RunClaim) -> None:
         """Return once a stop was requested for this run (run it beside the producer, cancel it after)."""
+
+    # -- approvals -----------------------------------------------------------------------------------------
+
+    @abstractmethod
+    async def use_approval(self, approval_id: str) -> bool:
+        """Record `approval_id` as acted on; `True` when it was not already (within `approval_ttl` seconds of
+        its first use), `False` when it was. Atomic across every process sharing the backend: of two
+        concurrent uses of one id, exactly one gets `True`."""
 
     # -- stream log ----------------------------------------------------------------------------------------
 

@@ -9,17 +9,18 @@ shared suite exercises the multi-process rules on this backend too.
 
 from __future__ import annotations
 
+import heapq
 import time
 import uuid
 from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass, field
-from typing import Unpack
+from typing import Any, Unpack
 
 import anyio
 
 from ...core.messages import ModelMessage
-from ._history_rows import decode_messages, encode_messages, history_start
-from .base import ChatBusy, ChatNotFound, ChatStore, ClaimLost, RunClaim, Timings
+from ._history_rows import decode_state, encode_messages, encode_state, history_start, load_history
+from .base import KEEP_STATE, ChatBusy, ChatNotFound, ChatStore, ClaimLost, RunClaim, Timings
 from .local import LocalStream, LocalStreams
 
 __all__ = ['MemoryState', 'MemoryStore']
@@ -38,15 +39,32 @@ class _Chat:
     owner: str
     messages: list[bytes] = field(default_factory=list[bytes])
     """The history as stored JSON items, so what a caller gets back is always a fresh copy."""
+    state: bytes | None = None
+    """The state as stored JSON, `None` until a commit sets one."""
     run: _Run | None = None
 
 
 class MemoryState:
-    """The chats and stream logs one or more `MemoryStore`s share."""
+    """The chats, stream logs and used approval ids one or more `MemoryStore`s share."""
 
     def __init__(self) -> None:
         self.chats: dict[str, _Chat] = {}
         self.streams = LocalStreams()
+        self.approvals: dict[str, float] = {}
+        """Used approval ids, each with the `time.monotonic()` it is forgotten at."""
+        self.approval_expiries: list[tuple[float, str]] = []
+
+    def use_approval(self, approval_id: str, ttl: float) -> bool:
+        now = time.monotonic()
+        while self.approval_expiries and self.approval_expiries[0][0] <= now:
+            expiry, expired = heapq.heappop(self.approval_expiries)
+            if self.approvals.get(expired) == expiry:
+                del self.approvals[expired]
+        if approval_id in self.approvals:
+            return False
+        expiry = self.approvals[approval_id] = now + ttl
+        heapq.heappush(self.approval_expiries, (expiry, approval_id))
+        return True
 
 
 class MemoryStore(ChatStore):
@@ -81,10 +99,10 @@ class MemoryStore(ChatStore):
         return chat, run
 
     async def open_chat(self, chat_id: str, principal: str) -> list[ModelMessage]:
-        return decode_messages(self._chat(chat_id, principal, create=True).messages)
+        return await load_history(list(self._chat(chat_id, principal, create=True).messages))
 
     async def load_messages(self, chat_id: str, principal: str) -> list[ModelMessage]:
-        return decode_messages(self._chat(chat_id, principal).messages)
+        return await load_history(list(self._chat(chat_id, principal).messages))
 
     async def claim(self, chat_id: str, principal: str, *, create: bool = False) -> RunClaim:
         chat = self._chat(chat_id, principal, create=create)
@@ -94,21 +112,34 @@ class MemoryStore(ChatStore):
         deadline = time.monotonic() + self.lease
         stream = self.state.streams.start(chat_id, run_id, deadline, self.stream_ttl)
         chat.run = _Run(run_id=run_id, lease_until=deadline, stream=stream)
-        return RunClaim(chat_id, principal, run_id, decode_messages(chat.messages))
+        items, state = list(chat.messages), chat.state  # as of the claim: no await before this line
+        return RunClaim(
+            chat_id, principal, run_id, await load_history(items), decode_state(state), tuple(map(len, items))
+        )
 
     async def heartbeat(self, claim: RunClaim) -> None:
         _, run = self._held(claim)
         run.lease_until = run.stream.deadline = time.monotonic() + self.lease
 
     async def commit(
-        self, claim: RunClaim, messages: Sequence[ModelMessage], *, replace_from: int | None = None
+        self,
+        claim: RunClaim,
+        messages: Sequence[ModelMessage],
+        *,
+        replace_from: int | None = None,
+        state: Any = KEEP_STATE,
     ) -> None:
         chat, run = self._held(claim)
         items = encode_messages(messages)
+        stored_state = chat.state if state is KEEP_STATE else encode_state(state)
         del chat.messages[history_start(replace_from, len(chat.messages)) :]
         chat.messages.extend(items)
+        chat.state = stored_state
         self.state.streams.finish(run.stream, 'ok', self.stream_ttl)
         chat.run = None
+
+    async def use_approval(self, approval_id: str) -> bool:
+        return self.state.use_approval(approval_id, self.approval_ttl)
 
     async def request_stop(self, chat_id: str, principal: str) -> bool:
         run = self._live_run(self._chat(chat_id, principal))

@@ -3,13 +3,17 @@
 Needs the `redis` extra (`pip install 'uibridge[redis]'`, the `redis` asyncio client, 5.0.1 or later).
 
 Keys per chat, all under one hash tag (`{chat_id}`) so a Redis Cluster keeps a chat on one slot:
-- `P:{c}:chat` a hash: `owner`, and `last_run` (the run whose stream `read_stream` finds);
+- `P:{c}:chat` a hash: `owner`, `last_run` (the run whose stream `read_stream` finds) and `state` (the chat's
+  state as JSON, once a commit set one);
 - `P:{c}:msgs` a list: one pydantic-ai compatible JSON item per message;
 - `P:{c}:run` a hash, the claim: `id`, `stop`, `ended`, expiring `lease` seconds after the last heartbeat,
   so a crashed producer frees the chat by itself;
 - `P:{c}:stream:<run>` a Redis Stream: one entry per appended batch (its chunks as fields `0`, `1`, ...)
   and an end entry (field `end`: `ok`, `error` or `lost`). It expires `stream_ttl` seconds after the end
   (and `lease + stream_ttl` after its producer's last sign of life, so a log nobody ended goes too).
+
+- `P:approval:<id>` one key per approval id acted on, set only if absent (`SET NX`), expiring `approval_ttl`
+  seconds later.
 
 Every step that reads before it writes (claim, commit, append, end, stop, declaring a producer lost) is one
 Lua script, atomic in Redis. Readers `XREAD BLOCK` for `poll_interval` at a time; when the log stays idle
@@ -32,8 +36,8 @@ except ImportError as error:  # pragma: no cover - the message is the point
     raise ImportError("the Redis store needs the redis client: pip install 'uibridge[redis]'") from error
 
 from ...core.messages import ModelMessage
-from ._history_rows import decode_messages, encode_messages, outside_history
-from .base import ChatBusy, ChatNotFound, ChatStore, ClaimLost, RunClaim, StreamAborted, Timings
+from ._history_rows import decode_state, encode_messages, encode_state, load_history, outside_history
+from .base import KEEP_STATE, ChatBusy, ChatNotFound, ChatStore, ClaimLost, RunClaim, StreamAborted, Timings
 
 __all__ = ['RedisStore']
 
@@ -58,7 +62,8 @@ return {1, redis.call('LRANGE', KEYS[2], 0, -1)}
 """
 )
 
-# KEYS: chat, msgs, run. ARGV: principal, create, run id, lease ms. -> {0} not found | {1} busy | {2, items}
+# KEYS: chat, msgs, run. ARGV: principal, create, run id, lease ms.
+# -> {0} not found | {1} busy | {2, items, state ('' for none)}
 _CLAIM = (
     _OWNED
     + """
@@ -67,7 +72,7 @@ if redis.call('EXISTS', KEYS[3]) == 1 then return {1} end
 redis.call('HSET', KEYS[3], 'id', ARGV[3])
 redis.call('PEXPIRE', KEYS[3], ARGV[4])
 redis.call('HSET', KEYS[1], 'last_run', ARGV[3])
-return {2, redis.call('LRANGE', KEYS[2], 0, -1)}
+return {2, redis.call('LRANGE', KEYS[2], 0, -1), redis.call('HGET', KEYS[1], 'state') or ''}
 """
 )
 
@@ -110,8 +115,9 @@ end
 return 1
 """
 
-# KEYS: run, msgs, stream. ARGV: run id, replace_from (-1: append), ttl ms, items...
-# -> {0} lost | {1, count} replace_from past the end | {2}. Every check comes before the first write.
+# KEYS: run, msgs, stream, chat. ARGV: run id, replace_from (-1: append), ttl ms, '1' and the state JSON or '0'
+# and '', items... -> {0} lost | {1, count} replace_from past the end | {2}. Every check comes before the
+# first write.
 _COMMIT = """
 if redis.call('HGET', KEYS[1], 'id') ~= ARGV[1] then return {0} end
 local count = redis.call('LLEN', KEYS[2])
@@ -122,9 +128,10 @@ if start == 0 then
 elseif start > 0 and start < count then
   redis.call('LTRIM', KEYS[2], 0, start - 1)
 end
-for i = 4, #ARGV, 1000 do
+for i = 6, #ARGV, 1000 do
   redis.call('RPUSH', KEYS[2], unpack(ARGV, i, math.min(#ARGV, i + 999)))
 end
+if ARGV[4] == '1' then redis.call('HSET', KEYS[4], 'state', ARGV[5]) end
 if not redis.call('HGET', KEYS[1], 'ended') then
   redis.call('XADD', KEYS[3], '*', 'end', 'ok')
   redis.call('PEXPIRE', KEYS[3], ARGV[3])
@@ -227,7 +234,7 @@ class RedisStore(ChatStore):
         )
         if reply[0] == 0:
             raise ChatNotFound(chat_id)
-        return decode_messages(reply[1])
+        return await load_history(reply[1])
 
     async def open_chat(self, chat_id: str, principal: str) -> list[ModelMessage]:
         return await self._read_chat(chat_id, principal, create=True)
@@ -245,7 +252,9 @@ class RedisStore(ChatStore):
             raise ChatNotFound(chat_id)
         if reply[0] == 1:
             raise ChatBusy(chat_id)
-        return RunClaim(chat_id, principal, run_id, decode_messages(reply[1]))
+        items: list[bytes] = reply[1]
+        state = decode_state(bytes(reply[2]) or None)
+        return RunClaim(chat_id, principal, run_id, await load_history(items), state, tuple(map(len, items)))
 
     def _run_keys(self, claim: RunClaim) -> list[str]:
         return [self._key(claim.chat_id, 'run'), self._stream_key(claim.chat_id, claim.run_id)]
@@ -256,7 +265,12 @@ class RedisStore(ChatStore):
             raise ClaimLost(claim.chat_id, claim.run_id)
 
     async def commit(
-        self, claim: RunClaim, messages: Sequence[ModelMessage], *, replace_from: int | None = None
+        self,
+        claim: RunClaim,
+        messages: Sequence[ModelMessage],
+        *,
+        replace_from: int | None = None,
+        state: Any = KEEP_STATE,
     ) -> None:
         if replace_from is not None and replace_from < 0:
             raise outside_history(replace_from)
@@ -264,9 +278,11 @@ class RedisStore(ChatStore):
             self._key(claim.chat_id, 'run'),
             self._key(claim.chat_id, 'msgs'),
             self._stream_key(claim.chat_id, claim.run_id),
+            self._key(claim.chat_id, 'chat'),
         ]
         start = -1 if replace_from is None else replace_from
-        args = [claim.run_id, start, _ms(self.stream_ttl), *encode_messages(messages)]
+        new_state: list[Any] = ['0', ''] if state is KEEP_STATE else ['1', encode_state(state)]
+        args = [claim.run_id, start, _ms(self.stream_ttl), *new_state, *encode_messages(messages)]
         reply: list[Any] = await self._commit(keys=keys, args=args)
         if reply[0] == 0:
             raise ClaimLost(claim.chat_id, claim.run_id)
@@ -296,6 +312,10 @@ class RedisStore(ChatStore):
         finally:
             with anyio.CancelScope(shield=True):
                 await pubsub.aclose()
+
+    async def use_approval(self, approval_id: str) -> bool:
+        key = f'{self.prefix}:approval:{approval_id}'
+        return bool(await self.redis.set(key, b'1', nx=True, px=_ms(self.approval_ttl)))
 
     async def append_stream(self, claim: RunClaim, chunks: Sequence[bytes]) -> None:
         args = [claim.run_id, _ms(self.lease + self.stream_ttl), *chunks]

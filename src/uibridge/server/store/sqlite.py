@@ -5,7 +5,10 @@ once, each with a connection of its own from a small pool (one connection is nev
 a time). The database is in WAL mode, so readers do not wait for the writer; every write is one
 `BEGIN IMMEDIATE` transaction, which is what makes claim and commit atomic across processes.
 
-Leases are wall-clock (`time.time()`), as all processes on one machine share that clock.
+Leases are wall-clock (`time.time()`), as all processes on one machine share that clock, and so are the
+expiries of the used approval ids (`uibridge_approvals`, one row each, the expired ones deleted as new ones
+come). A chat's state is a column of its row, set in the commit's transaction; a database made before there
+was one gains the column when a store first opens it.
 
 The stream log is not in the database: it lives in this process's memory (`LocalStreams`), as writing
 every batch of tokens to disk would buy nothing, since a reader in another process could only poll it.
@@ -30,8 +33,8 @@ import anyio
 import anyio.to_thread
 
 from ...core.messages import ModelMessage
-from ._history_rows import decode_messages, encode_messages, history_start
-from .base import ChatBusy, ChatNotFound, ChatStore, ClaimLost, RunClaim, Timings
+from ._history_rows import decode_state, encode_messages, encode_state, history_start, load_history
+from .base import KEEP_STATE, ChatBusy, ChatNotFound, ChatStore, ClaimLost, RunClaim, Timings
 from .local import LocalStreams
 
 __all__ = ['SqliteStore']
@@ -53,7 +56,24 @@ CREATE TABLE IF NOT EXISTS uibridge_messages (
     body BLOB NOT NULL,
     PRIMARY KEY (chat_id, position)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS uibridge_approvals (
+    id TEXT PRIMARY KEY,
+    expires REAL NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS uibridge_approvals_expires ON uibridge_approvals (expires);
 """
+_STATE_COLUMN = 'ALTER TABLE uibridge_chats ADD COLUMN state BLOB'
+"""The chat's state, added to a database made before there was one (its chats have none: `NULL`)."""
+
+
+def _create_schema(connection: sqlite3.Connection) -> None:
+    with _transaction(connection):
+        for statement in _SCHEMA.split(';'):
+            if statement.strip():
+                connection.execute(statement)
+        columns = {row[1] for row in connection.execute('PRAGMA table_info(uibridge_chats)')}
+        if 'state' not in columns:
+            connection.execute(_STATE_COLUMN)
 
 
 @contextlib.contextmanager
@@ -106,6 +126,11 @@ def _live_run(row: tuple[Any, ...]) -> str | None:
     return run_id if run_id is not None and lease_until > time.time() else None
 
 
+def _state(connection: sqlite3.Connection, chat_id: str) -> bytes | None:
+    row = connection.execute('SELECT state FROM uibridge_chats WHERE id = ?', (chat_id,)).fetchone()
+    return None if row is None or row[0] is None else bytes(row[0])
+
+
 def _messages(connection: sqlite3.Connection, chat_id: str) -> list[bytes]:
     rows = connection.execute(
         'SELECT body FROM uibridge_messages WHERE chat_id = ? ORDER BY position', (chat_id,)
@@ -150,7 +175,7 @@ class SqliteStore(ChatStore):
         connection.execute('PRAGMA synchronous=NORMAL')
         with self._schema_lock:
             if not self._schema_ready:
-                connection.executescript(_SCHEMA)
+                _create_schema(connection)
                 self._schema_ready = True
             self._all.append(connection)
         return connection
@@ -173,7 +198,7 @@ class SqliteStore(ChatStore):
                 _owned(connection, chat_id, principal, create=True)
                 return _messages(connection, chat_id)
 
-        return decode_messages(await self._run(work))
+        return await load_history(await self._run(work))
 
     async def load_messages(self, chat_id: str, principal: str) -> list[ModelMessage]:
         def work(connection: sqlite3.Connection) -> list[bytes]:
@@ -182,14 +207,14 @@ class SqliteStore(ChatStore):
                 _owned(connection, chat_id, principal)
                 return _messages(connection, chat_id)
 
-        return decode_messages(await self._run(work))
+        return await load_history(await self._run(work))
 
     # -- runs ----------------------------------------------------------------------------------------------
 
     async def claim(self, chat_id: str, principal: str, *, create: bool = False) -> RunClaim:
         run_id = uuid.uuid4().hex
 
-        def work(connection: sqlite3.Connection) -> list[bytes]:
+        def work(connection: sqlite3.Connection) -> tuple[list[bytes], bytes | None]:
             with _transaction(connection):
                 if _live_run(_owned(connection, chat_id, principal, create=create)) is not None:
                     raise ChatBusy(chat_id)
@@ -197,11 +222,12 @@ class SqliteStore(ChatStore):
                     'UPDATE uibridge_chats SET run_id = ?, lease_until = ?, stop = 0, last_run = ? WHERE id = ?',
                     (run_id, time.time() + self.lease, run_id, chat_id),
                 )
-                return _messages(connection, chat_id)
+                return _messages(connection, chat_id), _state(connection, chat_id)
 
-        items = await self._run(work)
+        items, state = await self._run(work)
         self._streams.start(chat_id, run_id, time.monotonic() + self.lease, self.stream_ttl)
-        return RunClaim(chat_id, principal, run_id, decode_messages(items))
+        messages = await load_history(items)
+        return RunClaim(chat_id, principal, run_id, messages, decode_state(state), tuple(map(len, items)))
 
     async def heartbeat(self, claim: RunClaim) -> None:
         stream = self._streams.get(claim.chat_id, claim.run_id)
@@ -221,13 +247,19 @@ class SqliteStore(ChatStore):
             stream.deadline = renewed
 
     async def commit(
-        self, claim: RunClaim, messages: Sequence[ModelMessage], *, replace_from: int | None = None
+        self,
+        claim: RunClaim,
+        messages: Sequence[ModelMessage],
+        *,
+        replace_from: int | None = None,
+        state: Any = KEEP_STATE,
     ) -> None:
         stream = self._streams.get(claim.chat_id, claim.run_id)
         if stream is not None and stream.outcome == 'lost':
             # Its readers were told the run died: persisting it now would contradict what they showed.
             raise ClaimLost(claim.chat_id, claim.run_id)
         items = encode_messages(messages)
+        stored_state = None if state is KEEP_STATE else encode_state(state)
 
         def work(connection: sqlite3.Connection) -> None:
             with _transaction(connection):
@@ -247,6 +279,10 @@ class SqliteStore(ChatStore):
                     'UPDATE uibridge_chats SET run_id = NULL, lease_until = NULL, stop = 0 WHERE id = ?',
                     (claim.chat_id,),
                 )
+                if stored_state is not None:
+                    connection.execute(
+                        'UPDATE uibridge_chats SET state = ? WHERE id = ?', (stored_state, claim.chat_id)
+                    )
 
         await self._run(work)
         if stream is not None:
@@ -284,6 +320,21 @@ class SqliteStore(ChatStore):
                     await event.wait()
         finally:
             self._stops.pop(claim.run_id, None)
+
+    # -- approvals -----------------------------------------------------------------------------------------
+
+    async def use_approval(self, approval_id: str) -> bool:
+        def work(connection: sqlite3.Connection) -> bool:
+            now = time.time()
+            with _transaction(connection):
+                connection.execute('DELETE FROM uibridge_approvals WHERE expires <= ?', (now,))
+                inserted = connection.execute(
+                    'INSERT OR IGNORE INTO uibridge_approvals (id, expires) VALUES (?, ?)',
+                    (approval_id, now + self.approval_ttl),
+                )
+                return inserted.rowcount == 1
+
+        return await self._run(work)
 
     # -- stream log (this process's memory) ----------------------------------------------------------------
 
