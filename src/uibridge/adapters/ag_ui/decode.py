@@ -154,6 +154,10 @@ class AGUIStreamDecoder(StreamDecoder):
         """A thinking part whose `REASONING_MESSAGE_END` came: it ends with the encrypted value that may follow."""
         self._feedback: tuple[str, str] | None = None
         """A system text just ended (id, text): retry feedback, if its marker follows."""
+        self._result: list[dict[str, Any]] | None = None
+        """A tool result just read, as the messages a client holds for it (the call's, the tool message): it is
+        read at the next event, which may be a record for the tool message (pydantic-ai's outcome of a failed
+        or denied call rides in an encrypted value that follows the result)."""
         self._chunked: tuple[Literal['text', 'reasoning', 'call'], str] | None = None
         """The message or call a `*_CHUNK` event opened: it ends at the next event of another kind."""
 
@@ -178,7 +182,12 @@ class AGUIStreamDecoder(StreamDecoder):
             self._end(ev.RunFinished())
 
     def _frame(self, kind: str, frame: dict[str, Any]) -> None:
-        if self._thinking_end is not None or self._feedback is not None or self._chunked is not None:
+        if (
+            self._thinking_end is not None
+            or self._feedback is not None
+            or self._chunked is not None
+            or self._result is not None
+        ):
             self._settle(kind, frame)
         handler = _HANDLERS.get(kind)
         if handler is None:
@@ -206,6 +215,8 @@ class AGUIStreamDecoder(StreamDecoder):
             self._end_part(index)
         if self._feedback is not None and not (encrypted and entity == self._feedback[0]):
             self._feedback = None  # a system text that is no feedback is no part of the answer
+        if self._result is not None and not (encrypted and entity == self._result[-1]['id']):
+            self._read_result()
 
     # ------------------------------------------------------------------------------------- parts
 
@@ -313,6 +324,10 @@ class AGUIStreamDecoder(StreamDecoder):
         value, entity = event.get('encryptedValue'), event.get('entityId')
         if event.get('subtype') != 'message' or not isinstance(value, str):
             return  # a tool call's: nothing neutral to carry it
+        if self._result is not None and entity == self._result[-1]['id']:
+            self._result[-1]['encryptedValue'] = value
+            self._read_result()
+            return
         if self._thinking_end is not None and entity == self._thinking_end[1]:
             index, message_id = self._thinking_end
             self._thinking_end = None
@@ -389,9 +404,15 @@ class AGUIStreamDecoder(StreamDecoder):
         }
         if isinstance(event.get('metadata'), dict):
             tool_message['metadata'] = event['metadata']
-        result = _loaded_part([{'id': f'{call_id}.call', 'role': 'assistant', 'toolCalls': [tool_call]}, tool_message])
+        self._result = [{'id': f'{call_id}.call', 'role': 'assistant', 'toolCalls': [tool_call]}, tool_message]
         if call is not None:
             call.answered = True
+
+    def _read_result(self) -> None:
+        """The tool result `_result` holds, as `load_messages` reads what a client holds of it."""
+        messages, self._result = self._result, None
+        assert messages is not None
+        result = _loaded_part(messages)
         if isinstance(result, NativeToolReturnPart):
             self._out.append(ev.NativeToolResult(result))
         elif isinstance(result, ToolReturnPart | RetryPromptPart):

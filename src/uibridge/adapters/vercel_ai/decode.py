@@ -63,6 +63,7 @@ from ...core.messages import (
     ToolReturnPart,
 )
 from ...core.records import read_response_fields, read_thinking_fields
+from ...core.run import ToolApproval
 from ...core.sse import DEFAULT_MAX_BUFFER_BYTES, DEFAULT_MAX_FRAME_BYTES, StreamError
 from .load import load_messages
 
@@ -139,6 +140,8 @@ class VercelAIStreamDecoder(StreamDecoder):
 
     - `history`: the conversation the request sent; a result for one of its calls (the run continues a message
       after an approval or a client tool's output) takes the call's tool name from it;
+    - `approvals`: the answers the request sent, so that a denial the stream then reports says the answer's reason,
+      as the part the client holds does;
     - `max_frame_bytes`, `max_buffer_bytes`: the bounds of the SSE reader (`uibridge.core.sse.SSEReader`).
 
     Beside the events, it keeps what the stream said of the message: `message_id` (the `start` chunk's),
@@ -150,11 +153,13 @@ class VercelAIStreamDecoder(StreamDecoder):
         self,
         *,
         history: Sequence[ModelMessage] = (),
+        approvals: Sequence[ToolApproval] = (),
         max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
         max_buffer_bytes: int = DEFAULT_MAX_BUFFER_BYTES,
     ) -> None:
         super().__init__(max_frame_bytes=max_frame_bytes, max_buffer_bytes=max_buffer_bytes)
         self._names = call_names(history)
+        self._answers = {approval.tool_call_id: approval for approval in approvals if approval.tool_call_id}
         self._message_id: str | None = None
         self._approval_ids: dict[str, str] = {}
         self.finish_reason: str | None = None
@@ -444,6 +449,12 @@ class VercelAIStreamDecoder(StreamDecoder):
             call = self._calls[call_id] = _Call(None, _tool_part(call_id, name, native, 'input-available'), native)
             call.part['input'] = {}
             call.ended = True
+            answer = self._answers.get(call_id)
+            if answer is not None:
+                approval: dict[str, Any] = {'id': answer.approval_id, 'approved': answer.approved}
+                if answer.reason is not None:
+                    approval['reason'] = answer.reason
+                call.part['approval'] = approval
         return call
 
     def _result(self, call: _Call, chunk: dict[str, Any]) -> None:
