@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .auth import ANONYMOUS, RequestInfo
+from .run import Agent
 
 __all__ = ['demo_authorize', 'main']
 
@@ -47,6 +48,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=7,
         help='the major version of `ai` the Vercel clients run; older ones get what they accept (default 7)',
     )
+    remote = serve.add_mutually_exclusive_group()
+    remote.add_argument('--remote-ag-ui', metavar='URL', help='serve the page from a remote AG-UI agent at URL')
+    remote.add_argument('--remote-vercel', metavar='URL', help='serve the page from a remote Vercel AI chat route')
     args = parser.parse_args(argv)
 
     try:
@@ -58,7 +62,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     from .demo import DemoAgent
     from .store import store_from_url
 
-    agent = DemoAgent(delay=args.delay, slow_seconds=args.slow_seconds)
+    agent = _remote_agent(args.remote_ag_ui, args.remote_vercel) or DemoAgent(
+        delay=args.delay, slow_seconds=args.slow_seconds
+    )
     sdk_version = args.vercel_sdk_version
     if args.store is None:
         app = create_app(agent, expose_errors=args.expose_errors, vercel_sdk_version=sdk_version)
@@ -73,10 +79,27 @@ def main(argv: Sequence[str] | None = None) -> int:
             vercel_sdk_version=sdk_version,
         )
     where = f'http://{args.host}:{args.port}/'
+    if args.remote_ag_ui or args.remote_vercel:
+        print(f'uibridge demo: the agent is remote, at {args.remote_ag_ui or args.remote_vercel}', flush=True)
     kept = f'history kept in {args.store}' if args.store else 'history kept by the client'
     print(f'uibridge demo: {where}  (Vercel AI: /api/chat for ai@{sdk_version}, AG-UI: /ag-ui; {kept})', flush=True)
     uvicorn.run(app, host=args.host, port=args.port, log_level='info')
     return 0
+
+
+def _remote_agent(ag_ui: str | None, vercel: str | None) -> Agent | None:
+    """The remote agent the page talks to (`uibridge.bridge`), declaring the page's client tool to an AG-UI remote
+    (the page's `useChat` requests name none)."""
+    if ag_ui is None and vercel is None:
+        return None
+    from ..bridge import RemoteAGUIAgent, RemoteVercelAgent
+    from ..core.run import ClientTool
+
+    if vercel is not None:
+        return RemoteVercelAgent(vercel)
+    assert ag_ui is not None
+    page_tool = ClientTool('get_local_time', "The browser's local time", {'type': 'object', 'properties': {}})
+    return RemoteAGUIAgent(ag_ui, tools=[page_tool])
 
 
 def _make_sqlite_folder(url: str) -> None:
