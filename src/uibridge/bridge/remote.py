@@ -78,12 +78,13 @@ class RemoteAgent(ABC):
         headers = {name: run.headers[name] for name in self.forward_headers if name in run.headers}
         exchange = self._exchange(run, approvals, headers)
         try:
-            async for event in exchange.events:
-                if isinstance(event, ev.RunFinished | ev.RunError | ev.RunCancelled):
-                    asked = exchange.decoder.approval_ids
-                    if asked:
-                        yield ev.MessageMetadata({REMOTE_METADATA_KEY: {'approvals': asked}})
-                yield event
+            async for events in exchange.events:
+                if exchange.decoder.ended and (asked := exchange.decoder.approval_ids):
+                    # The remote's approval ids go just before the run's end (its batch's last event).
+                    *events, end = events
+                    events += [ev.MessageMetadata({REMOTE_METADATA_KEY: {'approvals': asked}}), end]
+                for event in events:
+                    yield event
         finally:
             await exchange.events.aclose()
 

@@ -13,6 +13,8 @@ go away and stops the run.
 
 from __future__ import annotations
 
+import functools
+import ssl
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from dataclasses import dataclass
@@ -110,19 +112,26 @@ class ChatClient:
         headers: Mapping[str, str],
         json: Any = None,
         empty_status: int | None = None,
-    ) -> AsyncGenerator[AgentEvent]:
+    ) -> AsyncGenerator[list[AgentEvent]]:
         """`read_events` with the client's `http`, else with a client of its own for this one request."""
         if self.http is not None:
-            async for event in read_events(
+            async for events in read_events(
                 self.http, method, url, decoder, self.limits, json=json, headers=headers, empty_status=empty_status
             ):
-                yield event
+                yield events
             return
-        async with httpx.AsyncClient(timeout=self.timeout) as http:
-            async for event in read_events(
+        async with httpx.AsyncClient(timeout=self.timeout, verify=_tls()) as http:
+            async for events in read_events(
                 http, method, url, decoder, self.limits, json=json, headers=headers, empty_status=empty_status
             ):
-                yield event
+                yield events
+
+
+@functools.cache
+def _tls() -> ssl.SSLContext:
+    """httpx's default TLS context, made once: each `httpx.AsyncClient()` would build its own, loading the CA
+    bundle again (tens of milliseconds, more than a whole bridged run of hundreds of events costs)."""
+    return httpx.create_ssl_context()
 
 
 async def read_events(
@@ -135,9 +144,11 @@ async def read_events(
     json: Any = None,
     headers: Mapping[str, str] | None = None,
     empty_status: int | None = None,
-) -> AsyncIterator[AgentEvent]:
-    """The events of the response to one request, as its body arrives. `empty_status`: a status that means
-    there is no stream to read (a resume answered 204): nothing is yielded for it."""
+) -> AsyncIterator[list[AgentEvent]]:
+    """The events of the response to one request, as its body arrives: those of each chunk of the body together
+    (one step of the iteration per chunk, not per event: a bridge relays hundreds of events a chunk). No empty
+    list is yielded. `empty_status`: a status that means there is no stream to read (a resume answered 204):
+    nothing is yielded for it."""
     deadline = None if limits.max_duration is None else time.monotonic() + limits.max_duration
     received = 0
     try:
@@ -152,8 +163,8 @@ async def read_events(
                     raise RemoteError(f'the remote stream passed {limits.max_stream_bytes} bytes')
                 if deadline is not None and time.monotonic() > deadline:
                     raise RemoteError(f'the remote stream went on past {limits.max_duration:g} seconds')
-                for event in decoder.feed(chunk):
-                    yield event
+                if events := decoder.feed(chunk):
+                    yield events
                 if decoder.ended:
                     break  # whatever follows the end of the run is not read
     except StreamLimitError as error:
@@ -162,8 +173,8 @@ async def read_events(
         raise RemoteError(f'the remote stream could not be read: {error}') from None
     except httpx.HTTPError as error:
         raise RemoteError(f'the remote could not be reached: {type(error).__name__}: {error}'.rstrip(': ')) from None
-    for event in decoder.close():
-        yield event
+    if events := decoder.close():
+        yield events
 
 
 async def _status_error(response: httpx.Response) -> RemoteError:

@@ -74,11 +74,11 @@ class ClientRun:
 
 @dataclass(eq=False)
 class Exchange:
-    """One request under way: its events as they arrive, and the decoder reading them (which keeps what the stream
-    said beside its events: the approval ids it asked with, the message id). Closing `events` closes the
-    response."""
+    """One request under way: its events as they arrive, those of each chunk of the body in one list, and the
+    decoder reading them (which keeps what the stream said beside its events: the approval ids it asked with, the
+    message id). Closing `events` closes the response."""
 
-    events: AsyncGenerator[ev.AgentEvent]
+    events: AsyncGenerator[list[ev.AgentEvent]]
     decoder: StreamDecoder
     thread_id: str
     state: Any = None
@@ -94,6 +94,8 @@ class Turn:
         self._events = exchange.events
         self._collector = MessageCollector(exchange.state)
         self._seen: list[ev.AgentEvent] = []
+        self._ready: list[ev.AgentEvent] = []
+        """Events of the last chunk not handed out yet (reversed: popped from the end)."""
         self._client_calls: list[str] = []
         self._approval_calls: set[str] = set()
         self._terminal: ev.RunFinished | ev.RunError | ev.RunCancelled | None = None
@@ -102,7 +104,9 @@ class Turn:
         return self
 
     async def __anext__(self) -> ev.AgentEvent:
-        event = await self._events.__anext__()
+        while not self._ready:
+            self._ready = (await self._events.__anext__())[::-1]
+        event = self._ready.pop()
         self._seen.append(event)
         self._collector.feed(event)
         if isinstance(event, ev.ToolCallReady):

@@ -2,9 +2,13 @@
 
 The inverse of `core.encoder`: a decoder turns the bytes of a response stream back into neutral events. The
 skeleton keeps the SSE reader and its bounds (`core.sse`), parses each frame as JSON, hands each object to the
-protocol's `_frame`, and collects the events the protocol emits; it numbers parts (`_start_part`), knows which
-are open, and ends the run once (`_end`): after a terminal event every frame is ignored. At the body's end,
-`close()` asks the protocol how a stream that never ended ends (`_unfinished`).
+protocol's `_frame`, and collects the events the protocol emits (`_emit`); it numbers parts (`_start_part`),
+knows which are open, and ends the run once (`_end`): after a terminal event every frame is ignored. At the
+body's end, `close()` asks the protocol how a stream that never ended ends (`_unfinished`).
+
+Deltas for one part that follow each other in what one `feed` read become one `PartDelta` (`_delta`): the text
+is the same, it arrived at once, and most frames of a stream are deltas, so a bridge then encodes one frame
+where the remote wrote many (a few characters each), and neither builds an event per frame.
 
 Beside the events, a decoder keeps what a client needs of the stream for its next turn: `approval_ids` (the calls
 awaiting approval and the id to answer each with) and `message_id` (where the protocol names the answer's
@@ -40,6 +44,9 @@ class StreamDecoder(ABC):
         self._open_calls: set[int] = set()
         self._held: list[ev.AgentEvent] = []
         """Results read while calls still stream (see `_answer`)."""
+        self._joined: list[str] = []
+        """The text of deltas read one after another for the part `_joined_index` (see `_delta`)."""
+        self._joined_index = -1
         self.ended = False
         """Whether the run's terminal event came (what follows it is not read)."""
         self.skipped = 0
@@ -89,8 +96,27 @@ class StreamDecoder(ABC):
         return self._take()
 
     def _take(self) -> list[ev.AgentEvent]:
+        if self._joined:
+            self._join()
         out, self._out = self._out, []
         return out
+
+    def _emit(self, event: ev.AgentEvent) -> None:
+        """The next event (after the deltas read before it)."""
+        if self._joined:
+            self._join()
+        self._out.append(event)
+
+    def _delta(self, index: int, text: str) -> None:
+        """A delta for the part at `index`: joined to the one before it when that was for the same part."""
+        if index != self._joined_index and self._joined:
+            self._join()
+        self._joined_index = index
+        self._joined.append(text)
+
+    def _join(self) -> None:
+        joined, self._joined = self._joined, []
+        self._out.append(ev.PartDelta(self._joined_index, joined[0] if len(joined) == 1 else ''.join(joined)))
 
     @abstractmethod
     def _frame(self, kind: str, frame: dict[str, Any]) -> None:
@@ -112,7 +138,7 @@ class StreamDecoder(ABC):
 
     def _end_part(self, index: int, signature: str | None = None) -> None:
         self._open.discard(index)
-        self._out.append(ev.PartEnd(index, signature=signature))
+        self._emit(ev.PartEnd(index, signature=signature))
         if index in self._open_calls:
             self._open_calls.discard(index)
             if not self._open_calls:
@@ -125,10 +151,12 @@ class StreamDecoder(ABC):
         if self._open_calls:
             self._held.append(event)
         else:
-            self._out.append(event)
+            self._emit(event)
 
     def _release(self) -> None:
         if self._held:
+            if self._joined:
+                self._join()
             self._out.extend(self._held)
             self._held = []
 
@@ -138,7 +166,7 @@ class StreamDecoder(ABC):
         self.ended = True
         self._open.clear()
         self._open_calls.clear()
-        self._out.append(event)
+        self._emit(event)
 
     def _cut_off(self) -> None:
         self._end(ev.RunError('The stream ended before the answer was complete.', code='incomplete'))

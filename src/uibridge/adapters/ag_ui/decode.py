@@ -225,9 +225,7 @@ class AGUIStreamDecoder(StreamDecoder):
         record = ours.get('response')
         if isinstance(record, dict):
             fields = read_response_fields(cast('dict[str, Any]', record))
-            self._out.append(
-                ev.ResponseStart(model_name=fields.get('model_name'), provider_name=fields.get('provider_name'))
-            )
+            self._emit(ev.ResponseStart(model_name=fields.get('model_name'), provider_name=fields.get('provider_name')))
 
     def _text_start(self, event: dict[str, Any]) -> None:
         message_id = required_text(event, 'messageId')
@@ -244,17 +242,18 @@ class AGUIStreamDecoder(StreamDecoder):
         self._messages[message_id] = message
 
     def _text_content(self, event: dict[str, Any]) -> None:
-        message = self._streaming(event)
-        delta = event.get('delta')
-        if not isinstance(delta, str):
-            raise StreamError('the stream sent TEXT_MESSAGE_CONTENT without a string `delta`')
+        # The hot path (most events are deltas): `_streaming` and the text check, inline.
+        message_id, delta = event.get('messageId'), event.get('delta')
+        message = self._messages.get(message_id) if type(message_id) is str else None
+        if message is None or message.ended or type(delta) is not str:
+            raise StreamError('the stream sent TEXT_MESSAGE_CONTENT for a message that is not streaming, or no delta')
         if message.role != 'assistant':
             message.chunks.append(delta)
         elif message.index is not None:
-            self._out.append(ev.PartDelta(message.index, delta))
+            self._delta(message.index, delta)
         elif delta:
             message.index = self._start_part()
-            self._out.append(ev.PartStart(message.index, TextPart(content=delta, id=message.part_id)))
+            self._emit(ev.PartStart(message.index, TextPart(content=delta, id=message.part_id)))
 
     def _text_end(self, event: dict[str, Any]) -> None:
         message_id = required_text(event, 'messageId')
@@ -274,7 +273,7 @@ class AGUIStreamDecoder(StreamDecoder):
             if 'sig' not in part_record:
                 return  # an empty message that only announces the one tool calls join
             message.index = self._start_part()
-            self._out.append(ev.PartStart(message.index, TextPart(content='', id=message.part_id)))
+            self._emit(ev.PartStart(message.index, TextPart(content='', id=message.part_id)))
         self._end_part(message.index)
         citations = part_record.get('citations')
         if isinstance(citations, list):
@@ -282,7 +281,7 @@ class AGUIStreamDecoder(StreamDecoder):
             for value in cast('list[Any]', citations):
                 citation = _citation(value)
                 if citation is not None:
-                    self._out.append(ev.CitationAdded(message.index, citation))
+                    self._emit(ev.CitationAdded(message.index, citation))
 
     def _text_chunk(self, event: dict[str, Any]) -> None:
         self._chunk_event('text', event, 'messageId', self._text_start, self._text_content)
@@ -299,14 +298,14 @@ class AGUIStreamDecoder(StreamDecoder):
         message = _Message('reasoning', self._start_part())
         self._messages[message_id] = message
         assert message.index is not None
-        self._out.append(ev.PartStart(message.index, ThinkingPart(content='')))
+        self._emit(ev.PartStart(message.index, ThinkingPart(content='')))
 
     def _reasoning_message_content(self, event: dict[str, Any]) -> None:
         message = self._streaming(event)
         delta = event.get('delta')
         if not isinstance(delta, str) or message.index is None:
             raise StreamError('the stream sent REASONING_MESSAGE_CONTENT without a string `delta`')
-        self._out.append(ev.PartDelta(message.index, delta))
+        self._delta(message.index, delta)
 
     def _reasoning_message_end(self, event: dict[str, Any]) -> None:
         message_id = required_text(event, 'messageId')
@@ -339,7 +338,7 @@ class AGUIStreamDecoder(StreamDecoder):
             system = {'id': message_id, 'role': 'system', 'content': text, 'encryptedValue': value}
             feedback = _loaded_part([system])
             if isinstance(feedback, RetryFeedbackPart):
-                self._out.append(ev.RetryFeedback(feedback))
+                self._emit(ev.RetryFeedback(feedback))
 
     # ------------------------------------------------------------------------------------- tool calls
 
@@ -351,16 +350,16 @@ class AGUIStreamDecoder(StreamDecoder):
         call = self._calls[call_id] = _Call(call_id, self._start_part(call=not native), name, native)
         self._names[call_id] = name
         part = (NativeToolCallPart if native else ToolCallPart)(tool_name=name, tool_call_id=call_id, args=None)
-        self._out.append(ev.PartStart(call.index, part))
+        self._emit(ev.PartStart(call.index, part))
 
     def _call_args(self, event: dict[str, Any]) -> None:
-        call = self._calls.get(required_text(event, 'toolCallId'))
-        delta = event.get('delta')
-        if call is None or call.ended or not isinstance(delta, str):
+        call_id, delta = event.get('toolCallId'), event.get('delta')
+        call = self._calls.get(call_id) if type(call_id) is str else None
+        if call is None or call.ended or type(delta) is not str:
             raise StreamError('the stream sent TOOL_CALL_ARGS for a tool call that is not streaming')
         if delta:
             call.args.append(delta)
-            self._out.append(ev.PartDelta(call.index, delta))
+            self._delta(call.index, delta)
 
     def _call_end(self, event: dict[str, Any]) -> None:
         call_id = required_text(event, 'toolCallId')
@@ -383,7 +382,7 @@ class AGUIStreamDecoder(StreamDecoder):
         if call.marked or call.answered or call.native:
             return
         call.marked = True
-        self._out.append(ev.ToolCallReady(call.id, answered_by))
+        self._emit(ev.ToolCallReady(call.id, answered_by))
 
     def _call_result(self, event: dict[str, Any]) -> None:
         call_id = required_text(event, 'toolCallId')
@@ -414,7 +413,7 @@ class AGUIStreamDecoder(StreamDecoder):
         assert messages is not None
         result = _loaded_part(messages)
         if isinstance(result, NativeToolReturnPart):
-            self._out.append(ev.NativeToolResult(result))
+            self._emit(ev.NativeToolResult(result))
         elif isinstance(result, ToolReturnPart | RetryPromptPart):
             self._answer(ev.ToolResult(result))
 
@@ -429,23 +428,23 @@ class AGUIStreamDecoder(StreamDecoder):
     # -------------------------------------------------------------------------------- beside the parts
 
     def _state_snapshot(self, event: dict[str, Any]) -> None:
-        self._out.append(ev.StateSnapshot(event.get('snapshot')))
+        self._emit(ev.StateSnapshot(event.get('snapshot')))
 
     def _state_delta(self, event: dict[str, Any]) -> None:
         delta = event.get('delta')
         if not isinstance(delta, list):
             raise StreamError('the stream sent STATE_DELTA without a list of operations')
-        self._out.append(ev.StateDelta(cast('list[dict[str, Any]]', delta)))
+        self._emit(ev.StateDelta(cast('list[dict[str, Any]]', delta)))
 
     def _step_started(self, event: dict[str, Any]) -> None:
-        self._out.append(ev.StepStarted(str(event.get('stepName', ''))))
+        self._emit(ev.StepStarted(str(event.get('stepName', ''))))
 
     def _step_finished(self, event: dict[str, Any]) -> None:
-        self._out.append(ev.StepFinished(str(event.get('stepName', ''))))
+        self._emit(ev.StepFinished(str(event.get('stepName', ''))))
 
     def _activity_snapshot(self, event: dict[str, Any]) -> None:
         content = event.get('content')
-        self._out.append(
+        self._emit(
             ev.ActivitySnapshot(
                 str(event.get('messageId', '')),
                 str(event.get('activityType', '')),
@@ -456,7 +455,7 @@ class AGUIStreamDecoder(StreamDecoder):
 
     def _activity_delta(self, event: dict[str, Any]) -> None:
         patch = event.get('patch')
-        self._out.append(
+        self._emit(
             ev.ActivityDelta(
                 str(event.get('messageId', '')),
                 str(event.get('activityType', '')),
@@ -465,7 +464,7 @@ class AGUIStreamDecoder(StreamDecoder):
         )
 
     def _raw(self, event: dict[str, Any]) -> None:
-        self._out.append(ev.RawEvent(event.get('event'), optional_text(event.get('source'))))
+        self._emit(ev.RawEvent(event.get('event'), optional_text(event.get('source'))))
 
     def _custom(self, event: dict[str, Any]) -> None:
         name, value = event.get('name'), event.get('value')
@@ -479,18 +478,18 @@ class AGUIStreamDecoder(StreamDecoder):
                 return  # its text's record held it already
             citation = _citation({'sources': [data['source']]})
             if citation is not None:
-                self._out.append(ev.CitationAdded(message.index, citation))
+                self._emit(ev.CitationAdded(message.index, citation))
             return
         if name == _MESSAGE_METADATA_EVENT and isinstance(data.get('metadata'), dict):
-            self._out.append(ev.MessageMetadata(cast('dict[str, Any]', data['metadata'])))
+            self._emit(ev.MessageMetadata(cast('dict[str, Any]', data['metadata'])))
             return
         if name == _RESPONSE_INFO_EVENT and 'messageId' in data:
             fields = read_response_fields(data)
             info = {key: fields[key] for key in _RESPONSE_INFO_KEYS if key in fields}
             if info:
-                self._out.append(ev.ResponseInfo(**info))
+                self._emit(ev.ResponseInfo(**info))
             return
-        self._out.append(ev.CustomData(name, value))
+        self._emit(ev.CustomData(name, value))
 
     # -------------------------------------------------------------------------------------- ends
 
@@ -517,13 +516,13 @@ class AGUIStreamDecoder(StreamDecoder):
             self._pending_calls(cast('list[Any]', pending) if isinstance(pending, list) else [])
         usage = _usage(event.get('usage'))
         if usage is not None:
-            self._out.append(ev.ResponseInfo(usage=usage))
+            self._emit(ev.ResponseInfo(usage=usage))
         self._end(ev.RunCancelled() if kind == 'cancelled' else ev.RunFinished())
 
     def _run_error(self, event: dict[str, Any]) -> None:
         usage = _usage(event.get('usage'))
         if usage is not None:
-            self._out.append(ev.ResponseInfo(usage=usage))
+            self._emit(ev.ResponseInfo(usage=usage))
         message = event.get('message')
         self._end(
             ev.RunError(

@@ -217,7 +217,7 @@ class VercelAIStreamDecoder(StreamDecoder):
     def _finish_step(self, chunk: dict[str, Any]) -> None:
         step = self._step
         if step is not None and not step.started:
-            self._out.append(ev.ResponseStart())  # an empty step is an empty response
+            self._emit(ev.ResponseStart())  # an empty step is an empty response
         self._end_step()
 
     def _end_step(self) -> None:
@@ -234,7 +234,7 @@ class VercelAIStreamDecoder(StreamDecoder):
             call = self._calls[call_id]
             if not call.answered and not call.marked:
                 call.marked = True
-                self._out.append(ev.ToolCallReady(call_id, 'client'))
+                self._emit(ev.ToolCallReady(call_id, 'client'))
         self._step = None
 
     def _response(self, record: Any = None) -> None:
@@ -250,11 +250,11 @@ class VercelAIStreamDecoder(StreamDecoder):
         if not step.started:
             step.started = True
             step.named = bool(fields)
-            self._out.append(ev.ResponseStart(**names))
+            self._emit(ev.ResponseStart(**names))
         elif not step.named and fields:
             step.named = True
             if names:
-                self._out.append(ev.ResponseInfo(**names))
+                self._emit(ev.ResponseInfo(**names))
 
     def _text_start(self, chunk: dict[str, Any]) -> None:
         ours = _ours(chunk)
@@ -263,10 +263,10 @@ class VercelAIStreamDecoder(StreamDecoder):
         self._texts[required_text(chunk, 'id')] = index
         if self._step is not None:
             self._step.texts.append(index)
-        self._out.append(ev.PartStart(index, TextPart(content='', id=optional_text(ours.get('id')))))
+        self._emit(ev.PartStart(index, TextPart(content='', id=optional_text(ours.get('id')))))
 
     def _text_delta(self, chunk: dict[str, Any]) -> None:
-        self._delta(self._texts, chunk, 'delta')
+        self._part_delta(self._texts, chunk, 'delta')
 
     def _text_end(self, chunk: dict[str, Any]) -> None:
         index = self._part_index(self._texts, chunk)
@@ -280,7 +280,7 @@ class VercelAIStreamDecoder(StreamDecoder):
             text_part['providerMetadata'] = chunk['providerMetadata']
         step.text_parts.append(text_part)
         for citation in [*step.uncited, *_ai_citations(chunk.get('citations'))]:
-            self._out.append(ev.CitationAdded(index, citation))
+            self._emit(ev.CitationAdded(index, citation))
         step.uncited.clear()
 
     def _reasoning_start(self, chunk: dict[str, Any]) -> None:
@@ -290,20 +290,22 @@ class VercelAIStreamDecoder(StreamDecoder):
         self._reasonings[required_text(chunk, 'id')] = index
         fields = read_thinking_fields(ours)
         fields.pop('signature', None)  # the signature is the end's (a provider sends it last)
-        self._out.append(ev.PartStart(index, ThinkingPart(content='', **fields)))
+        self._emit(ev.PartStart(index, ThinkingPart(content='', **fields)))
 
     def _reasoning_delta(self, chunk: dict[str, Any]) -> None:
-        self._delta(self._reasonings, chunk, 'delta')
+        self._part_delta(self._reasonings, chunk, 'delta')
 
     def _reasoning_end(self, chunk: dict[str, Any]) -> None:
         index = self._part_index(self._reasonings, chunk)
         self._end_part(index, optional_text(_ours(chunk).get('signature')))
 
-    def _delta(self, table: dict[str, int], chunk: dict[str, Any], key: str) -> None:
-        delta = chunk.get(key)
-        if not isinstance(delta, str):
-            raise StreamError(f'the stream sent a {chunk["type"]} chunk without a string `{key}`')
-        self._out.append(ev.PartDelta(self._part_index(table, chunk), delta))
+    def _part_delta(self, table: dict[str, int], chunk: dict[str, Any], key: str) -> None:
+        # The hot path (most chunks are deltas): `_part_index` and the text check, inline.
+        part_id, delta = chunk.get('id'), chunk.get(key)
+        index = table.get(part_id) if type(part_id) is str else None
+        if index is None or index not in self._open or type(delta) is not str:
+            raise StreamError(f'the stream sent {chunk["type"]} for a part that is not streaming, or no `{key}` text')
+        self._delta(index, delta)
 
     def _part_index(self, table: dict[str, int], chunk: dict[str, Any]) -> int:
         index = table.get(required_text(chunk, 'id'))
@@ -323,7 +325,7 @@ class VercelAIStreamDecoder(StreamDecoder):
         _set_metadata(part, 'callProviderMetadata', chunk)
         self._calls[call_id] = _Call(index, part, native)
         call_part = NativeToolCallPart if native else ToolCallPart
-        self._out.append(ev.PartStart(index, call_part(tool_name=name, tool_call_id=call_id, args=None)))
+        self._emit(ev.PartStart(index, call_part(tool_name=name, tool_call_id=call_id, args=None)))
 
     def _tool_input_delta(self, chunk: dict[str, Any]) -> None:
         call = self._calls.get(required_text(chunk, 'toolCallId'))
@@ -331,7 +333,7 @@ class VercelAIStreamDecoder(StreamDecoder):
         if call is None or call.ended or call.index is None or not isinstance(delta, str):
             raise StreamError('the stream sent tool-input-delta for a tool call that is not streaming')
         call.streamed = True
-        self._out.append(ev.PartDelta(call.index, delta))
+        self._delta(call.index, delta)
 
     def _tool_input_available(self, chunk: dict[str, Any]) -> None:
         self._tool_input_end(chunk, None)
@@ -362,10 +364,10 @@ class VercelAIStreamDecoder(StreamDecoder):
         if call.index is None:
             # The call came whole (its arguments were not streamed): as the client reads it.
             call.index = self._start_part(call=not native)
-            self._out.append(ev.PartStart(call.index, whole))
+            self._emit(ev.PartStart(call.index, whole))
         elif not call.streamed and whole.args is not None:
             args = whole.args
-            self._out.append(ev.PartDelta(call.index, args if isinstance(args, str) else compact_json(args)))
+            self._delta(call.index, args if isinstance(args, str) else compact_json(args))
         self._end_part(call.index)
         if native:
             return
@@ -388,7 +390,7 @@ class VercelAIStreamDecoder(StreamDecoder):
         if call is None or call.marked or call.answered:
             return
         call.marked = True
-        self._out.append(ev.ToolCallReady(call_id, answered_by))
+        self._emit(ev.ToolCallReady(call_id, answered_by))
 
     def _approval_request(self, chunk: dict[str, Any]) -> None:
         call_id, approval_id = required_text(chunk, 'toolCallId'), chunk.get('approvalId')
@@ -464,7 +466,7 @@ class VercelAIStreamDecoder(StreamDecoder):
             return
         if isinstance(result, NativeToolReturnPart):
             self._response()
-            self._out.append(ev.NativeToolResult(result))
+            self._emit(ev.NativeToolResult(result))
         else:
             self._answer(ev.ToolResult(result))
 
@@ -498,7 +500,7 @@ class VercelAIStreamDecoder(StreamDecoder):
         if self._last_text is None:
             step.uncited.append(citation)
         else:
-            self._out.append(ev.CitationAdded(self._last_text, citation))
+            self._emit(ev.CitationAdded(self._last_text, citation))
 
     def _cite(self, step: _Step) -> None:
         """uibridge's sources since the last other chunk, as the citations `load_messages` reads from them."""
@@ -509,7 +511,7 @@ class VercelAIStreamDecoder(StreamDecoder):
         texts = [p for m in loaded if isinstance(m, ModelResponse) for p in m.parts if isinstance(p, TextPart)]
         for position, text in enumerate(texts[: len(step.texts)]):
             for citation in text.citations or ():
-                self._out.append(ev.CitationAdded(step.texts[position], citation))
+                self._emit(ev.CitationAdded(step.texts[position], citation))
 
     def _file(self, chunk: dict[str, Any]) -> None:
         url = chunk.get('url')
@@ -522,27 +524,27 @@ class VercelAIStreamDecoder(StreamDecoder):
             raise StreamError('the stream sent a file chunk whose data URL is not base64') from None
         ours = _ours(chunk)
         self._response(ours.get('response'))
-        self._out.append(ev.FileOutput(FilePart(content=content, id=optional_text(ours.get('id')))))
+        self._emit(ev.FileOutput(FilePart(content=content, id=optional_text(ours.get('id')))))
 
     def _data(self, name: str, chunk: dict[str, Any]) -> None:
         data = chunk.get('data')
         data_id = optional_text(chunk.get('id'))
         transient = chunk.get('transient') is True
         if name == 'state' and data_id == 'state' and not transient:
-            self._out.append(ev.StateSnapshot(data))
+            self._emit(ev.StateSnapshot(data))
             return
         if name == 'retry-feedback' and (part := retry_feedback_from_payload(data)) is not None:
             self._end_step()
-            self._out.append(ev.RetryFeedback(part))
+            self._emit(ev.RetryFeedback(part))
             return
         if name == 'activity' and transient and data_id is not None and isinstance(data, dict):
             activity = _activity(data_id, cast('dict[str, Any]', data))
             if activity is not None:
-                self._out.append(activity)
+                self._emit(activity)
                 return
         if not transient:
             self._response()
-        self._out.append(ev.CustomData(name, data, data_id, transient))
+        self._emit(ev.CustomData(name, data, data_id, transient))
 
     def _message_metadata(self, chunk: dict[str, Any]) -> None:
         metadata = chunk.get('messageMetadata')
@@ -556,9 +558,9 @@ class VercelAIStreamDecoder(StreamDecoder):
                 fields = read_response_fields(cast('dict[str, Any]', entry))
                 info = {key: fields[key] for key in _RESPONSE_INFO_KEYS if key in fields}
                 if info:
-                    self._out.append(ev.ResponseInfo(**info))
+                    self._emit(ev.ResponseInfo(**info))
         if metadata:
-            self._out.append(ev.MessageMetadata(metadata))
+            self._emit(ev.MessageMetadata(metadata))
 
     # -------------------------------------------------------------------------------------- ends
 

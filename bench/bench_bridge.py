@@ -1,0 +1,195 @@
+"""The bridge's cost: server CPU a remote agent adds over its backend alone, per 100 events, both directions.
+
+The backend is `e2e_app.py` (`create_app` with the fast agent: `DELTAS` text deltas as fast as it yields them, 504
+events a run), under uvicorn. Each row plays the same batch of concurrent requests twice, on fresh servers:
+
+- alone: the client (bench_e2e's raw-socket client) asks the backend directly, in the frontend's protocol;
+- bridged: the client asks `bridge_app.py` (`create_app(RemoteAGUIAgent(...))` / `RemoteVercelAgent`, under
+  uvicorn) in the frontend's protocol, and the bridge asks the backend in the other one.
+
+The added CPU is the bridged servers' (bridge and backend) over the backend's alone, per run, divided by the
+events of a run; the bridge's own CPU is shown beside it. Every run is checked whole (all deltas and the end
+arrived). `--rounds N` (default 3): the median of N rounds, each on fresh servers, rows interleaved.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from bench_e2e import (
+    APPS,
+    PROTOCOLS,
+    REQUEST_TIMEOUT,
+    Protocol,
+    _cpu_seconds,
+    _dechunk,
+    _free_port,
+    _uvicorn,
+    _wait_ready,
+)
+from bridge_app import REMOTE_ENV
+from e2e_script import DELTAS, TOKENS
+
+REQUESTS = 50
+EVENTS = DELTAS + 4
+"""The fast agent's events a run: `ResponseStart`, `PartStart`, the deltas, `PartEnd`, `RunFinished`."""
+DEFAULT_ROUNDS = 3
+BAR_MS_PER_100 = 1.0
+"""The bridge adds less than this much server CPU per 100 events."""
+
+
+@dataclass
+class Sample:
+    alone: float
+    """The backend's CPU per run, asked directly."""
+    backend: float
+    """The backend's CPU per run, asked by the bridge."""
+    bridge: float
+    """The bridge's CPU per run."""
+    errors: int
+
+
+@contextmanager
+def _server(app: str, env: dict[str, str] | None = None) -> Iterator[tuple[int, int]]:
+    """A fresh uvicorn server for `app`: its port and pid."""
+    port = _free_port()
+    server = subprocess.Popen([sys.executable, *_uvicorn(app, port)], env={**os.environ, **(env or {})})
+    try:
+        _wait_ready(f'http://127.0.0.1:{port}', server)
+        yield port, server.pid
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+
+
+TEXT = ''.join(TOKENS[i % len(TOKENS)] for i in range(DELTAS))
+"""What every run says: the client checks it arrived whole (a bridge may join deltas that arrived together)."""
+_DELTA = re.compile(rb'^data: (\{"type":"(?:text-delta|TEXT_MESSAGE_CONTENT)".*)$', re.MULTILINE)
+
+
+async def _ask(port: int, protocol: Protocol) -> str:
+    """One request over a raw connection (a light client); what went wrong, or `''`."""
+    request = (
+        f'POST {protocol.path} HTTP/1.1\r\nhost: 127.0.0.1:{port}\r\ncontent-type: application/json\r\n'
+        f'accept: text/event-stream\r\ncontent-length: {len(protocol.body)}\r\nconnection: close\r\n\r\n'
+    ).encode() + protocol.body
+    try:
+        async with asyncio.timeout(REQUEST_TIMEOUT):
+            reader, writer = await asyncio.open_connection('127.0.0.1', port)
+            try:
+                writer.write(request)
+                received = await reader.read()
+            finally:
+                writer.close()
+    except (TimeoutError, OSError) as e:
+        return f'{type(e).__name__}: {e}'
+    head, _, body = received.partition(b'\r\n\r\n')
+    if not head.startswith(b'HTTP/1.1 200'):
+        return f'{head[:40]!r}: {body[:200]!r}'
+    if b'transfer-encoding: chunked' in head.lower():
+        body = _dechunk(body)
+    text = ''.join(json.loads(frame)['delta'] for frame in _DELTA.findall(body))
+    if text != TEXT or protocol.end_marker not in body:
+        return f'{len(text)} characters of {len(TEXT)}; end marker present: {protocol.end_marker in body}'
+    return ''
+
+
+async def _batch(port: int, protocol: Protocol, count: int) -> list[str]:
+    return list(await asyncio.gather(*(_ask(port, protocol) for _ in range(count))))
+
+
+def _played(port: int, protocol: Protocol, pids: list[int]) -> tuple[list[float], int]:
+    """Warm the servers, then one batch: each server's CPU over it, per run, and the requests that failed."""
+    warm = [error for error in asyncio.run(_batch(port, protocol, 5)) if error]
+    if warm:
+        raise RuntimeError(f'{protocol.name} warm-up failed: {warm[:3]}')
+    before = [_cpu_seconds(pid) for pid in pids]
+    errors = [error for error in asyncio.run(_batch(port, protocol, REQUESTS)) if error]
+    spent = [(_cpu_seconds(pid) - start) / REQUESTS for pid, start in zip(pids, before, strict=True)]
+    for error in errors[:3]:
+        print(f'error ({protocol.name}): {error}', file=sys.stderr)
+    return spent, len(errors)
+
+
+def _sample(front: Protocol, back: Protocol) -> Sample:
+    with _server(APPS['ours']) as (port, pid):
+        [alone], errors = _played(port, front, [pid])
+    with _server(APPS['ours']) as (backend_port, backend_pid):
+        remote = {REMOTE_ENV: f'http://127.0.0.1:{backend_port}{back.path}'}
+        with _server('bridge_app:app', remote) as (bridge_port, bridge_pid):
+            [backend, bridge], bridged_errors = _played(bridge_port, front, [backend_pid, bridge_pid])
+    return Sample(alone, backend, bridge, errors + bridged_errors)
+
+
+def _per_100(seconds_per_run: float) -> float:
+    return seconds_per_run / EVENTS * 100 * 1e3
+
+
+def main(rounds: int) -> bool:
+    vercel, agui = PROTOCOLS
+    directions = [(vercel, agui), (agui, vercel)]
+    results: dict[str, list[Sample]] = {front.name: [] for front, _ in directions}
+    for round_ in range(rounds):
+        for front, back in directions:
+            print(f'round {round_ + 1}/{rounds}: {front.name} frontend, {back.name} backend', file=sys.stderr)
+            results[front.name].append(_sample(front, back))
+    print('### The bridge: server CPU a remote agent adds over its backend alone (uvicorn, 127.0.0.1)\n')
+    print(
+        '| frontend → backend | requests × events | errors | backend alone, CPU per run '
+        '| bridged: backend + bridge, CPU per run | added per 100 events (bridge alone) | bar | result |'
+    )
+    print('|---|---|---|---|---|---|---|---|')
+    passed = True
+    for front, back in directions:
+        samples = results[front.name]
+        errors = sum(s.errors for s in samples)
+        alone = statistics.median(s.alone for s in samples)
+        backend = statistics.median(s.backend for s in samples)
+        bridge = statistics.median(s.bridge for s in samples)
+        added = statistics.median(s.backend + s.bridge - s.alone for s in samples)
+        ok = errors == 0 and _per_100(added) < BAR_MS_PER_100
+        passed &= ok
+        print(
+            f'| {front.name} → {back.name} | {REQUESTS} × {EVENTS} | {errors} | {alone * 1e3:.2f} ms '
+            f'| {backend * 1e3:.2f} + {bridge * 1e3:.2f} ms | {_per_100(added):.3f} ms ({_per_100(bridge):.3f} ms) '
+            f'| < {BAR_MS_PER_100:g} ms | {"pass" if ok else "**FAIL**"} |'
+        )
+    print()
+    print(
+        f'- every column is the median over {rounds} rounds, each on fresh servers (one uvicorn worker each, '
+        f"asyncio loop); {REQUESTS} requests at once, after a warm-up of 5; CPU is each server process's user + "
+        'system time over the batch (`/proc/<pid>/task/*/schedstat`), per run. The client runs in this process on '
+        f'the same {os.cpu_count()}-core machine.'
+    )
+    print(
+        "- added: the bridged servers' CPU over the backend's alone, per 100 of a run's events. The bridge reads "
+        "the backend's stream with the stream decoder and streams it again in the frontend's protocol; the "
+        'backend, asked by the bridge, also verifies the signed history the bridge sends.'
+    )
+    print()
+    return passed
+
+
+def _rounds(args: list[str]) -> int:
+    if args[:1] == ['--rounds'] and len(args) == 2 and args[1].isdigit() and int(args[1]) > 0:
+        return int(args[1])
+    if args:
+        raise SystemExit(f'usage: {sys.argv[0]} [--rounds N]')
+    return DEFAULT_ROUNDS
+
+
+if __name__ == '__main__':
+    sys.exit(0 if main(_rounds(sys.argv[1:])) else 1)
