@@ -35,6 +35,7 @@ from bench_e2e import (
     _free_port,
     _uvicorn,
     _wait_ready,
+    raw_request,
 )
 from bridge_app import REMOTE_ENV
 from e2e_script import DELTAS, TOKENS
@@ -82,10 +83,7 @@ _DELTA = re.compile(rb'^data: (\{"type":"(?:text-delta|TEXT_MESSAGE_CONTENT)".*)
 
 async def _ask(port: int, protocol: Protocol) -> str:
     """One request over a raw connection (a light client); what went wrong, or `''`."""
-    request = (
-        f'POST {protocol.path} HTTP/1.1\r\nhost: 127.0.0.1:{port}\r\ncontent-type: application/json\r\n'
-        f'accept: text/event-stream\r\ncontent-length: {len(protocol.body)}\r\nconnection: close\r\n\r\n'
-    ).encode() + protocol.body
+    request = raw_request(port, protocol)
     try:
         async with asyncio.timeout(REQUEST_TIMEOUT):
             reader, writer = await asyncio.open_connection('127.0.0.1', port)

@@ -4,6 +4,8 @@ pending calls, interrupts, outcomes), what it may leave out, and what no reader 
 from __future__ import annotations
 
 import json
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -11,8 +13,10 @@ import pytest
 from uibridge import TextPart, ToolCallPart
 from uibridge.adapters.ag_ui.decode import AGUIStreamDecoder
 from uibridge.core import events as ev
-from uibridge.core.collector import MessageCollector
 from uibridge.core.sse import StreamError
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from stream_decoding import collected, read_whole
 
 STARTED = {'type': 'RUN_STARTED', 'threadId': 't', 'runId': 'r'}
 FINISHED = {'type': 'RUN_FINISHED', 'threadId': 't', 'runId': 'r'}
@@ -23,15 +27,7 @@ def sse(*events: dict[str, Any]) -> bytes:
 
 
 def decode(body: bytes, decoder: AGUIStreamDecoder | None = None) -> list[ev.AgentEvent]:
-    decoder = decoder or AGUIStreamDecoder()
-    return decoder.feed(body) + decoder.close()
-
-
-def collected(events: list[ev.AgentEvent]) -> list[Any]:
-    collector = MessageCollector()
-    for event in events:
-        collector.feed(event)
-    return collector.messages
+    return read_whole(decoder or AGUIStreamDecoder(), body)
 
 
 def call(call_id: str, name: str, args: str) -> list[dict[str, Any]]:

@@ -4,6 +4,8 @@ what it may leave out, and what no reader can go on from."""
 from __future__ import annotations
 
 import json
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,8 +21,10 @@ from uibridge import (
 )
 from uibridge.adapters.vercel_ai.decode import VercelAIStreamDecoder
 from uibridge.core import events as ev
-from uibridge.core.collector import MessageCollector
 from uibridge.core.sse import StreamError, StreamLimitError
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from stream_decoding import collected, read_whole
 
 
 def sse(*chunks: dict[str, Any], done: bool = True, newline: str = '\n') -> bytes:
@@ -29,15 +33,7 @@ def sse(*chunks: dict[str, Any], done: bool = True, newline: str = '\n') -> byte
 
 
 def decode(body: bytes, decoder: VercelAIStreamDecoder | None = None) -> list[ev.AgentEvent]:
-    decoder = decoder or VercelAIStreamDecoder()
-    return decoder.feed(body) + decoder.close()
-
-
-def collected(events: list[ev.AgentEvent]) -> list[Any]:
-    collector = MessageCollector()
-    for event in events:
-        collector.feed(event)
-    return collector.messages
+    return read_whole(decoder or VercelAIStreamDecoder(), body)
 
 
 STEP = [{'type': 'start'}, {'type': 'start-step'}]
