@@ -36,6 +36,7 @@ from bench_e2e import (
     _cpu_seconds,
     _dechunk,
     _free_port,
+    _rounds,
     _uvicorn,
     _wait_ready,
     raw_request,
@@ -47,7 +48,6 @@ from e2e_script import DELTAS, TOKENS
 REQUESTS = 50
 EVENTS = {'fast': DELTAS + 4, 'slow': SLOW_DELTAS + 4}
 """An agent's events a run: `ResponseStart`, `PartStart`, the deltas, `PartEnd`, `RunFinished`."""
-DEFAULT_ROUNDS = 3
 BAR_MS_PER_100 = 1.0
 """The bridge adds less than this much server CPU per 100 events."""
 
@@ -196,14 +196,6 @@ def main(rounds: int) -> bool:
     )
     print()
     return passed
-
-
-def _rounds(args: list[str]) -> int:
-    if args[:1] == ['--rounds'] and len(args) == 2 and args[1].isdigit() and int(args[1]) > 0:
-        return int(args[1])
-    if args:
-        raise SystemExit(f'usage: {sys.argv[0]} [--rounds N]')
-    return DEFAULT_ROUNDS
 
 
 if __name__ == '__main__':

@@ -10,7 +10,10 @@ bounds as it does any agent's. The protocol's side is a client (`uibridge.client
   answer's message metadata (`uibridge_remote`), so the next turn, whose approvals the endpoint has verified,
   resumes the remote with the ids it asked with; where the frontend did not keep them (an AG-UI client keeps no
   metadata sent after a message began), the endpoint's own id is sent, which is the remote's too when the remote
-  is a uibridge server sharing the secret, and which a Vercel AI SDK route takes whatever it is.
+  is a uibridge server sharing the secret, and which a Vercel AI SDK route takes whatever it is. A kept id is the
+  frontend's copy, unsigned: the endpoint verified the answer itself for its own call, and the id names one of the
+  remote's pending interrupts of the same turn, so an edited one can only answer another call the user could
+  answer anyway.
 - Client tools, both ways: the frontend's tools are the remote's client tools; a call the remote leaves to its
   client is a call the frontend answers, and the answer reaches the remote in the next turn's history.
 - Headers: none of the frontend's request is forwarded unless named in `forward_headers` (an `authorization`,
