@@ -128,6 +128,11 @@ def agent_iterator(agent: Agent, run: AgentRun) -> AsyncIterator[Any]:
 
 
 def _reason(failure: BaseException) -> str:
+    """What went wrong, in words for the client (with `expose_errors`). A task group's exception group says
+    only how many of its tasks failed: the reasons are those of the tasks."""
+    if isinstance(failure, BaseExceptionGroup):
+        group: BaseExceptionGroup[BaseException] = failure  # pyright: ignore[reportUnknownVariableType]
+        return '; '.join(map(_reason, group.exceptions))
     return str(failure) or type(failure).__name__
 
 
