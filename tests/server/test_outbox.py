@@ -49,17 +49,19 @@ async def spin(times: int = 100) -> None:
         await anyio.lowlevel.checkpoint()
 
 
-async def test_what_waits_leaves_in_one_send_in_order_and_close_ends_the_body() -> None:
+async def test_after_close_the_sender_returns_and_finish_ends_the_body_with_what_waits() -> None:
     wire = Wire()
     outbox = Outbox(wire.send, limit=6)
     assert outbox.put(b'a') is False
     assert outbox.put(b'bb') is False
     assert outbox.put(b'ccc') is True  # 6 bytes: the limit
-    outbox.close(b'end')
+    outbox.close()
     with anyio.fail_after(5):
         await outbox.deliver()
+    assert wire.bodies == [] and not outbox.delivering
+    await outbox.finish(b'end')
     assert wire.bodies == [(b'abbcccend', False)]
-    assert outbox.frames == [] and outbox.size == 0 and not outbox.delivering
+    assert outbox.frames == [] and outbox.size == 0
 
 
 async def test_frames_leave_as_soon_as_the_task_that_put_them_waits() -> None:
@@ -77,7 +79,8 @@ async def test_frames_leave_as_soon_as_the_task_that_put_them_waits() -> None:
             assert wire.bodies == [(b'ab', True)]
             outbox.put(b'c')
             await spin()
-            outbox.close(b'')
+            outbox.close()
+    await outbox.finish(b'')
     assert wire.bodies == [(b'ab', True), (b'c', True), (b'', False)]
 
 
@@ -106,7 +109,8 @@ async def test_a_full_outbox_holds_the_agent_until_the_sender_takes_the_frames()
             wire.hold.set()
             await spin()
             assert released == 3
-            outbox.close(b'')
+            outbox.close()
+    await outbox.finish(b'')
     assert b''.join(body for body, _ in wire.bodies) == b'aaaabbbbcccc'
     assert wire.most_in_flight == 1
 
@@ -134,7 +138,8 @@ async def test_the_wait_for_room_is_not_where_a_cancellation_meant_for_the_agent
                 await outbox.wait_for_room()  # returns when `b` is taken, not with the cancellation
                 reached = True
             assert reached and not agents_scope.cancelled_caught
-            outbox.close(b'')
+            outbox.close()
+    await outbox.finish(b'')
     assert b''.join(body for body, _ in wire.bodies) == b'ab'
 
 
@@ -150,7 +155,8 @@ async def test_keep_alive_comments_fill_silence_and_never_split_a_batch() -> Non
             outbox.put(b'more')
             while (b'framemore', True) not in wire.bodies:
                 await anyio.sleep(0.001)
-            outbox.close(b'end')
+            outbox.close()
+    await outbox.finish(b'end')
     assert wire.bodies[:2] == [(KEEP_ALIVE, True), (KEEP_ALIVE, True)]
     assert {body for body, _ in wire.bodies} == {KEEP_ALIVE, b'framemore', b'end'}
     assert wire.bodies[-1] == (b'end', False)
@@ -194,7 +200,8 @@ async def test_the_log_gets_each_batch_once_before_it_is_sent_and_a_failing_log_
             outbox.put(b'b')
             while KEEP_ALIVE not in [body for body, _ in wire.bodies]:
                 await anyio.sleep(0.001)  # comments are not logged
-            outbox.close(b'end')
+            outbox.close()
+    await outbox.finish(b'end')
     assert logged == [[b'a', b'b'], [b'end']]
     assert [body for body, _ in wire.bodies if body != KEEP_ALIVE] == [b'ab', b'end']
 
@@ -209,6 +216,7 @@ async def test_the_log_gets_each_batch_once_before_it_is_sent_and_a_failing_log_
             for frame in (b'x', b'y'):
                 outbox.put(frame)
                 await spin()
-            outbox.close(b'')
+            outbox.close()
+        await outbox.finish(b'')
     assert wire.bodies == [(b'x', True), (b'y', True), (b'', False)]  # the client's stream goes on
     assert caplog.text.count('The stream log failed') == 1

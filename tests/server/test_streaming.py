@@ -42,6 +42,7 @@ pytestmark = pytest.mark.anyio
 def anyio_backend(request: pytest.FixtureRequest) -> str:
     return request.param
 
+
 _TERMINAL = (RunFinished, RunError, RunCancelled)
 
 

@@ -117,14 +117,24 @@ class Outbox:
             self.size = 0
             await checkpoint()
 
-    def close(self, tail: bytes) -> None:
-        """The run is over: the sender sends what waits and `tail` as the end of the body, then returns."""
-        if tail:
-            self.frames.append(tail)
+    def close(self) -> None:
+        """The run is over: the sender finishes the batch it is sending, if any, and returns. What still waits
+        goes with the end of the body (`finish`)."""
         self._closed = True
         if (ready := self._ready) is not None:
             self._ready = None
             ready.set()
+
+    async def finish(self, tail: bytes) -> None:
+        """Once the sender has returned: send what waits and `tail` as the end of the body. The last byte
+        leaves from the request's own task, with nothing left to wind down after it: a client that answers
+        the moment it has read the end finds the request over."""
+        if tail:
+            self.frames.append(tail)
+        frames, self.frames, self.size = self.frames, [], 0
+        if frames and self.log is not None:
+            await self._log(frames)
+        await self._send(b''.join(frames), more=False)
 
     def abandon(self) -> None:
         """The client is gone: nothing more is sent, and the run is cancelled."""
@@ -133,23 +143,22 @@ class Outbox:
             self.scope.cancel()
 
     async def deliver(self) -> None:
-        """The sender: send whatever waits, one `send` a batch, until the body ends (`close`) or the client
+        """The sender: send whatever waits, one `send` a batch, until the run is over (`close`) or the client
         is gone."""
         try:
             while not self.gone:
                 if not (self.frames or self._closed or await self._frames_waiting()):
                     await self._send(KEEP_ALIVE, more=True)
                     continue
+                if self._closed:
+                    return
                 frames, self.frames, self.size = self.frames, [], 0
-                last = self._closed
                 if (room := self._room) is not None:
                     self._room = None
                     room.set()
-                if frames and self.log is not None:
+                if self.log is not None:
                     await self._log(frames)
-                await self._send(frames[0] if len(frames) == 1 else b''.join(frames), more=not last)
-                if last:
-                    return
+                await self._send(frames[0] if len(frames) == 1 else b''.join(frames), more=True)
         finally:
             self.delivering = False
             if (room := self._room) is not None:

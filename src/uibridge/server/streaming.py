@@ -13,8 +13,9 @@ cancels the run: the agent is cancelled where it awaits, its `finally` blocks ru
 `send` that fails does the same). Nothing depends on how the server writes or which event loop runs it.
 
 However the run ends, the encoder has seen a terminal event by the time `stream_run` returns, so
-`encoder.new_messages` holds everything produced, open parts closed, and `run.status` says how it ended. The
-last frames and the encoder's closing bytes leave in one final `send`.
+`encoder.new_messages` holds everything produced, open parts closed, and `run.status` says how it ended. Once
+the sender has returned, the last frames and the encoder's closing bytes leave in one final `send` from the
+request's own task, the last thing `stream_run` does.
 
 Agent misuse ends the run the same way in every protocol (`uibridge.server.pump`).
 """
@@ -66,17 +67,19 @@ async def stream_run(
         return
     if start := encoder.start():
         outbox.put(start)
+    terminal: AgentEvent | None = None
     async with anyio.create_task_group() as group:
         outbox.scope = group.cancel_scope
         group.start_soon(_watch_disconnect, receive, outbox)
         async with anyio.create_task_group() as sender:
             sender.start_soon(outbox.deliver)
             terminal = await pump(agent, run, encoder, outbox, expose_errors)
-            if not outbox.gone:
-                outbox.close(_close(encoder, run, terminal))
-        group.cancel_scope.cancel()  # the body has ended: nothing more to watch for
-    if run.status == 'running':
+            outbox.close()
+        group.cancel_scope.cancel()  # the run is over: nothing more to watch for
+    if outbox.gone:
         _end(encoder, run)
+        return
+    await outbox.finish(_close(encoder, run, terminal))
 
 
 async def _watch_disconnect(receive: Receive, outbox: Outbox) -> None:
