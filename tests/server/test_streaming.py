@@ -466,6 +466,33 @@ async def test_a_disconnect_cancels_an_agent_waiting_inside_its_task_group() -> 
     assert run.status == 'cancelled'
 
 
+@pytest.mark.parametrize('anyio_backend', ['trio'])
+async def test_a_disconnect_cancels_an_agent_in_a_native_trio_nursery(anyio_backend: str) -> None:
+    # trio's own nursery reports a cancellation from outside as an exception group of `Cancelled`: still a
+    # cancelled run, not a failed one.
+    import trio
+
+    cleaned_up = trio.Event()
+
+    async def agent(run: AgentRun) -> AsyncIterator[AgentEvent]:
+        try:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(trio.sleep_forever)
+                yield PartStart(0, TextPart(content='partial'))
+                await trio.sleep_forever()
+        finally:
+            cleaned_up.set()
+
+    def leave_after_first_frame(body: bytes) -> None:
+        if b'PartStart' in body:
+            client.leave.set()
+
+    client = Client(leave_after_first_frame)
+    run = await stream(agent, client)
+    assert cleaned_up.is_set()
+    assert run.status == 'cancelled'
+
+
 async def test_a_failing_background_task_of_the_agent_fails_the_run() -> None:
     async def broken() -> None:
         await anyio.lowlevel.checkpoint()

@@ -66,7 +66,8 @@ class Stoppable:
     One cancel scope spans the whole run, opened before the agent's first step and closed after its last,
     in the task that iterates it: the agent's own scopes and task groups, held across its `yield`, nest
     inside it as they would inside any caller's. (A scope per step would be closed while the agent's,
-    opened during that step, is still open.)"""
+    opened during that step, is still open.) A stop that comes while the stream waits for room in a full
+    outbox (a live client reading slowly) ends the run as soon as the sender has made room."""
 
     def __init__(self, agent: Agent) -> None:
         self.agent = agent
