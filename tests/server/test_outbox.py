@@ -149,6 +149,7 @@ async def test_keep_alive_comments_fill_silence_and_never_split_a_batch() -> Non
     with anyio.fail_after(5):
         async with anyio.create_task_group() as group:
             group.start_soon(outbox.deliver)
+            group.start_soon(outbox.tick)
             while len(wire.bodies) < 2:
                 await anyio.sleep(0.001)
             outbox.put(b'frame')
@@ -156,6 +157,7 @@ async def test_keep_alive_comments_fill_silence_and_never_split_a_batch() -> Non
             while (b'framemore', True) not in wire.bodies:
                 await anyio.sleep(0.001)
             outbox.close()
+            group.cancel_scope.cancel()
     await outbox.finish(b'end')
     assert wire.bodies[:2] == [(KEEP_ALIVE, True), (KEEP_ALIVE, True)]
     assert {body for body, _ in wire.bodies} == {KEEP_ALIVE, b'framemore', b'end'}
@@ -196,11 +198,13 @@ async def test_the_log_gets_each_batch_once_before_it_is_sent_and_a_failing_log_
     with anyio.fail_after(5):
         async with anyio.create_task_group() as group:
             group.start_soon(outbox.deliver)
+            group.start_soon(outbox.tick)
             outbox.put(b'a')
             outbox.put(b'b')
             while KEEP_ALIVE not in [body for body, _ in wire.bodies]:
                 await anyio.sleep(0.001)  # comments are not logged
             outbox.close()
+            group.cancel_scope.cancel()
     await outbox.finish(b'end')
     assert logged == [[b'a', b'b'], [b'end']]
     assert [body for body, _ in wire.bodies if body != KEEP_ALIVE] == [b'ab', b'end']

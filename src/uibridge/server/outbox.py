@@ -16,8 +16,8 @@ Once: a batch is taken out before it is logged and sent, and never put back. The
 socket does (shielded: the log never holds half a batch); a `send` that fails means the client is gone, and
 nothing is sent after it.
 
-Keep-alive comments come from the sender too, after `keep_alive` seconds with nothing to send, so they never
-overlap a batch or land inside one.
+Keep-alive comments come from the sender too, woken by `tick` after a `keep_alive` with nothing sent, so they
+never overlap a batch or land inside one.
 """
 
 from __future__ import annotations
@@ -66,6 +66,7 @@ class Outbox:
         'log',
         'scope',
         'send',
+        'sends',
         'size',
     )
 
@@ -76,7 +77,9 @@ class Outbox:
         self.log = log
         self.limit = limit
         self.keep_alive = keep_alive
-        """Seconds without a send after which the sender sends a keep-alive comment (`None`: never)."""
+        """Seconds of silence after which a keep-alive comment is sent (`None`: never), when `tick` runs."""
+        self.sends = 0
+        """`send`s begun so far."""
         self.frames: list[bytes] = []
         self.size = 0
         """Bytes in `frames`."""
@@ -147,11 +150,14 @@ class Outbox:
         is gone."""
         try:
             while not self.gone:
-                if not (self.frames or self._closed or await self._frames_waiting()):
-                    await self._send(KEEP_ALIVE, more=True)
-                    continue
+                if not (self.frames or self._closed):
+                    ready = self._ready = anyio.Event()
+                    await ready.wait()
                 if self._closed:
                     return
+                if not self.frames:  # woken by `tick`: silence for a whole `keep_alive`
+                    await self._send(KEEP_ALIVE, more=True)
+                    continue
                 frames, self.frames, self.size = self.frames, [], 0
                 if (room := self._room) is not None:
                     self._room = None
@@ -165,16 +171,18 @@ class Outbox:
                 self._room = None
                 room.set()
 
-    async def _frames_waiting(self) -> bool:
-        """Wait for something to send: true once there is, false after `keep_alive` seconds of silence."""
-        ready = self._ready = anyio.Event()
-        if self.keep_alive is None:
-            await ready.wait()
-            return True
-        with anyio.move_on_after(self.keep_alive):
-            await ready.wait()
-        self._ready = None
-        return ready.is_set()
+    async def tick(self) -> None:
+        """Beside the sender, with `keep_alive`: wake it for a keep-alive comment whenever a whole `keep_alive`
+        went by with nothing sent and nothing to send (so a comment follows one to two intervals of silence).
+        A task of its own, so a batch costs no timer."""
+        assert self.keep_alive is not None
+        seen = -1
+        while True:
+            await anyio.sleep(self.keep_alive)
+            if self.sends == seen and (ready := self._ready) is not None:
+                self._ready = None
+                ready.set()
+            seen = self.sends
 
     async def _log(self, frames: Sequence[bytes]) -> None:
         assert self.log is not None
@@ -186,6 +194,7 @@ class Outbox:
             self.log = None
 
     async def _send(self, body: bytes, *, more: bool) -> None:
+        self.sends += 1
         try:
             await self.send({'type': 'http.response.body', 'body': body, 'more_body': more})
         except OSError:

@@ -6,7 +6,7 @@ Two tasks share the response's `Outbox`:
 - the sender's: it sends whatever is waiting in one ASGI `send` each time, so a fast agent's frames leave
   together the moment it waits for anything, a slow agent's frame leaves as soon as it waits for the next, and
   a client that stops reading holds the sender, then (the outbox full) the agent: bounded backpressure. With
-  `keep_alive`, it sends an SSE comment after that long with nothing to send.
+  `keep_alive`, a ticker wakes it to send an SSE comment after that long with nothing sent.
 
 Beside them, the watcher waits for `http.disconnect`, the only way an ASGI app learns the client is gone, and
 cancels the run: the agent is cancelled where it awaits, its `finally` blocks run, nothing keeps going (a
@@ -71,6 +71,8 @@ async def stream_run(
     async with anyio.create_task_group() as group:
         outbox.scope = group.cancel_scope
         group.start_soon(_watch_disconnect, receive, outbox)
+        if keep_alive:
+            group.start_soon(outbox.tick)
         async with anyio.create_task_group() as sender:
             sender.start_soon(outbox.deliver)
             terminal = await pump(agent, run, encoder, outbox, expose_errors)
