@@ -16,13 +16,14 @@ Once: a batch is taken out before it is logged and sent, and never put back. The
 socket does (shielded: the log never holds half a batch); a `send` that fails means the client is gone, and
 nothing is sent after it.
 
-Keep-alive comments come from the sender too, woken by `tick` after a `keep_alive` with nothing sent, so they
+Keep-alive comments come from the sender too, woken by `tick` when nothing was sent for a `keep_alive`, so they
 never overlap a batch or land inside one.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeAlias
 
@@ -62,11 +63,11 @@ class Outbox:
         'frames',
         'gone',
         'keep_alive',
+        'last_send',
         'limit',
         'log',
         'scope',
         'send',
-        'sends',
         'size',
     )
 
@@ -78,8 +79,8 @@ class Outbox:
         self.limit = limit
         self.keep_alive = keep_alive
         """Seconds of silence after which a keep-alive comment is sent (`None`: never), when `tick` runs."""
-        self.sends = 0
-        """`send`s begun so far."""
+        self.last_send = time.monotonic()
+        """When the last `send` began."""
         self.frames: list[bytes] = []
         self.size = 0
         """Bytes in `frames`."""
@@ -172,17 +173,14 @@ class Outbox:
                 room.set()
 
     async def tick(self) -> None:
-        """Beside the sender, with `keep_alive`: wake it for a keep-alive comment whenever a whole `keep_alive`
-        went by with nothing sent and nothing to send (so a comment follows one to two intervals of silence).
-        A task of its own, so a batch costs no timer."""
+        """Beside the sender, with `keep_alive`: every `keep_alive`, wake it for a keep-alive comment if nothing
+        was sent for about that long and nothing waits to be. A task of its own, so a batch costs no timer."""
         assert self.keep_alive is not None
-        seen = -1
         while True:
             await anyio.sleep(self.keep_alive)
-            if self.sends == seen and (ready := self._ready) is not None:
+            if time.monotonic() - self.last_send >= self.keep_alive * 0.9 and (ready := self._ready) is not None:
                 self._ready = None
                 ready.set()
-            seen = self.sends
 
     async def _log(self, frames: Sequence[bytes]) -> None:
         assert self.log is not None
@@ -194,7 +192,7 @@ class Outbox:
             self.log = None
 
     async def _send(self, body: bytes, *, more: bool) -> None:
-        self.sends += 1
+        self.last_send = time.monotonic()
         try:
             await self.send({'type': 'http.response.body', 'body': body, 'more_body': more})
         except OSError:
