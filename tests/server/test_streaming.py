@@ -533,9 +533,9 @@ async def test_a_stop_cancels_an_agent_holding_a_task_group_and_ends_the_run_as_
         async with anyio.create_task_group() as group:
             run = await stream_in(group, stoppable, client, encoder=encoder)
             await (agent.waiting.wait() if agent.waits else blocked.wait())
-            await spin()
+            await spin(200)
             stoppable.stop()
-            await spin()
+            await spin(200)
             slow.set()
     assert agent.ended_cleanly
     assert client.lines()[-1] == 'RunCancelled '  # the client is told, as a run that cancelled itself would
