@@ -1,4 +1,4 @@
-"""The existing dump, load and stream rows by instruction count, for two source trees: the 5% bar's A/B.
+"""The dump, load, stream and `neutralize_tags` rows by instruction count, for two source trees: an A/B.
 
     bench/.venv/bin/python bench/instructions.py BASE_SRC [NEW_SRC] [ROW ...]
 
@@ -38,6 +38,10 @@ ROWS = {
     'vstream': 'Vercel stream, 1,000 tool calls',
     'atext': 'AG-UI stream, 10,000 text deltas',
     'astream': 'AG-UI stream, 1,000 tool calls',
+    'fprose': '`neutralize_tags`, 1 MB prose',
+    'fwide': '`neutralize_tags`, 1 MB prose, some words beyond ASCII',
+    'flook': '`neutralize_tags`, 1 MB prose, beyond ASCII, some look-alike tags',
+    'fnear': '`neutralize_tags`, 1 MB `<syste` near misses',
 }
 _REPEATS = 2
 
@@ -53,6 +57,8 @@ def _workload(row: str) -> Callable[[], Any]:
 
     if row not in ROWS:
         raise SystemExit(f'unknown row {row!r}: one of {", ".join(ROWS)}')
+    if row[0] == 'f':
+        return _framing_workload(row)
     adapter: Any = vercel_ai if row[0] == 'v' else ag_ui  # the two adapters' functions share their names
     stream_options = {'message_id': 'm'} if adapter is vercel_ai else {}
     messages = history.ours(1000)
@@ -71,6 +77,23 @@ def _workload(row: str) -> Callable[[], Any]:
         case _:
             tools = bench_streams.ours_tools()
             return lambda: adapter.encode_events(tools, **stream_options)
+
+
+def _framing_workload(row: str) -> Callable[[], Any]:
+    import bench_framing
+
+    from uibridge.core.framing import neutralize_tags
+
+    match row:
+        case 'fprose':
+            text = bench_framing.prose(bench_framing.MB)
+        case 'fwide':
+            text = bench_framing.prose(bench_framing.MB, non_ascii=True)
+        case 'flook':
+            text = bench_framing.prose(bench_framing.MB, non_ascii=True, lookalikes=True)
+        case _:
+            text = bench_framing.syste_near_misses(bench_framing.MB)
+    return lambda: neutralize_tags(text)
 
 
 def _plain(message: Any) -> dict[str, Any]:
