@@ -110,24 +110,20 @@ _ATTR_NAME_RE = re.compile(r'[a-z_][a-z0-9_]*')
 _MAX_NAME = 64
 
 _IGNORABLE_RANGES = IGNORABLE_RANGES
-_IGNORABLE = char_class(_IGNORABLE_RANGES)
 # The combining marks, held for one Unicode version and derived again on a Python with another.
 _MARK_RANGES = list(MARK_RANGES) if unicodedata.unidata_version == MARKS_UNICODE_VERSION else mark_ranges()
-# What the folding removes wherever it stands: the ignorable characters and the combining marks.
-_INVISIBLE_RE = re.compile(f'[{_IGNORABLE}{char_class(_MARK_RANGES)}]+')
 # A character that renders as an empty cell, like a space, yet is neither whitespace nor ignorable: read as a gap.
 _BLANKS = '\u2800'  # BRAILLE PATTERN BLANK
-# What the folding reads each look-alike as. Dotless `ı` is `i`, as the first pass's case-insensitive classes
-# (`_CASE_FOLDS`) read it; case folding itself keeps it apart.
-_READ_AS = str.maketrans(
-    {
-        **dict.fromkeys(LESS_THAN, '<'),
-        **dict.fromkeys(GREATER_THAN, '>'),
-        **dict.fromkeys(SOLIDUS, '/'),
-        **dict.fromkeys(_BLANKS, ' '),
-        '\u0131': 'i',
-    }
-)
+# What the folding reads each character as, where that is not the character itself: nothing for the ignorable
+# characters and the combining marks, the delimiter for each look-alike, a space for a blank, and `i` for
+# dotless `ı`, as the first pass's case-insensitive classes (`_CASE_FOLDS`) read it (case folding keeps it
+# apart). One table for `str.translate`: a regex class of these several hundred ranges, many beyond the BMP,
+# tests each character against them one by one.
+_READ_AS: dict[int, str | None] = {
+    **dict.fromkeys(point for first, last in (*_IGNORABLE_RANGES, *_MARK_RANGES) for point in range(first, last + 1)),
+    **str.maketrans(dict.fromkeys(LESS_THAN, '<') | dict.fromkeys(GREATER_THAN, '>') | dict.fromkeys(SOLIDUS, '/')),
+    **str.maketrans(dict.fromkeys(_BLANKS, ' ') | {'\u0131': 'i'}),
+}
 _OPENERS = '<' + LESS_THAN
 # The ASCII ones (C0 controls that are not whitespace, and DEL): the first pass reads them itself.
 _ASCII_IGNORABLE = char_class([(first, min(last, 0x7F)) for first, last in _IGNORABLE_RANGES if first < 0x80])
@@ -266,8 +262,7 @@ _escaped_once = False
 def _fold(text: str) -> str:
     """`text` as it reads: compatibility forms decomposed, case folded, invisible characters and marks removed,
     look-alikes of `<`, `>` and `/` read as those, blanks as a space."""
-    decomposed = unicodedata.normalize('NFKD', unicodedata.normalize('NFKD', text).casefold())
-    return _INVISIBLE_RE.sub('', decomposed).translate(_READ_AS)
+    return unicodedata.normalize('NFKD', unicodedata.normalize('NFKD', text).casefold()).translate(_READ_AS)
 
 
 def _escape(text: str, matcher: _Matcher) -> str:
