@@ -283,10 +283,10 @@ def test_property_escaped_exactly_where_the_rule_finds_a_tag(text: str) -> None:
 @pytest.mark.parametrize(
     'make',
     [
-        lambda n: '\u2039' * n,
-        lambda n: '\u2039\u203a' * n,
+        lambda n: '\u2039\u0301' * n,
+        lambda n: '\u2039\u2215\u203a' * n,
         lambda n: '\u2039' + '\u0301' * n,
-        lambda n: '<\u2039\uff1c\u3008\u226e' * n,
+        lambda n: '<\u0301\u2039\u0301\uff1c\u0301\u3008\u0301\u226e\u0301' * n,
         lambda n: '\u2039\u2215system' * n,
         lambda n: 'é<\u2800' * n + '\u2039' * n,
     ],

@@ -238,6 +238,7 @@ def _ascii_pattern(names: frozenset[str]) -> str:
 # that decides; classes of ASCII alone are tested fastest, and a non-ASCII space in the gap only makes one
 # candidate more, which the folding then reads as the gap it is.
 _WIDE_HEAD = f'(?=[\\t-\\r\\x1c-\\x20/]*+[!-.0-;=?-~]*+[{_ASCII_IGNORABLE}\\x80-\\U0010ffff])'
+_WIDE_HEAD_RE = re.compile(_WIDE_HEAD)
 _CANDIDATE_BODY = f'[^<>{re.escape(LESS_THAN + GREATER_THAN)}]*+'
 _WIDE_CANDIDATE = re.compile(f'<{_WIDE_HEAD}{_CANDIDATE_BODY}')
 
@@ -283,7 +284,9 @@ def _escape_wide(text: str, names: frozenset[str], *, after_lt: bool) -> str:
         candidate, end = match.group(0), match.end()
         if candidate.isascii() and (end == len(text) or text[end] in '<>'):
             return candidate  # the ASCII pass already decided this one
-        folded = _FOLDED_TAG.match(_fold(candidate[1:]))
+        rest = candidate[1:]
+        # A head of plain ASCII (what a look-alike often opens in prose: `a ‹ b`) reads as it is but for case.
+        folded = _FOLDED_TAG.match(_fold(rest) if _WIDE_HEAD_RE.match(rest) else rest.lower())
         if folded is None or folded.group(1) not in names:
             return candidate
         # A name that runs to the end of the candidate must be followed by `>` or the end of the text; the
