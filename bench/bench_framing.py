@@ -32,24 +32,33 @@ _SENTENCE = (
 _WORDS = _SENTENCE.split(' ')
 # The tag-like fragments the issue names: two that must be escaped, two that must stay as written.
 _FRAGMENTS = ('</system>', '< / tool_result >', '<div>', 'a < b')
+# The same spelled with look-alikes of `<`, `>` and `/`, a blank and a mark: again two tags and two others.
+_LOOKALIKE_FRAGMENTS = (
+    '\u2039\u2215system\u203a',
+    '<\u2800\u2044 tool_result\u0301 >',
+    '\u3008div\u3009',
+    'a \u2039 b',
+)
 
 
 # Words real prose has beyond ASCII: accents, typographic quotes, units.
 _WIDE_WORDS = ['café', '“quoted”', 'it’s', '21 °C', 'naïve', 'über']
 
 
-def prose(size: int, *, non_ascii: bool = False) -> str:
+def prose(size: int, *, non_ascii: bool = False, lookalikes: bool = False) -> str:
     """Prose with a tag-like fragment about every eight words (one `<` per ~55 characters).
 
-    With `non_ascii`, about one word in twenty is spelled beyond ASCII (`café`, `it’s`, `21 °C`).
+    With `non_ascii`, about one word in twenty is spelled beyond ASCII (`café`, `it’s`, `21 °C`). With
+    `lookalikes` as well, one fragment in eight is spelled with look-alikes (`‹∕system›`).
     """
     rng = random.Random(6)
     words = _WORDS * 4 + _WIDE_WORDS if non_ascii else _WORDS
+    fragments = _FRAGMENTS * 7 + _LOOKALIKE_FRAGMENTS if lookalikes else _FRAGMENTS
     out: list[str] = []
     length = 0
     while length < size:
         sentence = [rng.choice(words) for _ in range(rng.randint(6, 12))]
-        sentence.insert(rng.randrange(len(sentence)), rng.choice(_FRAGMENTS))
+        sentence.insert(rng.randrange(len(sentence)), rng.choice(fragments))
         text = ' '.join(sentence).capitalize() + '. '
         out.append(text)
         length += len(text)
@@ -185,6 +194,24 @@ def main() -> bool:
         f'prose: {text.count("<"):,} `<` per MB, {ours(text).count("&lt;"):,} of them escaped; identical output '
         'from both libraries (asserted).'
     )
+    # Look-alike spellings only we escape, so the outputs differ: our cost of doing that work, beside the peer's
+    # time on the same text for scale, with no bar.
+    lookalike = prose(MB, non_ascii=True, lookalikes=True)
+    t_ours, t_peer = compare([lambda: ours(lookalike), lambda: peer(lookalike)], repeat=9)
+    rows.append(
+        Row(
+            '1 MB prose beyond ASCII, one fragment in eight spelled with look-alikes (only ours escapes them)',
+            fmt_time(t_ours),
+            fmt_time(t_peer),
+            f'{t_peer / t_ours:.1f}x faster',
+            '—',
+            None,
+        )
+    )
+    notes.append(
+        f'look-alike prose: {ours(lookalike).count("&lt;") - peer(lookalike).count("&lt;"):,} more tags '
+        'escaped by ours than by the peer (`‹∕system›`, `<⠀⁄ tool_result́ >`).'
+    )
 
     # What no `neutralize_tags` can beat in CPython: touching every `<` with a builtin, deciding nothing.
     pattern = re.compile('<')
@@ -243,6 +270,9 @@ def ours_only() -> None:
     texts = {
         '1 MB prose, tag-like fragments': prose(MB),
         '1 MB prose, tag-like fragments, some words beyond ASCII': prose(MB, non_ascii=True),
+        '1 MB prose, beyond ASCII, one fragment in eight spelled with look-alikes': prose(
+            MB, non_ascii=True, lookalikes=True
+        ),
         **{f'1 MB {label}': make(MB) for label, make in ADVERSARIAL.items()},
     }
     times = compare([lambda text=text: ours(text) for text in texts.values()], repeat=15)

@@ -1,4 +1,4 @@
-"""The existing dump, load and stream rows by instruction count, for two source trees: the 5% bar's A/B.
+"""The dump, load, stream and `neutralize_tags` rows by instruction count, for two source trees: an A/B.
 
     bench/.venv/bin/python bench/instructions.py BASE_SRC [NEW_SRC] [ROW ...]
 
@@ -46,6 +46,10 @@ ROWS = {
     'apaced': 'AG-UI endpoint: one request, 50 deltas, the agent waiting before each',
     'vpacedfloor': 'Vercel floor: one request, the same 50 deltas, waiting before each',
     'apacedfloor': 'AG-UI floor: one request, the same 50 deltas, waiting before each',
+    'fprose': '`neutralize_tags`, 1 MB prose',
+    'fwide': '`neutralize_tags`, 1 MB prose, some words beyond ASCII',
+    'flook': '`neutralize_tags`, 1 MB prose, beyond ASCII, some look-alike tags',
+    'fnear': '`neutralize_tags`, 1 MB `<syste` near misses',
 }
 """The `serve`, `floor` and `paced` rows run one request in process through the apps `bench_e2e.py` serves
 (`e2e_app.py`, ours, and `e2e_floor_app.py`, the bare-Starlette floor) under uvicorn's HTTP/1.1 protocol with
@@ -66,6 +70,8 @@ def _workload(row: str) -> Callable[[], Any]:
 
     if row not in ROWS:
         raise SystemExit(f'unknown row {row!r}: one of {", ".join(ROWS)}')
+    if row[0] == 'f':
+        return _framing_workload(row)
     if row[1:] in ('serve', 'floor', 'paced', 'pacedfloor'):
         return _request(row)
     adapter: Any = vercel_ai if row[0] == 'v' else ag_ui  # the two adapters' functions share their names
@@ -155,6 +161,23 @@ def _request(row: str) -> Callable[[], Any]:
             raise SystemExit(f'{row}: the response did not finish: {written[-300:]!r}')
 
     return work
+
+
+def _framing_workload(row: str) -> Callable[[], Any]:
+    import bench_framing
+
+    from uibridge.core.framing import neutralize_tags
+
+    match row:
+        case 'fprose':
+            text = bench_framing.prose(bench_framing.MB)
+        case 'fwide':
+            text = bench_framing.prose(bench_framing.MB, non_ascii=True)
+        case 'flook':
+            text = bench_framing.prose(bench_framing.MB, non_ascii=True, lookalikes=True)
+        case _:
+            text = bench_framing.syste_near_misses(bench_framing.MB)
+    return lambda: neutralize_tags(text)
 
 
 def _plain(message: Any) -> dict[str, Any]:

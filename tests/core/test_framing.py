@@ -7,15 +7,23 @@ import itertools
 import sys
 import textwrap
 import threading
-import unicodedata
 import warnings
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from re import _constants as sre_constants  # pyright: ignore[reportPrivateImportUsage]
 from re import _parser as sre_parse  # pyright: ignore[reportPrivateImportUsage]
 from typing import Any, get_args
 
 import pytest
+from framing_support import (
+    OPENERS,
+    counting_folds,
+    framing_tags,
+    ignorable,
+    is_mark,
+    isolated_registry,
+    only_lt_escaped,
+    read_as,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -27,86 +35,13 @@ DATA_TAGS: tuple[str, ...] = get_args(DataTag)
 BUILTIN = ('system', *DATA_TAGS)
 
 
-@contextmanager
-def isolated_registry() -> Iterator[None]:
-    """Register tags for one test only, and start with nothing escaped yet."""
-    saved = framing._registered, framing._matcher, framing._escaped_once
-    framing._registered = dict(saved[0])
-    framing._escaped_once = False
-    try:
-        yield
-    finally:
-        framing._registered, framing._matcher, framing._escaped_once = saved
-
-
 @pytest.fixture
 def registry() -> Iterator[None]:
     with isolated_registry():
         yield
 
 
-# --------------------------------------------------------------------------------- the independent checker
-
-# Default_Ignorable_Code_Point as DerivedCoreProperties.txt of Unicode 14.0 (the version of Python 3.11's
-# `unicodedata`) lists it, adjacent entries merged: the checker's own statement of the documented rule,
-# independent of how the module derives its set.
-DEFAULT_IGNORABLE_14 = (
-    *((0x00AD, 0x00AD), (0x034F, 0x034F), (0x061C, 0x061C), (0x115F, 0x1160), (0x17B4, 0x17B5)),
-    *((0x180B, 0x180F), (0x200B, 0x200F), (0x202A, 0x202E), (0x2060, 0x206F), (0x3164, 0x3164)),
-    *((0xFE00, 0xFE0F), (0xFEFF, 0xFEFF), (0xFFA0, 0xFFA0), (0xFFF0, 0xFFF8), (0x1BCA0, 0x1BCA3)),
-    *((0x1D173, 0x1D17A), (0xE0000, 0xE0FFF)),
-)
-_DEFAULT_IGNORABLE_POINTS = frozenset(point for first, last in DEFAULT_IGNORABLE_14 for point in range(first, last + 1))
-
-
-def ignorable(char: str) -> bool:
-    """The documented rule: a default-ignorable code point, a format character or a control, but no whitespace."""
-    if char.isspace():
-        return False
-    return ord(char) in _DEFAULT_IGNORABLE_POINTS or unicodedata.category(char) in ('Cf', 'Cc')
-
-
-def framing_tags(text: str, names: frozenset[str] | set[str]) -> list[tuple[int, str, bool]]:
-    """Every framing-tag spelling in `text`: (index of its `<`, name, is closing).
-
-    Written from the documented rule, not from the module's patterns: for each `<`, drop ignorable
-    characters from the rest of the text, NFKC-normalise and casefold it, then read whitespace, an optional
-    `/`, whitespace, and a name up to the next whitespace, `/`, `<` or `>`; it is a tag if the name is
-    known and is not followed by a `<`.
-    """
-    found: list[tuple[int, str, bool]] = []
-    for i, char in enumerate(text):
-        if char != '<':
-            continue
-        rest = ''.join(c for c in text[i + 1 :] if not ignorable(c))
-        rest = unicodedata.normalize('NFKC', rest).casefold()
-        j = 0
-        while j < len(rest) and rest[j].isspace():
-            j += 1
-        closing = j < len(rest) and rest[j] == '/'
-        if closing:
-            j += 1
-            while j < len(rest) and rest[j].isspace():
-                j += 1
-        k = j
-        while k < len(rest) and not rest[k].isspace() and rest[k] not in '/<>':
-            k += 1
-        if rest[j:k] in names and (k == len(rest) or rest[k] != '<'):
-            found.append((i, rest[j:k], closing))
-    return found
-
-
-def only_lt_escaped(before: str, after: str) -> bool:
-    """`after` is `before` with some `<` characters replaced by `&lt;`, and nothing else changed."""
-    i = j = 0
-    while i < len(before):
-        if before[i] == '<' and after.startswith('&lt;', j):
-            i, j = i + 1, j + 4
-        elif j < len(after) and before[i] == after[j]:
-            i, j = i + 1, j + 1
-        else:
-            return False
-    return j == len(after)
+# ---------------------------------------------------------------- the independent checker (framing_support.py)
 
 
 def test_the_checker_itself() -> None:
@@ -114,9 +49,17 @@ def test_the_checker_itself() -> None:
     assert framing_tags('a <system> b </ Tool_Result\n>', names) == [(2, 'system', False), (13, 'tool_result', True)]
     assert framing_tags('<systems> <system-x> <div> &lt;system> <system<', names) == []
     assert framing_tags('<\x00sys\u034ftem\ufe0f> <sys\ttem>', names) == [(0, 'system', False)]
+    assert framing_tags('\u2039\u2215sy\u0301stem\u203a <\u2800/\u2800system> \u2039sys tem>', names) == [
+        (0, 'system', True),
+        (11, 'system', True),
+    ]
     assert ignorable('\x00') and ignorable('\u3164') and ignorable('\U000e0100') and ignorable('\U000e0fff')
     assert not ignorable('\t') and not ignorable('\x85') and not ignorable('a') and not ignorable('\u0301')
+    assert is_mark('\u0301') and is_mark('\u20dd') and is_mark('\u0903') and not is_mark('a')
+    assert read_as('\u00e9') == 'e' and read_as('\uff0f') == '/' and read_as('\u226e') == '<'
+    assert read_as('\u200b') == '' and read_as('\u2800') == ' ' and read_as('\u0130') == 'i'
     assert only_lt_escaped('<a><b>', '&lt;a><b>')
+    assert only_lt_escaped('\u2039a', '&lt;a')
     assert not only_lt_escaped('<a>', '&lt;a&gt;')
     assert not only_lt_escaped('a&b', 'a&amp;b')
 
@@ -253,8 +196,8 @@ PEER_TABLE = [
     ('<validation_errors/>', '&lt;validation_errors/>'),
     ('< / retry_feedback >', '&lt; / retry_feedback >'),
     ('<memory>', '<memory>'),
-    ('＜/system>', '＜/system>'),
-    ('﹤system>', '﹤system>'),
+    ('＜/system>', '&lt;/system>'),  # * a look-alike of `<` opens a tag too, and is replaced by `&lt;`
+    ('﹤system>', '&lt;system>'),  # *
     ('<ѕystem>', '<ѕystem>'),
     ('<ſystem>', '&lt;ſystem>'),
     ('<assistant_thınking>', '&lt;assistant_thınking>'),
@@ -312,6 +255,8 @@ def test_peer_table_registered_rows(registry: None) -> None:
         '<sys' + '\u200b' * 200 + 'tem>',  # padding does not make the name too long to read
         '<／system>',  # full-width solidus reads as /
         '<system＞',  # full-width > ends the name
+        '＜system>',  # full-width and small < open one
+        '﹤/system>',
         '<\xa0system>',  # NBSP is whitespace
         '<system\xa0>',
         '<\u2028/system>',  # LINE SEPARATOR
@@ -325,7 +270,8 @@ def test_peer_table_registered_rows(registry: None) -> None:
 )
 def test_documented_folding_and_whitespace_decisions_escape(text: str) -> None:
     out = neutralize_tags(text)
-    assert out == text.replace('<', '&lt;', 1)
+    at = next(i for i, char in enumerate(text) if char in OPENERS)
+    assert out == text[:at] + '&lt;' + text[at + 1 :]
     assert neutralize_tags(out) == out
 
 
@@ -335,8 +281,6 @@ def test_documented_folding_and_whitespace_decisions_escape(text: str) -> None:
         '<ѕystem>',  # Cyrillic dze: looks Latin, no normalisation relates it
         '<ѕуѕтем>',
         '<ꜱʏꜱᴛᴇᴍ>',  # small capitals are letters of their own
-        '＜system>',  # only `<` opens a tag
-        '﹤/system>',
         '<system\u200bs>',  # with the invisible character removed this is `systems`
         '<ſystems>',
         '<ſystem-prompt>',
@@ -366,15 +310,16 @@ def ignorable_chars() -> str:
     return ''.join(char for char in map(chr, range(0x110000)) if ignorable(char))
 
 
-def test_the_module_removes_exactly_the_documented_ignorable_characters() -> None:
+def test_the_module_removes_exactly_the_documented_ignorable_characters_and_the_marks() -> None:
     derived = ''.join(chr(point) for first, last in framing._IGNORABLE_RANGES for point in range(first, last + 1))
     assert derived == ignorable_chars()
     # Maximal runs, in order: consecutive code points make one range.
-    ranges = framing._IGNORABLE_RANGES
-    assert all(first <= last < following - 1 for (first, last), (following, _) in itertools.pairwise(ranges))
-    # The compiled class removes exactly them (its escapes are right), from all of the code space.
-    everything = ''.join(map(chr, range(0x110000)))
-    assert framing._IGNORABLE_RE.sub('', everything) == ''.join(c for c in everything if not ignorable(c))
+    for ranges in (framing._IGNORABLE_RANGES, framing._MARK_RANGES):
+        assert all(first <= last < following - 1 for (first, last), (following, _) in itertools.pairwise(ranges))
+    # The folding removes exactly them and the combining marks of this Python's Unicode (the marks held for
+    # one Unicode version are this one's), from all of the code space.
+    removed = {point for point, read in framing._READ_AS.items() if read is None}
+    assert removed == {point for point in range(0x110000) if ignorable(chr(point)) or is_mark(chr(point))}
 
 
 @pytest.mark.parametrize(
@@ -448,19 +393,6 @@ def test_whitespace_controls_stay_gaps(char: str) -> None:
     assert neutralize_tags(f'é<sys{char}tem>') == f'é<sys{char}tem>'
 
 
-def _counting_folds(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """The length of every candidate the folding pass folds, from now on."""
-    lengths: list[int] = []
-    fold = framing._fold
-
-    def counting(text: str) -> str:
-        lengths.append(len(text))
-        return fold(text)
-
-    monkeypatch.setattr(framing, '_fold', counting)
-    return lengths
-
-
 @pytest.mark.parametrize(
     'make',
     [
@@ -478,14 +410,14 @@ def test_the_folding_pass_reads_each_character_at_most_once(
 ) -> None:
     # Work counted, not timed: the candidates folded never overlap, so together they are no longer than the
     # text (all-ASCII candidates, `<\x00` here, the first pass settled and are not folded at all).
-    lengths = _counting_folds(monkeypatch)
+    lengths = counting_folds(monkeypatch)
     text = make(50_000)
     neutralize_tags(text)
     assert sum(lengths) <= len(text)
 
 
 def test_ascii_text_with_controls_is_settled_without_folding(monkeypatch: pytest.MonkeyPatch) -> None:
-    lengths = _counting_folds(monkeypatch)
+    lengths = counting_folds(monkeypatch)
     text = '<\x00system> </sys\x7ftem x <sys\x01tems> <\x1b/\x1btool_result/>'
     escaped = '&lt;\x00system> &lt;/sys\x7ftem x <sys\x01tems> &lt;\x1b/\x1btool_result/>'
     assert neutralize_tags(text * 1000) == escaped * 1000
@@ -494,7 +426,11 @@ def test_ascii_text_with_controls_is_settled_without_folding(monkeypatch: pytest
 
 @settings(deadline=None)
 @given(
-    letter=st.characters(categories=('Lu', 'Ll', 'Lt', 'Lm', 'Lo')).filter(lambda c: not ignorable(c)),
+    # A letter read as a slash or `>` (katakana NO, Canadian syllabics PO) ends the name before it instead:
+    # `<contextノ_diff>` reads as `<context/`, a tag.
+    letter=st.characters(categories=('Lu', 'Ll', 'Lt', 'Lm', 'Lo')).filter(
+        lambda c: not ignorable(c) and read_as(c) not in ('/', '>')
+    ),
     name=st.sampled_from(BUILTIN),
     data=st.data(),
 )
@@ -786,6 +722,7 @@ def test_no_matching_pattern_can_backtrack() -> None:
         framing._matcher.ascii_pattern.pattern,  # pyright: ignore[reportPrivateUsage]
         framing._ascii_pattern(frozenset({'system', 'tool_result', 'judge_feedback', 'a', 'ab'})),  # pyright: ignore[reportPrivateUsage]
         framing._WIDE_CANDIDATE.pattern,  # pyright: ignore[reportPrivateUsage]
+        framing._candidates_opened_by('\u2039').pattern,  # pyright: ignore[reportPrivateUsage]
         framing._FOLDED_TAG.pattern,  # pyright: ignore[reportPrivateUsage]
     ]
     for pattern in patterns:

@@ -7,35 +7,47 @@ validation errors in `<validation_errors>`, a validator's message in `<retry_fee
 extension registers with `register_tag`. A data tag's body can't open or close any framing tag, so a tool
 result can't close your frame and your frame's content can't forge a `<system>` block.
 
-What counts as a framing-tag spelling (each of these has its `<` escaped as `&lt;`, and nothing else changes):
+What counts as a framing-tag spelling (each has its opener replaced by `&lt;`, and nothing else changes):
 
-- `<`, optional whitespace, an optional `/` with optional whitespace after it, a framing tag's name, and then
-  whitespace, `/`, `>` or the end of the text. So attributes (`<system role="x">`), self-closing forms
-  (`<tool_result/>`) and tags cut off at the end of the text (`x </system`, which a wrapper's own `>` would
-  complete) are all covered, while a longer name (`<systems>`, `<tool_result_x>`, `<system-prompt>`) is a
-  different tag and stays as written.
-- *Whitespace* is Unicode whitespace as Python's `\s` and `str.isspace` see it (tabs, newlines, NBSP,
-  U+2028, U+3000, NEL, the information separators `\x1c`-`\x1f` ...): anything a reader might take for a gap.
-- *Ignorable characters*: what follows the `<` is read after removing every character that renders as
-  nothing or is no text at all, wherever it stands (before or after the `/`, inside or after the name):
-  Unicode's default-ignorable code points (soft hyphen, zero-width space/joiners, directional marks and
-  isolates, word joiner, BOM, tag characters, variation selectors, the combining grapheme joiner, Hangul
-  fillers, and the code points Unicode reserves as ignorable), every other format character (category Cf),
-  and the C0 and C1 control characters and DEL that are not whitespace (`\x00`-`\x08`, `\x0e`-`\x1b`,
-  `\x7f`-`\x84`, `\x86`-`\x9f`). The set is derived from `unicodedata` when the module is imported (see
-  `uibridge.core.ignorable`). So `<sys\u200btem>`, `<\u200b/system>`, `<sys\u034ftem>`, `<system\ufe0f>`,
-  `<sys\u3164tem>`, `<\x00system>`, `</\x01system>` and `<system\x7f>` are all escaped, and a name is
-  never too long to be read: ignorable characters padding it out do not hide it.
-- *Case and look-alikes*: after that, Unicode compatibility normalisation (NFKC) and full case folding. So
-  `<SYSTEM>`, `<ſystem>` (long s), `<ｓｙｓｔｅｍ>` (full-width), `<／system>` and `<system＞` are all
-  escaped. We fold generously on purpose: escaping a `<` too many costs a reader nothing, while a spelling
-  a model reads as `<system>` but we let through is a forged voice. Letters from other scripts that merely
-  look Latin (Cyrillic `ѕ`) are not folded: no Unicode normalisation relates them, and any confusable
-  table would be a guess that changes with fonts.
-- Only `<` is escaped, never another character, so a tag opened by a full-width `＜` or small-form `﹤` is
-  left as written (escaping it would change a character that is not `<`). `&lt;system>` is already inert,
-  so escaping twice changes nothing, and every other character (`&`, `>`, a bare `<` in `a < b`,
-  unregistered tags like `<div>`) stays byte for byte.
+- An *opener*, an optional gap, an optional *slash* with an optional gap after it, a framing tag's name, and
+  then a gap, a slash, a *closer* or the end of the text. So attributes (`<system role="x">`), self-closing
+  forms (`<tool_result/>`) and tags cut off at the end of the text (`x </system`, which a wrapper's own `>`
+  would complete) are all covered, while a longer name (`<systems>`, `<tool_result_x>`, `<system-prompt>`)
+  is a different tag and stays as written, and so does a name followed by an opener (`<system<`).
+- *Openers, slashes and closers* are `<`, `/` and `>` and every character a reader takes for one of them:
+  each character Unicode's confusables data (UTS #39, version 18.0.0) gives one of the three as its
+  prototype (`‹ ❮ ˂ ᐸ` read as `<`, `› ❯ ˃` as `>`, `∕ ⁄ ⧸ ╱ ノ` as `/`), the single angle brackets
+  (`〈 ⟨ ❬` and their closing forms, to which UTS #39 gives a prototype of their own), and every character
+  that folds (below) to one of these (`＜ ﹤ ≮ ／ ＞`). The table is generated once from that data
+  (`uibridge.core.lookalikes`, written by `fixtures/core/generate_lookalikes.py`). So `‹∕retry_feedback>`,
+  `<⁄system>`, `</system›` and `〈/system〉` are all escaped.
+- A *gap* is whitespace as Python's `\s` and `str.isspace` see it (tabs, newlines, NBSP, U+2028, U+3000,
+  NEL, the information separators `\x1c`-`\x1f` ...) or U+2800 BRAILLE PATTERN BLANK, which renders as an
+  empty cell: anything a reader takes for a space. A gap inside a name splits it (`<sys tem>` is no tag).
+- *Invisible characters and marks*: what follows the opener is read after removing, wherever they stand
+  (before or after the slash, inside or after the name), every character that renders as nothing or is no
+  text at all, and every combining mark. The first are Unicode's default-ignorable code points (soft
+  hyphen, zero-width space/joiners, directional marks and isolates, word joiner, BOM, tag characters,
+  variation selectors, the combining grapheme joiner, Hangul fillers, and the code points Unicode reserves
+  as ignorable), every other format character (category Cf), and the C0 and C1 control characters and DEL
+  that are not whitespace (`\x00`-`\x08`, `\x0e`-`\x1b`, `\x7f`-`\x84`, `\x86`-`\x9f`), derived from
+  `unicodedata` when the module is imported (`uibridge.core.ignorable`). The marks (categories Mn, Mc, Me)
+  attach to the character before them without making it another one to a reader: a mark on the opener or
+  the slash leaves it what it was, and a name with marks on its letters is still the name. So
+  `<sys\u200btem>`, `<\u200b/system>`, `<sys\u3164tem>`, `<\x00system>`, `</\u0338system>`,
+  `<sy\u0301stem>` and `<system\u20dd>` are all escaped, and a name is never too long to be read:
+  characters padding it out do not hide it.
+- *Case and compatibility forms*: compatibility decomposition (NFKD) and full case folding, so `<SYSTEM>`,
+  `<ſystem>` (long s), `<ｓｙｓｔｅｍ>` (full-width), `<systém>` (é is e and a mark) are all escaped. We fold
+  generously on purpose: escaping an opener too many costs a reader little, while a spelling a model reads
+  as `<system>` but we let through is a forged voice. Letters from other scripts that merely look Latin
+  (Cyrillic `ѕ`) are not folded: UTS #39 serves here for the three delimiters only, whose look-alikes no
+  tag name needs, while a confusable table for letters would fold words of other scripts into tag names.
+- Only the opener changes: `<` or its look-alike becomes `&lt;`, which a reader takes for an escaped `<`
+  whatever stood there. `&lt;system>` is inert, so escaping twice changes nothing, and every other
+  character (`&`, `>`, a bare `<` in `a < b`, unregistered tags like `<div>`) stays byte for byte. Text
+  that merely holds these characters (`1∕2`, braille, Korean with Hangul fillers, accented words, French
+  `‹ guillemets ›` around a word that is no tag's name) has no tag in it and is left as written.
 
 Matching is linear in the text. One compiled pattern, whose name alternation is a trie, settles every
 ASCII spelling, so the cost per `<` is bounded by the longest name, not by how many tags are registered
@@ -44,13 +56,16 @@ front of the trie turns away, in a few character tests, every `<` not followed b
 be a name, which is most of them in prose and all of them in near misses like `<syste<`. ASCII control
 characters are read by the same pattern: where the plain trie fails, a second one that allows them between
 the letters is tried, so prose never pays for them. Text with non-ASCII characters takes a second pass over
-the remaining `<`s whose head holds a non-ASCII character or an ASCII control: each such candidate (up to
-the next `<` or `>`) is folded as above, and the name read from it is looked up in a set. Candidates never
-overlap, so the second pass reads each character at most once more.
+the remaining `<`s whose head holds a non-ASCII character or an ASCII control, and one pass for each
+look-alike opener the text holds: each candidate (up to the next opener or closer) is folded as above, and
+the name read from it is looked up in a set. Candidates never overlap, so these passes read each character
+at most once more. Finding the look-alike openers costs one `str` search for each (no pattern scans for a
+class of characters nearly as fast); in text whose characters are all Latin-1 they are ruled out at once.
 """
 
 from __future__ import annotations
 
+import functools
 import html
 import re
 import threading
@@ -59,7 +74,8 @@ import warnings
 from typing import Literal, NewType, TypeAlias, get_args
 
 from .errors import UserError
-from .ignorable import IGNORABLE_RANGES, char_class
+from .ignorable import IGNORABLE_RANGES, char_class, mark_ranges
+from .lookalikes import GREATER_THAN, LESS_THAN, MARK_RANGES, MARKS_UNICODE_VERSION, SOLIDUS
 
 __all__ = [
     'DataTag',
@@ -94,8 +110,21 @@ _ATTR_NAME_RE = re.compile(r'[a-z_][a-z0-9_]*')
 _MAX_NAME = 64
 
 _IGNORABLE_RANGES = IGNORABLE_RANGES
-_IGNORABLE = char_class(_IGNORABLE_RANGES)
-_IGNORABLE_RE = re.compile(f'[{_IGNORABLE}]+')
+# The combining marks, held for one Unicode version and derived again on a Python with another.
+_MARK_RANGES = list(MARK_RANGES) if unicodedata.unidata_version == MARKS_UNICODE_VERSION else mark_ranges()
+# A character that renders as an empty cell, like a space, yet is neither whitespace nor ignorable: read as a gap.
+_BLANKS = '\u2800'  # BRAILLE PATTERN BLANK
+# What the folding reads each character as, where that is not the character itself: nothing for the ignorable
+# characters and the combining marks, the delimiter for each look-alike, a space for a blank, and `i` for
+# dotless `ı`, as the first pass's case-insensitive classes (`_CASE_FOLDS`) read it (case folding keeps it
+# apart). One table for `str.translate`: a regex class of these several hundred ranges, many beyond the BMP,
+# tests each character against them one by one.
+_READ_AS: dict[int, str | None] = {
+    **dict.fromkeys(point for first, last in (*_IGNORABLE_RANGES, *_MARK_RANGES) for point in range(first, last + 1)),
+    **str.maketrans(dict.fromkeys(LESS_THAN, '<') | dict.fromkeys(GREATER_THAN, '>') | dict.fromkeys(SOLIDUS, '/')),
+    **str.maketrans(dict.fromkeys(_BLANKS, ' ') | {'\u0131': 'i'}),
+}
+_OPENERS = '<' + LESS_THAN
 # The ASCII ones (C0 controls that are not whitespace, and DEL): the first pass reads them itself.
 _ASCII_IGNORABLE = char_class([(first, min(last, 0x7F)) for first, last in _IGNORABLE_RANGES if first < 0x80])
 # The first pass matches ASCII spellings case-insensitively without `re.IGNORECASE`: each letter of a name
@@ -198,15 +227,29 @@ def _ascii_pattern(names: frozenset[str]) -> str:
     return f'<{guard}(?:{plain}|{skipping})'
 
 
-# A tag-like candidate in text that holds non-ASCII characters: `<` and everything up to the next `<` or
-# `>`. It is folded whole before it is read, so a full-width `／` or an ignorable character anywhere in it
-# counts as what it stands for. Candidates never overlap, so folding each one keeps the pass linear. Only
-# candidates whose head (up to the end of the name) holds a non-ASCII character or an ASCII ignorable one
-# are read: any other head is ASCII apart from whitespace, which the first pass already settled. (A head
-# with ASCII ignorables only is settled by the first pass too, but one with both needs the folding.)
-_WIDE_CANDIDATE = re.compile(
-    f'<(?=[\\s/]*+[^\\s/<>{_ASCII_IGNORABLE}\\x80-\\U0010ffff]*+[{_ASCII_IGNORABLE}\\x80-\\U0010ffff])[^<>]*+'
-)
+# A tag-like candidate in text that holds non-ASCII characters: an opener (`<` or a look-alike of it) and
+# everything up to the next character read as `<` or `>`. It is folded whole before it is read, so a
+# full-width `／`, a mark or an ignorable character anywhere in it counts as what it stands for. Candidates
+# never overlap (none holds an opener but its first character), so folding each one keeps the pass linear.
+# Of the candidates `<` opens, only those whose head (up to the end of the name) holds a non-ASCII character
+# or an ASCII ignorable one are read: any other head is ASCII, which the first pass already settled. (A head
+# with ASCII ignorables only is settled by the first pass too, but one with both needs the folding.) The
+# head is read as ASCII whitespace and slashes, then ASCII that can stand in a name, then the character
+# that decides; classes of ASCII alone are tested fastest, and a non-ASCII space in the gap only makes one
+# candidate more, which the folding then reads as the gap it is.
+_WIDE_HEAD = f'(?=[\\t-\\r\\x1c-\\x20/]*+[!-.0-;=?-~]*+[{_ASCII_IGNORABLE}\\x80-\\U0010ffff])'
+_WIDE_HEAD_RE = re.compile(_WIDE_HEAD)
+_CANDIDATE_BODY = f'[^<>{re.escape(LESS_THAN + GREATER_THAN)}]*+'
+_WIDE_CANDIDATE = re.compile(f'<{_WIDE_HEAD}{_CANDIDATE_BODY}')
+
+
+@functools.cache
+def _candidates_opened_by(opener: str) -> re.Pattern[str]:
+    """The candidates a look-alike `opener` opens, one pattern each: a pattern that starts with one character
+    finds it as fast as `str.find`, while one that starts with a class of them tests every character."""
+    return re.compile(re.escape(opener) + _CANDIDATE_BODY)
+
+
 # The tag shape, read on the folded candidate: the name, then the first character after it (if any).
 _FOLDED_TAG = re.compile(r'\s*+(?:/\s*+)?([^\s/>]++)(.?)', re.DOTALL)
 
@@ -217,40 +260,59 @@ _voice_matcher = _Matcher(frozenset({_VOICE_TAG}))
 _escaped_once = False
 
 
-def _fold(name: str) -> str:
-    return unicodedata.normalize('NFKC', _IGNORABLE_RE.sub('', name)).casefold()
+def _fold(text: str) -> str:
+    """`text` as it reads: compatibility forms decomposed, case folded, invisible characters and marks removed,
+    look-alikes of `<`, `>` and `/` read as those, blanks as a space."""
+    return unicodedata.normalize('NFKD', unicodedata.normalize('NFKD', text).casefold()).translate(_READ_AS)
 
 
 def _escape(text: str, matcher: _Matcher) -> str:
-    if '<' not in text:
-        return text
-    text = matcher.ascii_pattern.sub('&lt;', text)
+    if '<' in text:
+        text = matcher.ascii_pattern.sub('&lt;', text)
+        if text.isascii():
+            return text
+        return _escape_wide(text, matcher.names, after_lt=True)
     if text.isascii():
         return text
-    names = matcher.names
+    return _escape_wide(text, matcher.names, after_lt=False)
 
-    def escape_wide(match: re.Match[str]) -> str:
-        candidate = match.group(0)
-        if candidate.isascii():
+
+def _escape_wide(text: str, names: frozenset[str], *, after_lt: bool) -> str:
+    """The passes over text that holds non-ASCII characters, after the ASCII pass (which `after_lt` says ran)."""
+
+    def escape(match: re.Match[str]) -> str:
+        candidate, end = match.group(0), match.end()
+        if candidate.isascii() and (end == len(text) or text[end] in '<>'):
             return candidate  # the ASCII pass already decided this one
-        folded = _FOLDED_TAG.match(_fold(candidate[1:]))
+        rest = candidate[1:]
+        # A head of plain ASCII (what a look-alike often opens in prose: `a ‹ b`) reads as it is but for case.
+        folded = _FOLDED_TAG.match(_fold(rest) if _WIDE_HEAD_RE.match(rest) else rest.lower())
         if folded is None or folded.group(1) not in names:
             return candidate
         # A name that runs to the end of the candidate must be followed by `>` or the end of the text; the
-        # candidate stopped at one of those or at a `<`, which ends no tag name.
-        if not folded.group(2) and text.startswith('<', match.end()):
+        # candidate stopped at one of those (or a look-alike) or at an opener, which ends no tag name.
+        if not folded.group(2) and end < len(text) and text[end] in _OPENERS:
             return candidate
         return '&lt;' + candidate[1:]
 
-    return _WIDE_CANDIDATE.sub(escape_wide, text)
+    if after_lt:
+        text = _WIDE_CANDIDATE.sub(escape, text)
+    # One scan for each look-alike of `<` (no pattern finds a class of characters as fast); a character wider
+    # than any in the text, which all of them are in Latin-1 text, is ruled out without one.
+    for opener in LESS_THAN:
+        if opener in text:
+            text = _candidates_opened_by(opener).sub(escape, text)
+    return text
 
 
 def neutralize_tags(text: str) -> str:
-    """Escape the `<` of every opening or closing framing tag in `text` as `&lt;`; leave the rest as written.
+    """Replace the `<` of every opening or closing framing tag in `text` with `&lt;`; leave the rest as written.
 
     That covers `<system>`, the built-in data tags and every registered tag, in any case, with whitespace
-    around the `/`, with attributes, self-closing, or cut off at the end of the text. Use it for untrusted
-    text that will sit inside a framing tag without going through `wrap`.
+    around the `/`, with attributes, self-closing, or cut off at the end of the text, and spelled with
+    invisible characters, combining marks or look-alikes of `<`, `>` and `/` (a look-alike that opens a tag is
+    what becomes `&lt;`). Use it for untrusted text that will sit inside a framing tag without going through
+    `wrap`.
     """
     global _escaped_once
     _escaped_once = True

@@ -1,7 +1,8 @@
-"""The characters a reader cannot see, derived from `unicodedata` once, for `framing` to remove from a tag name.
+"""The characters that are no character of a tag to a reader, for `framing` to remove before it reads one.
 
-One concept apart from the matcher that uses it: which code points count as invisible, and a regex character
-class for them. Derived at import from Python's own Unicode data, so a new Python's Unicode version updates it.
+One concept apart from the matcher that uses it: which code points a reader does not see (`IGNORABLE_RANGES`,
+derived at import from Python's own Unicode data, so a new Python's Unicode version updates it), which ones
+only mark the character before them (`mark_ranges`), and a regex character class for either.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ['IGNORABLE_RANGES', 'char_class']
+__all__ = ['IGNORABLE_RANGES', 'char_class', 'mark_ranges']
 
 # What is removed from a tag-like span before its name is read: every character that renders as nothing or
 # is not text at all, derived from `unicodedata` when this module is imported.
@@ -48,6 +49,7 @@ _ASSIGNED_PLANES = frozenset({0, 1, 2, 3, 14})
 (category Co), so no control or format character can stand there. Skipping them saves most of the import
 time (unassigned code points are not printable, so each would be read); a test checks the whole code space."""
 _CONTROL_OR_FORMAT = re.compile('C[cf]')
+_MARK = re.compile('M[nce]')
 
 
 def _all_code_points() -> str:
@@ -84,15 +86,36 @@ def _ignorable_ranges() -> list[tuple[int, int]]:
         categories = ''.join(map(category, block))
         if 'Cc' in categories or 'Cf' in categories:
             points.update(start + found.start() // 2 for found in _CONTROL_OR_FORMAT.finditer(categories))
+    return _merged(sorted(point for point in points if not chr(point).isspace()))
+
+
+def _merged(points: list[int]) -> list[tuple[int, int]]:
+    """Sorted code points as ranges of consecutive ones."""
     ranges: list[tuple[int, int]] = []
-    for point in sorted(points):
-        if chr(point).isspace():
-            continue
+    for point in points:
         if ranges and ranges[-1][1] == point - 1:
             ranges[-1] = (ranges[-1][0], point)
         else:
             ranges.append((point, point))
     return ranges
+
+
+def mark_ranges() -> list[tuple[int, int]]:
+    """The combining marks (general categories Mn, Mc, Me) of this Python's `unicodedata`, as sorted ranges.
+
+    Marks are printable, so unlike the ignorable characters no block can be skipped unread: this takes tens of
+    milliseconds, which is why `uibridge.core.lookalikes` holds them for one Unicode version and `framing`
+    calls this only on a Python with another.
+    """
+    category = unicodedata.category
+    everything = _all_code_points()
+    points: list[int] = []
+    for start in range(0, _CODE_SPACE, 1024):
+        if (start >> 16) not in _ASSIGNED_PLANES:
+            continue
+        categories = ''.join(map(category, everything[start : start + 1024]))
+        points.extend(start + found.start() // 2 for found in _MARK.finditer(categories))
+    return _merged(points)
 
 
 def _escaped(point: int) -> str:
