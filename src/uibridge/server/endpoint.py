@@ -47,6 +47,7 @@ from .options import check_agent, check_bool, check_positive, check_strings
 from .run import Agent, AgentRun, OnComplete
 from .store import ChatStore, store_from_url
 from .streaming import stream_run
+from .telemetry import Observer, Telemetry, observe_run
 
 __all__ = ['DEFAULT_BODY_TIMEOUT', 'DEFAULT_MAX_BODY_BYTES', 'ChatEndpoint', 'ProtocolBinding']
 
@@ -106,6 +107,9 @@ class ChatEndpoint(Generic[RequestT]):
       `GET {api}/{chat_id}` and `GET`/`DELETE {api}/{chat_id}/stream` on routes with a `{chat_id}` parameter.
     - `authorize(request) -> principal | None`: called first on every request (`None`: 401); the principal
       owns the chats it creates and reaches the agent as `run.principal`.
+    - `telemetry` (`True`, a `Telemetry`, or `False`): OpenTelemetry spans and metrics, when `opentelemetry-api`
+      is installed (`uibridge.server.telemetry`). Every answer carries an `x-request-id` header, and every run
+      writes one log record at INFO on the `uibridge.server` logger, whatever this says.
     """
 
     def __init__(
@@ -132,6 +136,7 @@ class ChatEndpoint(Generic[RequestT]):
         max_json_values: int = limits.DEFAULT_MAX_JSON_VALUES,
         store: ChatStore | str | None = None,
         authorize: Authorize | None = None,
+        telemetry: Telemetry | bool = True,
     ) -> None:
         check_agent(agent)
         self.agent = agent
@@ -165,6 +170,7 @@ class ChatEndpoint(Generic[RequestT]):
         if authorize is not None and not callable(authorize):
             raise TypeError(f'authorize must be an async function (request) -> principal | None, not {authorize!r}')
         self.authorize = authorize
+        self.observer = Observer(telemetry, agent, binding.name)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope['type'] == 'lifespan':
@@ -176,6 +182,10 @@ class ChatEndpoint(Generic[RequestT]):
         if scope['type'] != 'http':
             return
         headers = _headers(scope)
+        with self.observer.request(scope, headers, send) as observed:
+            await self._serve(scope, headers, receive, observed.send)
+
+    async def _serve(self, scope: Scope, headers: dict[str, str], receive: Receive, send: Send) -> None:
         try:
             principal = await self._principal(scope, headers)
             chat_id = scope.get('path_params', {}).get('chat_id')
@@ -210,15 +220,16 @@ class ChatEndpoint(Generic[RequestT]):
         run.principal = principal
         run.headers = headers
         try:
-            await stream_run(
-                agent=self.agent,
-                run=run,
-                encoder=encoder,
-                send=send,
-                receive=receive,
-                keep_alive=self.keep_alive,
-                expose_errors=self.expose_errors,
-            )
+            with observe_run(run, encoder):
+                await stream_run(
+                    agent=self.agent,
+                    run=run,
+                    encoder=encoder,
+                    send=send,
+                    receive=receive,
+                    keep_alive=self.keep_alive,
+                    expose_errors=self.expose_errors,
+                )
         finally:
             await self._complete(encoder, run)
 

@@ -37,6 +37,7 @@ from .managed import ManagedInput, kept_input, stored_claims
 from .resume import Detached, Stoppable, serve_stream
 from .store import ChatBusy, ChatNotFound, ChatStore, RunClaim, StoreError
 from .streaming import stream_run
+from .telemetry import observe_run
 
 if TYPE_CHECKING:
     from .endpoint import ChatEndpoint
@@ -156,7 +157,8 @@ async def run_managed(
         added = kept_input(managed.added, verified.messages)
         run.principal = principal
         run.headers = headers
-        await _stream(endpoint, store, claim, run, encoder, receive, send)
+        with observe_run(run, encoder):
+            await _stream(endpoint, store, claim, run, encoder, receive, send)
         produced = binding.stamp(request, encoder, encoder.new_messages)
         committed = await _commit(store, claim, added + produced, managed.prefix, len(claim.messages))
         await endpoint.complete(encoder, run)

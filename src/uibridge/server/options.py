@@ -19,6 +19,7 @@ from .approvals import ApprovalLedger
 from .auth import Authorize
 from .run import OnComplete
 from .store import ChatStore
+from .telemetry import Telemetry
 
 __all__ = [
     'AppOptions',
@@ -54,6 +55,7 @@ class EndpointOptions(TypedDict, total=False):
     max_json_values: int
     store: ChatStore | str | None
     authorize: Authorize | None
+    telemetry: Telemetry | bool
 
 
 class VercelAIOptions(EndpointOptions, total=False):
