@@ -102,9 +102,12 @@ async def test_a_finished_run_is_a_request_span_with_an_invoke_agent_span_and_it
     assert run.start_time <= tool.timestamp <= run.end_time  # pyright: ignore[reportOperator]
     assert run.status.status_code == StatusCode.UNSET
 
-    assert otel.point('uibridge.runs', **{'uibridge.protocol': protocol, 'uibridge.run.status': 'finished'}).value == 1
     duration = otel.point('gen_ai.client.operation.duration', **{'gen_ai.operation.name': 'invoke_agent'})
-    assert duration.count == 1
+    assert duration.count == 1  # runs by status: the duration's count
+    assert (duration.attributes['uibridge.protocol'], duration.attributes['uibridge.run.status']) == (
+        protocol,
+        'finished',
+    )
     assert duration.attributes['gen_ai.provider.name'] == 'acme'
     assert duration.attributes['gen_ai.response.model'] == 'm-1'
     assert otel.point('gen_ai.client.token.usage', **{'gen_ai.token.type': 'input'}).sum == 30
@@ -133,8 +136,8 @@ async def test_a_failed_run_has_an_error_status_and_the_exception_class_but_not_
     assert run.attributes['gen_ai.usage.input_tokens'] == 10  # what the run used before it failed
     assert [event.name for event in run.events] == ['uibridge.tool_call']  # no exception event: its text is content
     assert request.status.status_code == StatusCode.UNSET
-    runs = otel.point('uibridge.runs', **{'uibridge.run.status': 'failed'})
-    assert (runs.value, runs.attributes['error.type']) == (1, 'RuntimeError')
+    runs = otel.point('gen_ai.client.operation.duration', **{'uibridge.run.status': 'failed'})
+    assert (runs.count, runs.attributes['error.type']) == (1, 'RuntimeError')
     assert FAILURE not in otel.recorded_text()
 
 
@@ -152,8 +155,9 @@ async def test_a_client_that_goes_away_ends_a_client_held_run_as_cancelled(proto
     assert request.attributes is not None
     assert request.attributes['http.response.status_code'] == 200
     assert request.attributes['uibridge.request.id'] == 'gone-1'
-    assert otel.point('uibridge.runs', **{'uibridge.run.status': 'cancelled'}).value == 1
-    assert otel.point('uibridge.streams.active').value == 0
+    runs = otel.point('gen_ai.client.operation.duration', **{'uibridge.run.status': 'cancelled'})
+    assert (runs.count, runs.attributes['error.type']) == (1, 'cancelled')
+    assert otel.point('uibridge.streams.active', **{'uibridge.protocol': protocol}).value == 0
 
 
 async def test_a_stop_through_the_store_cancels_a_managed_run_and_the_stop_request_has_its_span() -> None:
@@ -166,7 +170,7 @@ async def test_a_stop_through_the_store_cancels_a_managed_run_and_the_stop_reque
         async with anyio.create_task_group() as group:
             group.start_soon(send)
             await agent.streaming.wait()
-            assert otel.point('uibridge.streams.active').value == 1
+            assert otel.point('uibridge.streams.active', **{'uibridge.protocol': 'vercel-ai'}).value == 1
             assert (await client.delete(f'/api/chat/{CHAT}/stream')).status_code == 204
     [run] = otel.named('invoke_agent')
     assert run.attributes is not None
@@ -175,7 +179,7 @@ async def test_a_stop_through_the_store_cancels_a_managed_run_and_the_stop_reque
     assert stop.attributes is not None
     assert stop.attributes['gen_ai.conversation.id'] == CHAT
     assert stop.attributes['http.response.status_code'] == 204
-    assert otel.point('uibridge.streams.active').value == 0
+    assert otel.point('uibridge.streams.active', **{'uibridge.protocol': 'vercel-ai'}).value == 0
 
 
 async def test_refused_requests_are_counted_by_reason_and_start_no_run() -> None:
@@ -316,7 +320,7 @@ async def test_resuming_a_stream_is_an_active_stream_and_a_get_span() -> None:
         for span in otel.named('GET')
     )
     assert spans == [(200, CHAT), (200, CHAT)]
-    assert otel.point('uibridge.streams.active').value == 0
+    assert otel.point('uibridge.streams.active', **{'uibridge.protocol': 'vercel-ai'}).value == 0
     assert otel.point('uibridge.request.time_to_first_byte', **{'http.request.method': 'GET'}).count == 2
 
 

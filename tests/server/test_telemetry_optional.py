@@ -74,8 +74,8 @@ AFTER_THE_REQUEST_WITH = """
 names = sorted(span.name for span in exporter.get_finished_spans())
 assert names == ['POST vercel-ai', 'invoke_agent agent'], names
 runs = [m for r in reader.get_metrics_data().resource_metrics for s in r.scope_metrics for m in s.metrics
-        if m.name == 'uibridge.runs']
-assert runs and runs[0].data.data_points[0].value == 1
+        if m.name == 'gen_ai.client.operation.duration']
+assert runs and runs[0].data.data_points[0].count == 1
 print('reported to the global providers')
 """
 

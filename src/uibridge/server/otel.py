@@ -27,29 +27,29 @@ Spans:
   events, and the agent's exception as an exception event.
 
 Metrics (every one with `uibridge.protocol`):
-- `uibridge.runs` (counter): runs by `uibridge.run.status` and `error.type`;
 - `gen_ai.client.operation.duration` (histogram, s): run duration, with `gen_ai.operation.name`,
-  `uibridge.run.status`, `error.type`, `gen_ai.provider.name`, `gen_ai.response.model`;
+  `uibridge.run.status`, `error.type`, `gen_ai.provider.name`, `gen_ai.response.model`; its count is the runs
+  by status (no separate counter: each measurement costs a request as much as a span's attribute set);
 - `gen_ai.client.token.usage` (histogram, `{token}`): a run's tokens by `gen_ai.token.type` (`input`,
   `output`), when its responses reported usage;
 - `uibridge.request.time_to_first_byte` (histogram, s): by `http.request.method`, `http.response.status_code`;
 - `uibridge.requests.rejected` (counter): 4xx answers by `http.response.status_code` and
   `uibridge.rejection.reason`;
-- `uibridge.streams.active` (up-down counter): event streams being answered (runs and resumes).
+- `uibridge.streams.active` (observable up-down counter): event streams being answered (runs and resumes).
 """
 
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
 
 from opentelemetry import context as otel_context
 from opentelemetry import propagate, trace
-from opentelemetry.metrics import get_meter
+from opentelemetry.metrics import CallbackOptions, MeterProvider, Observation, get_meter
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 from opentelemetry.util.types import AttributeValue
 
@@ -108,23 +108,17 @@ def _uibridge_version() -> str:
         return ''
 
 
-class Instruments:
-    """An endpoint's tracer and meter instruments, made once with the endpoint."""
+class _Meters:
+    """The metric instruments, one set per meter provider, shared by every endpoint reporting to it. Active
+    streams are counted here and observed when the SDK collects (an observable up-down counter), so a stream
+    costs two integer updates rather than two measurements."""
 
-    def __init__(self, options: Telemetry, protocol: str, agent_name: str) -> None:
-        self.protocol = protocol
-        self.agent_name = agent_name
-        self.run_name = f'{INVOKE_AGENT} {agent_name}'
-        self.record_content = options.record_content
-        self.record_principal = options.record_principal
-        uibridge_version = _uibridge_version()
-        self.tracer = trace.get_tracer('uibridge', uibridge_version, tracer_provider=options.tracer_provider)
-        meter = get_meter('uibridge', uibridge_version, meter_provider=options.meter_provider)
-        self.runs = meter.create_counter('uibridge.runs', unit='{run}', description='Agent runs, by how they ended')
+    def __init__(self, meter_provider: MeterProvider | None) -> None:
+        meter = get_meter('uibridge', _uibridge_version(), meter_provider=meter_provider)
         self.run_duration = meter.create_histogram(
             'gen_ai.client.operation.duration',
             unit='s',
-            description='GenAI operation duration: an agent run, from its first event to its end',
+            description='GenAI operation duration: an agent run, from its first event to its end (its count: runs)',
             explicit_bucket_boundaries_advisory=_SECONDS,
         )
         self.tokens = meter.create_histogram(
@@ -142,10 +136,37 @@ class Instruments:
         self.rejected = meter.create_counter(
             'uibridge.requests.rejected', unit='{request}', description='Requests answered with a 4xx, by reason'
         )
-        self.active = meter.create_up_down_counter(
-            'uibridge.streams.active', unit='{stream}', description='Event streams being answered'
+        self.active: dict[str, int] = {}
+        """Event streams being answered, by protocol."""
+        meter.create_observable_up_down_counter(
+            'uibridge.streams.active',
+            callbacks=[self._observe_active],
+            unit='{stream}',
+            description='Event streams being answered',
         )
-        self.protocol_attributes: dict[str, AttributeValue] = {PROTOCOL: protocol}
+
+    def _observe_active(self, options: CallbackOptions) -> Iterable[Observation]:
+        return [Observation(count, {PROTOCOL: protocol}) for protocol, count in self.active.items()]
+
+
+_meters: dict[MeterProvider | None, _Meters] = {}
+
+
+class Instruments:
+    """An endpoint's tracer and meter instruments, made once with the endpoint."""
+
+    def __init__(self, options: Telemetry, protocol: str, agent_name: str) -> None:
+        self.protocol = protocol
+        self.agent_name = agent_name
+        self.run_name = f'{INVOKE_AGENT} {agent_name}'
+        self.record_content = options.record_content
+        self.record_principal = options.record_principal
+        self.tracer = trace.get_tracer('uibridge', _uibridge_version(), tracer_provider=options.tracer_provider)
+        meters = _meters.get(options.meter_provider)
+        if meters is None:
+            meters = _meters[options.meter_provider] = _Meters(options.meter_provider)
+        self.meters = meters
+        meters.active.setdefault(protocol, 0)
 
     def start_request(
         self, method: str, headers: Mapping[str, str], request_id: str, chat_id: object, start_time: int
@@ -181,42 +202,44 @@ class RequestSpan:
 
     def stream_started(self) -> None:
         self.streaming = True
-        self.instruments.active.add(1, self.instruments.protocol_attributes)
+        self.instruments.meters.active[self.instruments.protocol] += 1
 
     def start_run(self, run: AgentRun) -> RunSpan:
         return RunSpan(self.instruments, self.span, run)
 
     def end(self, request: RequestObservation, error: BaseException | None) -> None:
         instruments = self.instruments
+        meters = instruments.meters
         span = self.span
         otel_context.detach(self.token)  # pyright: ignore[reportArgumentType]
         if self.streaming:
-            instruments.active.add(-1, instruments.protocol_attributes)
+            meters.active[instruments.protocol] -= 1
         status = request.status
         ttfb = request.ttfb
-        if ttfb is not None and status is not None:
-            instruments.ttfb.record(
-                ttfb,
-                {PROTOCOL: instruments.protocol, 'http.request.method': request.method, STATUS_CODE: status},
-            )
-            span.set_attribute('uibridge.response.time_to_first_byte', ttfb)
+        attributes: dict[str, AttributeValue] = {}
         if status is not None:
-            span.set_attribute(STATUS_CODE, status)
+            attributes[STATUS_CODE] = status
+        if ttfb is not None and status is not None:
+            meters.ttfb.record(
+                ttfb, {PROTOCOL: instruments.protocol, 'http.request.method': request.method, STATUS_CODE: status}
+            )
+            attributes['uibridge.response.time_to_first_byte'] = ttfb
         if error is not None:
             error_type = type(error).__qualname__ if isinstance(error, Exception) else 'cancelled'
-            span.set_attribute(ERROR_TYPE, error_type)
+            attributes[ERROR_TYPE] = error_type
             if isinstance(error, Exception):
                 span.set_status(Status(StatusCode.ERROR, error_type))
         elif status is not None and 400 <= status < 500:
             reason = _REASONS.get(status, 'client_error')
-            span.set_attribute(ERROR_TYPE, str(status))
-            span.set_attribute('uibridge.rejection.reason', reason)
-            instruments.rejected.add(
+            attributes[ERROR_TYPE] = str(status)
+            attributes['uibridge.rejection.reason'] = reason
+            meters.rejected.add(
                 1, {PROTOCOL: instruments.protocol, STATUS_CODE: status, 'uibridge.rejection.reason': reason}
             )
         elif status is not None and status >= 500:
-            span.set_attribute(ERROR_TYPE, str(status))
+            attributes[ERROR_TYPE] = str(status)
             span.set_status(Status(StatusCode.ERROR))
+        span.set_attributes(attributes)
         span.end()
 
 
@@ -261,23 +284,25 @@ class RunSpan:
         if span.is_recording():
             self._describe(run, status, error_type, summary, new_messages)
         span.end()
-        attributes: dict[str, AttributeValue] = {PROTOCOL: instruments.protocol, RUN_STATUS: status}
-        if error_type is not None:
-            attributes[ERROR_TYPE] = error_type
-        instruments.runs.add(1, attributes)
-        attributes[OPERATION] = INVOKE_AGENT
+        meters = instruments.meters
+        attributes: dict[str, AttributeValue] = {
+            PROTOCOL: instruments.protocol,
+            OPERATION: INVOKE_AGENT,
+            RUN_STATUS: status,
+        }
         if summary.provider is not None:
             attributes[PROVIDER] = summary.provider
         if summary.model is not None:
             attributes[RESPONSE_MODEL] = summary.model
-        instruments.run_duration.record(duration, attributes)
         if summary.usage_reported:
-            del attributes[RUN_STATUS]
-            attributes.pop(ERROR_TYPE, None)
             attributes['gen_ai.token.type'] = 'input'
-            instruments.tokens.record(summary.input_tokens, attributes)
+            meters.tokens.record(summary.input_tokens, attributes)
             attributes['gen_ai.token.type'] = 'output'
-            instruments.tokens.record(summary.output_tokens, attributes)
+            meters.tokens.record(summary.output_tokens, attributes)
+            del attributes['gen_ai.token.type']
+        if error_type is not None:
+            attributes[ERROR_TYPE] = error_type
+        meters.run_duration.record(duration, attributes)
 
     def _describe(
         self,
