@@ -8,13 +8,16 @@ short safe set (letters, digits, `-_.:;=+/@`), which covers UUIDs, hex ids and t
 injection, a header split) out of logs and headers.
 
 Whatever the id, it is echoed in the answer's `x-request-id` header: streams, JSON errors and GET routes alike.
-An endpoint does this itself; `RequestIdMiddleware` does it for a whole app (`create_app` uses it), and an
-endpoint under it takes the id the middleware chose (`SCOPE_KEY`) instead of choosing another.
+A `ResponseWatch` wraps the answer's `send` to add it, and notes on the way what telemetry wants of the answer
+(its status, when its first body byte left). An endpoint makes one itself; `RequestIdMiddleware` makes one for
+every request to a whole app (`create_app` uses it), and an endpoint under it uses that one (`SCOPE_KEY`), so
+an answer's frames pass through one wrapper, not two.
 """
 
 from __future__ import annotations
 
 import re
+import time
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TypeAlias
@@ -26,14 +29,15 @@ __all__ = [
     'REQUEST_ID_HEADER',
     'SCOPE_KEY',
     'RequestIdMiddleware',
+    'ResponseWatch',
     'request_id_for',
     'with_request_id',
 ]
 
 REQUEST_ID_HEADER = 'x-request-id'
 MAX_REQUEST_ID_LENGTH = 128
-SCOPE_KEY = 'uibridge.request_id'
-"""Where the id of a request lives in its ASGI scope once an outer layer (the middleware) has chosen it."""
+SCOPE_KEY = 'uibridge.response_watch'
+"""Where a request's `ResponseWatch` lives in its ASGI scope once an outer layer (the middleware) made it."""
 
 App: TypeAlias = Callable[[Scope, Receive, Send], Awaitable[None]]
 
@@ -58,6 +62,33 @@ def with_request_id(message: Message, request_id: str) -> Message:
     return {**message, 'headers': headers}
 
 
+class ResponseWatch:
+    """One answer's `send`, wrapped (`send`): the request id added to its headers, its status and the time its
+    first body byte left noted; `on_start` (when set) sees the `http.response.start` message."""
+
+    __slots__ = ('_send', 'arrived', 'first_byte', 'on_start', 'request_id', 'status')
+
+    def __init__(self, request_id: str, send: Send) -> None:
+        self.request_id = request_id
+        self.arrived = time.perf_counter()
+        self.status: int | None = None
+        self.first_byte: float | None = None
+        self.on_start: Callable[[Message], None] | None = None
+        self._send = send
+
+    async def send(self, message: Message) -> None:
+        if self.first_byte is None:  # past the first body byte, a frame only passes through
+            kind = message['type']
+            if kind == 'http.response.start':
+                self.status = message['status']
+                message = with_request_id(message, self.request_id)
+                if self.on_start is not None:
+                    self.on_start(message)
+            elif kind == 'http.response.body' and message.get('body'):
+                self.first_byte = time.perf_counter()
+        await self._send(message)
+
+
 class RequestIdMiddleware:
     """ASGI middleware: every HTTP answer of the app it wraps carries the request's id (see the module)."""
 
@@ -65,15 +96,10 @@ class RequestIdMiddleware:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        app = self.app
         if scope['type'] != 'http':
-            await app(scope, receive, send)
+            await self.app(scope, receive, send)
             return
         headers = {key.decode('latin-1').lower(): value.decode('latin-1') for key, value in scope.get('headers', ())}
-        request_id = request_id_for(headers)
-        scope[SCOPE_KEY] = request_id
-
-        async def send_with_id(message: Message) -> None:
-            await send(with_request_id(message, request_id))
-
-        await app(scope, receive, send_with_id)
+        watch = ResponseWatch(request_id_for(headers), send)
+        scope[SCOPE_KEY] = watch
+        await self.app(scope, receive, watch.send)

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 from ..core.messages import ModelMessage, ModelResponse
 from ..core.stream import EventStreamEncoder
 from .asgi import Message, Scope, Send
-from .request_ids import SCOPE_KEY, request_id_for, with_request_id
+from .request_ids import SCOPE_KEY, ResponseWatch, request_id_for
 from .run import AgentRun, RunStatus
 
 if TYPE_CHECKING:
@@ -163,41 +163,41 @@ _current: ContextVar[RequestObservation | None] = ContextVar('uibridge_request',
 
 class RequestObservation:
     """One request as telemetry sees it (`Observer.request`): entered around its handling, answered through
-    `send`, which adds the request id and notes the status and the time of the first body byte."""
+    `send`, which adds the request id and notes the status and the time of the first body byte (the app's
+    `ResponseWatch` when `RequestIdMiddleware` made one, else the endpoint's own)."""
 
-    __slots__ = (
-        '_headers',
-        '_scope',
-        '_send',
-        '_token',
-        'arrived',
-        'echo',
-        'first_byte',
-        'method',
-        'observer',
-        'request_id',
-        'span',
-        'start',
-        'status',
-        'streaming',
-    )
+    __slots__ = ('_headers', '_scope', '_token', 'arrived', 'method', 'observer', 'send', 'span', 'streaming', 'watch')
 
     def __init__(self, observer: Observer, scope: Scope, headers: Mapping[str, str], send: Send) -> None:
         self.observer = observer
-        self.start = time.perf_counter()
         self.arrived = time.time_ns()
-        chosen = scope.get(SCOPE_KEY)
-        self.echo = not isinstance(chosen, str)
-        self.request_id: str = request_id_for(headers) if not isinstance(chosen, str) else chosen
+        watch = scope.get(SCOPE_KEY)
+        if isinstance(watch, ResponseWatch):
+            self.send = send  # the middleware's watch wraps it already
+        else:
+            watch = ResponseWatch(request_id_for(headers), send)
+            self.send = watch.send
+        self.watch: ResponseWatch = watch
         self.method: str = scope.get('method', '')
-        self._send = send
-        self.status: int | None = None
-        self.first_byte: float | None = None
         self.streaming = False
         self.span: RequestSpan | None = None
         self._scope = scope
         self._headers = headers
         self._token: Token[RequestObservation | None] | None = None
+
+    @property
+    def request_id(self) -> str:
+        return self.watch.request_id
+
+    @property
+    def status(self) -> int | None:
+        return self.watch.status
+
+    @property
+    def ttfb(self) -> float | None:
+        """Seconds from the request's arrival to the first byte of its answer's body, once it was sent."""
+        first_byte = self.watch.first_byte
+        return None if first_byte is None else first_byte - self.watch.arrived
 
     def __enter__(self) -> RequestObservation:
         instruments = self.observer.instruments
@@ -207,6 +207,7 @@ class RequestObservation:
                 self.span = instruments.start_request(
                     self.method, self._headers, self.request_id, chat_id, self.arrived
                 )
+                self.watch.on_start = self._started
             except Exception:  # telemetry never fails a request
                 logger.exception('Starting the span of request %s failed', self.request_id)
         self._token = _current.set(self)
@@ -223,23 +224,10 @@ class RequestObservation:
             except Exception:
                 logger.exception('Recording the request %s in OpenTelemetry failed', self.request_id)
 
-    @property
-    def ttfb(self) -> float | None:
-        """Seconds from the request's arrival to the first byte of its answer's body, once it was sent."""
-        return None if self.first_byte is None else self.first_byte - self.start
-
-    async def send(self, message: Message) -> None:
-        kind = message['type']
-        if kind == 'http.response.start':
-            self.status = message['status']
-            if self.span is not None and _streams(message):
-                self.streaming = True
-                self.span.stream_started()
-            if self.echo:
-                message = with_request_id(message, self.request_id)
-        elif kind == 'http.response.body' and self.first_byte is None and message.get('body'):
-            self.first_byte = time.perf_counter()
-        await self._send(message)
+    def _started(self, message: Message) -> None:
+        if self.span is not None and _streams(message):
+            self.streaming = True
+            self.span.stream_started()
 
 
 def _streams(message: Message) -> bool:
