@@ -195,6 +195,12 @@ def _child(row: str, times: int) -> None:
 
 
 def _count(src: Path, row: str, times: int) -> int:
+    return callgrind(src, __file__, '--child', row, str(times))
+
+
+def callgrind(src: Path, script: str, *args: str) -> int:
+    """The instructions `python script *args` executes with `src` first on its path, every source of
+    run-to-run variation pinned (see the module)."""
     env = {
         **os.environ,
         'PYTHONPATH': str(src),
@@ -203,12 +209,18 @@ def _count(src: Path, row: str, times: int) -> int:
         'UIBRIDGE_SECRET': 'instruction-count',
     }
     command = ['setarch', '-R', 'valgrind', '--tool=callgrind', '--callgrind-out-file=/dev/null']
-    command += [sys.executable, __file__, '--child', row, str(times)]
-    result = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
+    command += [sys.executable, script, *args]
+    result = subprocess.run(command, env=env, capture_output=True, text=True)
     found = re.search(r'Collected : (\d+)', result.stderr)
-    if found is None:
+    if result.returncode != 0 or found is None:
         raise SystemExit(f'no instruction count from valgrind:\n{result.stderr[-2000:]}')
     return int(found.group(1))
+
+
+def compile_trees(*trees: Path) -> None:
+    """Compile every module beforehand: one compiled in one run of a pair and not the other would count."""
+    for tree in (*trees, HERE):
+        compileall.compile_dir(tree, quiet=1)
 
 
 def _per_run(src: Path, row: str) -> int:
@@ -228,8 +240,7 @@ def main(argv: list[str]) -> int:
     if rest and rest[0] not in ROWS:
         new = Path(rest.pop(0)).resolve()
     rows = rest or list(ROWS)
-    for tree in (base, new, HERE):
-        compileall.compile_dir(tree, quiet=1)
+    compile_trees(base, new)
     print('| row | instructions, base → new | change |\n|---|---|---|')
     for row in rows:
         before, after = _per_run(base, row), _per_run(new, row)

@@ -22,7 +22,7 @@ from e2e_support import serving_command
 from uibridge.server.app import YOUR_AGENT
 from uibridge.server.cli import main
 
-AGENT_MODULE = '''
+AGENT_MODULE = """
 import sys
 
 from uibridge import ModelResponse, TextPart
@@ -56,13 +56,13 @@ def broken():
 
 async def answers_once(run):
     return 'not a stream'
-'''
+"""
 
-PYDANTIC_AI_MODULE = '''
+PYDANTIC_AI_MODULE = """
 from pydantic_ai import Agent
 
 agent = Agent('test')  # pydantic-ai's offline model: answers without a provider
-'''
+"""
 
 SERVED = {
     'demo': [],

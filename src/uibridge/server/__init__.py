@@ -18,6 +18,7 @@ from .ag_ui import AGUIBinding, AGUIEndpoint
 from .endpoint import DEFAULT_MAX_BODY_BYTES, ChatEndpoint, ProtocolBinding
 from .options import EndpointOptions
 from .run import Agent, AgentRun, OnComplete, RunStatus
+from .telemetry import Telemetry
 from .vercel_ai import VercelAIBinding, VercelAIEndpoint
 
 if TYPE_CHECKING:
@@ -45,6 +46,7 @@ __all__ = [
     'OnComplete',
     'ProtocolBinding',
     'RunStatus',
+    'Telemetry',
     'VercelAIBinding',
     'VercelAIEndpoint',
     'create_app',

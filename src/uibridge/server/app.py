@@ -11,6 +11,7 @@ from typing import cast
 
 import anyio
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
@@ -19,6 +20,7 @@ from typing_extensions import Unpack
 from ..core.provenance import Keyring
 from .ag_ui import AGUIEndpoint
 from .options import AppOptions, EndpointOptions, check_bool, check_sdk_version
+from .request_ids import RequestIdMiddleware
 from .run import Agent
 from .store import ChatStore, store_from_url
 from .vercel_ai import VercelAIEndpoint
@@ -111,7 +113,8 @@ def create_app(agent: Agent | None = None, *, page: bool = False, **options: Unp
             if owned is not None:
                 await owned.aclose()
 
-    app = Starlette(routes=routes, lifespan=lifespan)
+    # Every answer names its request (`x-request-id`), the probes' and the page's too; the endpoints take its id.
+    app = Starlette(routes=routes, lifespan=lifespan, middleware=[Middleware(RequestIdMiddleware)])
     app.state.vercel_ai = vercel
     app.state.ag_ui = ag_ui
     app.state.agent = agent

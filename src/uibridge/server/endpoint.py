@@ -55,6 +55,7 @@ from .options import check_agent, check_bool, check_positive, check_strings
 from .run import Agent, AgentRun, OnComplete, history_state
 from .store import ChatStore, store_from_url
 from .streaming import stream_run
+from .telemetry import Observer, Telemetry, observe_run
 
 __all__ = ['DEFAULT_BODY_TIMEOUT', 'DEFAULT_MAX_BODY_BYTES', 'ChatEndpoint', 'Checked', 'ProtocolBinding']
 
@@ -131,6 +132,9 @@ class ChatEndpoint(Generic[RequestT]):
       is stored.
     - `quota(request) -> QuotaRefusal | None`: called once per run, after the body is read (and with a store
       the chat claimed), before the run is prepared; a refusal is its 413 or 429 and its message.
+    - `telemetry` (`True`, a `Telemetry`, or `False`): OpenTelemetry spans and metrics, when `opentelemetry-api`
+      is installed (`uibridge.server.telemetry`). Every answer carries an `x-request-id` header, and every run
+      writes one log record at INFO on the `uibridge.server` logger, whatever this says.
     """
 
     def __init__(
@@ -160,6 +164,7 @@ class ChatEndpoint(Generic[RequestT]):
         max_chat_messages: int = limits.DEFAULT_MAX_CHAT_MESSAGES,
         max_chat_bytes: int = limits.DEFAULT_MAX_CHAT_BYTES,
         quota: Quota | None = None,
+        telemetry: Telemetry | bool = True,
     ) -> None:
         check_agent(agent)
         self.agent = agent
@@ -204,6 +209,7 @@ class ChatEndpoint(Generic[RequestT]):
             if self.store is None
             else StoreLedger(self.store)
         )
+        self.observer = Observer(telemetry, agent, binding.name)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope['type'] == 'lifespan':
@@ -215,6 +221,10 @@ class ChatEndpoint(Generic[RequestT]):
         if scope['type'] != 'http':
             return
         headers = _headers(scope)
+        with self.observer.request(scope, headers, send) as observed:
+            await self._serve(scope, headers, receive, observed.send)
+
+    async def _serve(self, scope: Scope, headers: dict[str, str], receive: Receive, send: Send) -> None:
         try:
             principal = await self._principal(scope, headers)
             chat_id = scope.get('path_params', {}).get('chat_id')
@@ -246,15 +256,16 @@ class ChatEndpoint(Generic[RequestT]):
         run.principal = principal
         run.headers = headers
         try:
-            await stream_run(
-                agent=self.agent,
-                run=run,
-                encoder=encoder,
-                send=send,
-                receive=receive,
-                keep_alive=self.keep_alive,
-                expose_errors=self.expose_errors,
-            )
+            with observe_run(run, encoder):
+                await stream_run(
+                    agent=self.agent,
+                    run=run,
+                    encoder=encoder,
+                    send=send,
+                    receive=receive,
+                    keep_alive=self.keep_alive,
+                    expose_errors=self.expose_errors,
+                )
         finally:
             await self._complete(encoder, run)
 

@@ -46,6 +46,7 @@ from .run import AgentRun, history_state
 from .store import CHAT_ID_RULE, KEEP_STATE, ChatBusy, ChatNotFound, ChatStore, RunClaim, StoreError, is_chat_id
 from .store._history_rows import encode_messages
 from .streaming import stream_run
+from .telemetry import observe_run
 
 if TYPE_CHECKING:
     from .endpoint import ChatEndpoint, Checked
@@ -166,7 +167,8 @@ async def run_managed(
         run, encoder = await off_loop(_finish, endpoint, binding, prepared, approvals, size=size)
         run.principal = principal
         run.headers = headers
-        await _stream(endpoint, store, claim, run, encoder, receive, send)
+        with observe_run(run, encoder):
+            await _stream(endpoint, store, claim, run, encoder, receive, send)
         produced = binding.stamp(request, encoder, encoder.new_messages)
         found, state = history_state(produced)
         prefix = prepared.managed.prefix

@@ -20,6 +20,7 @@ from .auth import Authorize
 from .limits import Quota
 from .run import OnComplete
 from .store import ChatStore
+from .telemetry import Telemetry
 
 __all__ = [
     'AppOptions',
@@ -58,6 +59,7 @@ class EndpointOptions(TypedDict, total=False):
     max_chat_messages: int
     max_chat_bytes: int
     quota: Quota | None
+    telemetry: Telemetry | bool
 
 
 class VercelAIOptions(EndpointOptions, total=False):

@@ -1,0 +1,237 @@
+"""What telemetry costs a request: instructions per request, tracing on (the SDK with an exporter that does
+nothing) against off, and OpenTelemetry absent against the tree before telemetry existed.
+
+    bench/.venv/bin/python bench/bench_telemetry.py [--base BASE_SRC] [--requests N]
+
+A request is `create_app`'s Vercel AI endpoint answering one chat turn in process, straight over ASGI (no
+HTTP server, whose parsing and socket writes would only dilute the share): the body parsed, the history
+verified, and a run of two model responses, 200 text deltas, one tool call and its result, with usage,
+encoded and streamed. The agent awaits between deltas, as a model's stream does, so each delta leaves in its
+own `send`, as it would from a model. So the instructions counted are uibridge's own CPU for a typical
+streamed answer, with nothing else beside it: a harsher denominator than a server's whole CPU.
+
+Configurations, each in a fresh interpreter under valgrind's callgrind (`instructions.callgrind`: `N` requests
+and none, the difference divided by `N`, so start-up, imports and the warm-up request cancel out):
+- `base`: the tree before telemetry (`--base`, e.g. `git archive <commit> src | tar -x -C ../base`), with
+  `opentelemetry` made unimportable;
+- `absent`: this tree, `opentelemetry` unimportable (the `otel` extra not installed);
+- `off`: this tree, `telemetry=False` (installed, turned off);
+- `api`: this tree, the default telemetry, the API installed and no SDK set up (OpenTelemetry's no-op proxies);
+- `sdk`: this tree, the SDK's tracer and meter providers set globally, spans through a `SimpleSpanProcessor`
+  to an exporter that drops them, metrics aggregated for a reader that is never read;
+- `sdk+content`: as `sdk`, with `Telemetry(record_content=True)`;
+- `log`: as `off`, with the run log line written (INFO, a formatter, a stream to `/dev/null`).
+
+Bars: `sdk` within 5% of `off`; `absent` within 0.5% of `base`, the instruction counts' own repeatability
+being about 0.3% (the request id and the run's log record are then the only new work, the log record not
+formatted below INFO). Needs `valgrind` and `setarch`; not part of `make test`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import importlib.abc
+import importlib.machinery
+import json
+import logging
+import os
+import sys
+from collections.abc import AsyncIterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from _harness import Row, print_table
+from instructions import callgrind, compile_trees
+
+HERE = Path(__file__).resolve().parent
+NEW_SRC = HERE.parent / 'src'
+DEFAULT_REQUESTS = 20
+DELTAS = 200
+CONFIGS = {
+    'base': 'the tree before telemetry',
+    'absent': '`opentelemetry` not installed',
+    'off': '`telemetry=False`',
+    'api': 'API only, no SDK (no-op)',
+    'sdk': 'SDK, no-op exporter',
+    'sdk+content': 'SDK, no-op exporter, `record_content=True`',
+    'log': '`telemetry=False`, run log line at INFO',
+}
+SDK_BAR = 0.05
+ABSENT_BAR = 0.005
+
+
+class _NotInstalled(importlib.abc.MetaPathFinder):
+    def find_spec(self, name: str, path: Sequence[str] | None, target: object = None) -> importlib.machinery.ModuleSpec:
+        if name == 'opentelemetry' or name.startswith('opentelemetry.'):
+            raise ModuleNotFoundError(f'No module named {name!r}', name=name)
+        return None  # type: ignore[return-value]
+
+
+def _agent() -> Any:
+    from uibridge.core.events import PartDelta, PartEnd, PartStart, ResponseInfo, ResponseStart, ToolResult
+    from uibridge.core.messages import TextPart, ToolCallPart, ToolReturnPart
+    from uibridge.core.usage import Usage
+
+    async def agent(run: Any) -> AsyncIterator[Any]:
+        yield ResponseStart(model_name='bench-model', provider_name='bench')
+        yield PartStart(0, TextPart(content=''))
+        for index in range(DELTAS // 2):
+            await asyncio.sleep(0)  # the model's next token is not there yet
+            yield PartDelta(0, f'word{index} ')
+        yield PartEnd(0)
+        yield PartStart(1, ToolCallPart(tool_name='lookup', args={'city': 'Lyon'}, tool_call_id='call_1'))
+        yield PartEnd(1)
+        yield ResponseInfo(usage=Usage(input_tokens=120, output_tokens=110), finish_reason='tool_call')
+        yield ToolResult(ToolReturnPart(tool_name='lookup', content={'temperature': 21}, tool_call_id='call_1'))
+        yield ResponseStart(model_name='bench-model', provider_name='bench')
+        yield PartStart(0, TextPart(content=''))
+        for index in range(DELTAS // 2):
+            await asyncio.sleep(0)
+            yield PartDelta(0, f'word{index} ')
+        yield PartEnd(0)
+        yield ResponseInfo(usage=Usage(input_tokens=260, output_tokens=100), finish_reason='stop')
+
+    return agent
+
+
+def _body() -> bytes:
+    history: list[dict[str, Any]] = []
+    for turn in range(3):
+        history.append({'id': f'u{turn}', 'role': 'user', 'parts': [{'type': 'text', 'text': f'question {turn}'}]})
+    history.append({'id': 'u-last', 'role': 'user', 'parts': [{'type': 'text', 'text': 'what is the weather?'}]})
+    return json.dumps({'id': 'chat-1', 'messages': history, 'trigger': 'submit-message'}).encode()
+
+
+def _app(config: str) -> Any:
+    if config in ('base', 'absent'):
+        sys.meta_path.insert(0, _NotInstalled())
+    from uibridge.server import create_app
+
+    options: dict[str, Any] = {}
+    if config in ('off', 'log'):
+        options['telemetry'] = False
+    if config.startswith('sdk'):
+        from opentelemetry import metrics, trace
+        from opentelemetry.sdk.metrics import MeterProvider
+        from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
+
+        class Dropping(SpanExporter):
+            def export(self, spans: Any) -> SpanExportResult:
+                return SpanExportResult.SUCCESS
+
+        provider = TracerProvider()
+        provider.add_span_processor(SimpleSpanProcessor(Dropping()))
+        trace.set_tracer_provider(provider)
+        metrics.set_meter_provider(MeterProvider(metric_readers=[InMemoryMetricReader()]))
+        if config == 'sdk+content':
+            from uibridge.server.telemetry import Telemetry
+
+            options['telemetry'] = Telemetry(record_content=True)
+    if config == 'log':
+        handler = logging.StreamHandler(open(os.devnull, 'w'))  # noqa: SIM115 (kept open for the process)
+        handler.setFormatter(logging.Formatter('%(asctime)s %(levelname)s %(name)s %(message)s'))
+        logging.getLogger('uibridge.server').addHandler(handler)
+        logging.getLogger('uibridge.server').setLevel(logging.INFO)
+    return create_app(_agent(), **options)
+
+
+async def _request(app: Any, body: bytes) -> int:
+    """One request straight over ASGI; the bytes of the answer."""
+    forever = asyncio.Event()
+    received = False
+    answered = 0
+
+    async def receive() -> dict[str, Any]:
+        nonlocal received
+        if not received:
+            received = True
+            return {'type': 'http.request', 'body': body, 'more_body': False}
+        await forever.wait()
+        return {'type': 'http.disconnect'}
+
+    async def send(message: dict[str, Any]) -> None:
+        nonlocal answered
+        if message['type'] == 'http.response.start' and message['status'] != 200:
+            raise SystemExit(f'the request was answered {message["status"]}')
+        answered += len(message.get('body', b''))
+
+    scope = {
+        'type': 'http',
+        'asgi': {'version': '3.0'},
+        'http_version': '1.1',
+        'method': 'POST',
+        'scheme': 'http',
+        'path': '/api/chat',
+        'raw_path': b'/api/chat',
+        'query_string': b'',
+        'root_path': '',
+        'headers': [(b'content-type', b'application/json'), (b'content-length', str(len(body)).encode())],
+        'client': ('127.0.0.1', 40000),
+        'server': ('127.0.0.1', 8000),
+    }
+    await app(scope, receive, send)
+    return answered
+
+
+async def _requests(app: Any, body: bytes, times: int) -> None:
+    for _ in range(times):
+        await _request(app, body)
+
+
+def _child(config: str, times: int) -> None:
+    app = _app(config)
+    body = _body()
+    asyncio.run(_requests(app, body, 2))  # warm: first-call caches (pydantic's, ours, the SDK's)
+    gc.collect()
+    gc.disable()
+    asyncio.run(_requests(app, body, times))
+
+
+def _per_request(src: Path, config: str, requests: int) -> float:
+    args = ('--child', config)
+    return (callgrind(src, __file__, *args, str(requests)) - callgrind(src, __file__, *args, '0')) / requests
+
+
+def main(argv: list[str]) -> int:
+    if argv[:1] == ['--child']:
+        _child(argv[1], int(argv[2]))
+        return 0
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser.add_argument('--base', type=Path, help='a directory holding the uibridge package before telemetry')
+    parser.add_argument('--requests', type=int, default=DEFAULT_REQUESTS)
+    parser.add_argument('--configs', nargs='*', choices=list(CONFIGS), default=list(CONFIGS))
+    args = parser.parse_args(argv)
+    compile_trees(NEW_SRC, *([args.base] if args.base else []))
+    wanted = [config for config in args.configs if config != 'base' or args.base is not None]
+    with ThreadPoolExecutor(2) as pool:  # two callgrind runs at a time: counts do not depend on the load
+        jobs = {c: pool.submit(_per_request, args.base if c == 'base' else NEW_SRC, c, args.requests) for c in wanted}
+        counts = {config: job.result() for config, job in jobs.items()}
+    rows: list[Row] = []
+    passed = True
+    for config, count in counts.items():
+        reference = 'base' if config == 'absent' and 'base' in counts else 'off'
+        change = count / counts[reference] - 1 if config not in ('base', 'off') and reference in counts else None
+        bar, ok = '—', None
+        if config == 'sdk':
+            bar, ok = f'≤ +{SDK_BAR:.0%} of `off`', change is not None and change <= SDK_BAR
+        elif config == 'absent' and reference == 'base':
+            bar, ok = f'within {ABSENT_BAR:.1%} of `base`', change is not None and abs(change) <= ABSENT_BAR
+        versus = '—' if change is None else f'{change:+.2%} vs `{reference}`'
+        rows.append(Row(CONFIGS[config], f'{count / 1e3:,.0f}K instructions', '—', versus, bar, ok))
+        passed = passed and ok is not False
+    notes = [
+        f'A request: the Vercel endpoint of `create_app`, one chat turn of a 4-message history, answered with'
+        f' {DELTAS} text deltas, a tool call and its result over two responses; {args.requests} requests per'
+        ' count, in process over ASGI; instructions by callgrind, fresh interpreter per count.',
+    ]
+    print_table('Telemetry: instructions per request, tracing on and off', rows, notes)
+    return 0 if passed else 1
+
+
+if __name__ == '__main__':
+    raise SystemExit(main(sys.argv[1:]))
