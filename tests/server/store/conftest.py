@@ -102,7 +102,7 @@ async def backend(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterat
         def make(**timings: Any) -> Any:
             return RedisStore(url, prefix=prefix, **timings)
 
-    backend = Backend(name, make, shares_streams=name != 'sqlite')
+    backend = Backend(name, make)
     yield backend
     for store in backend.made:
         await store.aclose()

@@ -26,8 +26,6 @@ class Backend:
 
     name: str
     make: Callable[..., ChatStore]
-    shares_streams: bool
-    """False for SQLite: its stream logs live in the memory of the store object (the process) producing them."""
     made: list[ChatStore] = field(default_factory=list[ChatStore])
 
     def store(self, **timings: Any) -> ChatStore:
@@ -37,8 +35,9 @@ class Backend:
         return made
 
     def reader_for(self, producer: ChatStore, **timings: Any) -> ChatStore:
-        """Where a resume would read the producer's stream: another process when the backend shares logs."""
-        return self.store(**timings) if self.shares_streams else producer
+        """Where a resume reads the producer's stream in these tests: another process (every backend shares its
+        stream logs between the processes sharing it)."""
+        return self.store(**timings)
 
 
 # Fixed timestamps, so two messages built from the same text compare equal.

@@ -12,8 +12,17 @@ async interface, `ChatStore`, with three backends chosen by URL (`store_from_url
 from . import base
 from .base import *  # noqa: F403  the store interface, as `base.__all__` lists it
 from .memory import MemoryState, MemoryStore
+from .schema import SchemaError, SchemaStatus, VersionedStore
 from .sqlite import SqliteStore
 from .urls import store_from_url
 
-__all__ = ['MemoryState', 'MemoryStore', 'SqliteStore', 'store_from_url']
+__all__ = [
+    'MemoryState',
+    'MemoryStore',
+    'SchemaError',
+    'SchemaStatus',
+    'SqliteStore',
+    'VersionedStore',
+    'store_from_url',
+]
 __all__ += base.__all__
