@@ -29,6 +29,15 @@ async def stored_items(store: ChatStore, chat_id: str) -> list[bytes]:
         return [bytes(row[0]) for row in rows]
     if isinstance(store, MemoryStore):
         return list(store.state.chats[chat_id].messages)
+    from uibridge.server.store.postgres import PostgresStore
+
+    if isinstance(store, PostgresStore):
+        import psycopg
+
+        async with await psycopg.AsyncConnection.connect(store.url) as connection:
+            cursor = connection.cursor(binary=True)
+            await cursor.execute('SELECT body FROM uibridge_messages WHERE chat_id = %s ORDER BY position', (chat_id,))
+            return [bytes(row[0]) for row in await cursor.fetchall()]
     from uibridge.server.store.redis import RedisStore
 
     assert isinstance(store, RedisStore)
@@ -63,9 +72,7 @@ async def test_a_sqlite_stream_log_is_in_the_database_file(tmp_path: Path) -> No
         assert await drain(await first.read_stream('chat', 'alice')) == [b'newer']
         await second.commit(newer, [])
     with sqlite3.connect(path) as connection:
-        rows = connection.execute(
-            'SELECT run_id, seq, body FROM uibridge_stream_chunks ORDER BY run_id, seq'
-        ).fetchall()
+        rows = connection.execute('SELECT body FROM uibridge_stream_chunks').fetchall()
     assert sorted(bytes(row[0]) for row in rows) == [b'newer', b'one', b'three', b'two']
 
 
@@ -103,7 +110,7 @@ async def test_store_from_url(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, r
 
 @pytest.mark.parametrize(
     'url',
-    ['', 'chats.db', 'postgres://localhost/db', 'sqlite://', 'sqlite:///', 'sqlite:///:memory:', 'memory:name'],
+    ['', 'chats.db', 'mysql://localhost/db', 'sqlite://', 'sqlite:///', 'sqlite:///:memory:', 'memory:name'],
 )
 def test_store_from_url_refuses_anything_else(url: str) -> None:
     with pytest.raises(ValueError, match=r"unsupported store URL .*expected 'memory:'"):
