@@ -22,7 +22,7 @@ import pytest
 
 pytest.register_assert_rewrite('store_support')
 
-from store_support import Backend  # noqa: E402
+from store_support import Backend, stop_process  # noqa: E402
 
 from uibridge.server.store import MemoryState, MemoryStore, SqliteStore  # noqa: E402
 
@@ -75,12 +75,7 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     try:
         yield f'redis://127.0.0.1:{port}/0'
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop_process(process)
 
 
 def _postgres_binaries() -> Path | None:
@@ -151,13 +146,8 @@ def postgres_url() -> Iterator[str]:
         tail = (directory / 'postgres.log').read_text(errors='replace')[-2000:]
         pytest.fail(f'PostgreSQL did not start on a loopback port; its log:\n{tail}', pytrace=False)
     finally:
-        if process is not None and process.poll() is None:
-            process.terminate()  # a "smart" shutdown: PostgreSQL waits for its clients, which are gone by now
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+        if process is not None:
+            stop_process(process)  # a "smart" shutdown: PostgreSQL waits for its clients, which are gone by now
         shutil.rmtree(directory, ignore_errors=True)
 
 

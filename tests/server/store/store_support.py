@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -64,3 +65,14 @@ async def drain(reader: AsyncGenerator[bytes, None] | None) -> list[bytes]:
     assert reader is not None
     with anyio.fail_after(10):
         return [chunk async for chunk in reader]
+
+
+def stop_process(process: subprocess.Popen[bytes]) -> None:
+    """Ask a server to stop (SIGTERM: a clean shutdown), and kill it if it has not within 20 s."""
+    if process.poll() is None:
+        process.terminate()
+    try:
+        process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
