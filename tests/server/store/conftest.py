@@ -22,7 +22,7 @@ import pytest
 
 pytest.register_assert_rewrite('store_support')
 
-from store_support import Backend, stop_process  # noqa: E402
+from store_support import Backend, postgres_schema, stop_process  # noqa: E402
 
 from uibridge.server.store import MemoryState, MemoryStore, SqliteStore  # noqa: E402
 
@@ -149,17 +149,6 @@ def postgres_url() -> Iterator[str]:
         if process is not None:
             stop_process(process)  # a "smart" shutdown: PostgreSQL waits for its clients, which are gone by now
         shutil.rmtree(directory, ignore_errors=True)
-
-
-def postgres_schema(url: str) -> str:
-    """A schema of its own in the session's cluster, and the URL whose connections use it (`search_path`): a
-    test's tables, as another deployment's in the same database would be, meet no other test's."""
-    import psycopg
-
-    name = f'test_{uuid.uuid4().hex[:12]}'
-    with psycopg.connect(url, autocommit=True) as connection:
-        connection.execute(f'CREATE SCHEMA {name}')
-    return f'{url}?options=-csearch_path%3D{name}'
 
 
 @pytest.fixture(params=['memory', 'sqlite', 'redis', 'postgresql'])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+import uuid
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -76,3 +77,14 @@ def stop_process(process: subprocess.Popen[bytes]) -> None:
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait()
+
+
+def postgres_schema(url: str) -> str:
+    """A schema of its own in the session's cluster, and the URL whose connections use it (`search_path`): a
+    test's tables, as another deployment's in the same database would be, meet no other test's."""
+    import psycopg
+
+    name = f'test_{uuid.uuid4().hex[:12]}'
+    with psycopg.connect(url, autocommit=True) as connection:
+        connection.execute(f'CREATE SCHEMA {name}')
+    return f'{url}?options=-csearch_path%3D{name}'

@@ -7,9 +7,8 @@ from __future__ import annotations
 import anyio
 import psycopg
 import pytest
-from store_support import drain
+from store_support import drain, postgres_schema
 
-from conftest import postgres_schema
 from uibridge.server.store import SchemaError, SchemaStatus, store_from_url
 from uibridge.server.store.postgres import SCHEMA_VERSION, PostgresStore
 

@@ -27,10 +27,8 @@ from typing import Any, NamedTuple
 
 import httpx
 import pytest
-from store_support import stop_process
+from store_support import postgres_schema, stop_process
 from test_resume_processes import HANG_GUARD, SECRET, _free_port, _start_slow, check_resumed, comparable, resume_spec
-
-from conftest import postgres_schema
 
 sys.path.insert(0, str(Path(__file__).parents[2] / 'e2e'))
 from e2e_support import run_nodes
