@@ -140,6 +140,14 @@ def _dechunk(body: bytes) -> bytes:
         pos = eol + 2 + size + 2
 
 
+def raw_request(port: int, protocol: Protocol) -> bytes:
+    """The protocol's request, as bytes for one connection of its own."""
+    return (
+        f'POST {protocol.path} HTTP/1.1\r\nhost: 127.0.0.1:{port}\r\ncontent-type: application/json\r\n'
+        f'accept: text/event-stream\r\ncontent-length: {len(protocol.body)}\r\nconnection: close\r\n\r\n'
+    ).encode() + protocol.body
+
+
 async def _one(port: int, protocol: Protocol, deltas: int, stamped: bool) -> Outcome:
     """One request over a raw connection: a light client, so the server, not the client, is what is measured."""
     start = time.perf_counter()
@@ -147,10 +155,7 @@ async def _one(port: int, protocol: Protocol, deltas: int, stamped: bool) -> Out
     received = bytearray()
     latencies: list[float] = []
     scanned = 0
-    request = (
-        f'POST {protocol.path} HTTP/1.1\r\nhost: 127.0.0.1:{port}\r\ncontent-type: application/json\r\n'
-        f'accept: text/event-stream\r\ncontent-length: {len(protocol.body)}\r\nconnection: close\r\n\r\n'
-    ).encode() + protocol.body
+    request = raw_request(port, protocol)
     try:
         async with asyncio.timeout(REQUEST_TIMEOUT):
             reader, writer = await asyncio.open_connection('127.0.0.1', port)

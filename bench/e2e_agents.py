@@ -45,8 +45,11 @@ AG_UI_BODY = json.dumps(
 """The requests every server answers, byte for byte."""
 
 AGENT_ENV = 'UIBRIDGE_BENCH_AGENT'
+INTERVAL_ENV = 'UIBRIDGE_BENCH_INTERVAL'
 SLOW_DELTAS = 50
-SLOW_INTERVAL = 0.02
+SLOW_INTERVAL = float(os.environ.get(INTERVAL_ENV, '0.02'))
+"""Seconds between two slow deltas. `bench/instructions.py` sets 0: the agent still waits between deltas (a
+checkpoint), so each delta is its own batch, but nothing is timed."""
 STAMP_PATTERN = re.compile(rb'@(\d+\.\d{6});')
 """A stamp as it appears on the wire: `@<seconds>;` inside the delta's JSON string (neither protocol escapes it)."""
 STAMP_PLACEHOLDER = '@0000000000.000000;'

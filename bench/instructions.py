@@ -38,7 +38,20 @@ ROWS = {
     'vstream': 'Vercel stream, 1,000 tool calls',
     'atext': 'AG-UI stream, 10,000 text deltas',
     'astream': 'AG-UI stream, 1,000 tool calls',
+    'vserve': 'Vercel endpoint: one request, 500 deltas from a fast agent',
+    'aserve': 'AG-UI endpoint: one request, 500 deltas from a fast agent',
+    'vfloor': 'Vercel floor: one request, the same 500 deltas pre-encoded (bare Starlette)',
+    'afloor': 'AG-UI floor: one request, the same 500 deltas pre-encoded (bare Starlette)',
+    'vpaced': 'Vercel endpoint: one request, 50 deltas, the agent waiting before each',
+    'apaced': 'AG-UI endpoint: one request, 50 deltas, the agent waiting before each',
+    'vpacedfloor': 'Vercel floor: one request, the same 50 deltas, waiting before each',
+    'apacedfloor': 'AG-UI floor: one request, the same 50 deltas, waiting before each',
 }
+"""The `serve`, `floor` and `paced` rows run one request in process through the apps `bench_e2e.py` serves
+(`e2e_app.py`, ours, and `e2e_floor_app.py`, the bare-Starlette floor) under uvicorn's HTTP/1.1 protocol with
+a transport that keeps what is written: the server's CPU per request as `bench_e2e.py` measures it, system
+calls aside. `paced`: the slow agent of `e2e_agents.py` with no delay, so it still waits (a checkpoint)
+before each delta, and the floor's slow stream likewise."""
 _REPEATS = 2
 
 
@@ -53,6 +66,8 @@ def _workload(row: str) -> Callable[[], Any]:
 
     if row not in ROWS:
         raise SystemExit(f'unknown row {row!r}: one of {", ".join(ROWS)}')
+    if row[1:] in ('serve', 'floor', 'paced', 'pacedfloor'):
+        return _request(row)
     adapter: Any = vercel_ai if row[0] == 'v' else ag_ui  # the two adapters' functions share their names
     stream_options = {'message_id': 'm'} if adapter is vercel_ai else {}
     messages = history.ours(1000)
@@ -71,6 +86,75 @@ def _workload(row: str) -> Callable[[], Any]:
         case _:
             tools = bench_streams.ours_tools()
             return lambda: adapter.encode_events(tools, **stream_options)
+
+
+def _request(row: str) -> Callable[[], Any]:
+    """One POST through the row's app under uvicorn's own HTTP/1.1 protocol (h11), on an event loop kept across
+    calls, with a transport that keeps what is written: the app's work and the server's per `send`, every
+    system call left out."""
+    import asyncio
+
+    os.environ['UIBRIDGE_BENCH_AGENT'] = 'slow' if 'paced' in row else 'fast'  # read by e2e_agents at import
+    os.environ['UIBRIDGE_BENCH_INTERVAL'] = '0'
+    from e2e_agents import AG_UI_BODY, VERCEL_BODY
+    from uvicorn.config import Config
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+    from uvicorn.server import ServerState
+
+    if row.endswith('floor'):
+        from e2e_floor_app import app
+    else:
+        from e2e_app import app
+    path, body = ('/api/chat', VERCEL_BODY) if row[0] == 'v' else ('/ag-ui', AG_UI_BODY)
+    request = (
+        f'POST {path} HTTP/1.1\r\nhost: bench\r\ncontent-type: application/json\r\n'
+        f'content-length: {len(body)}\r\nconnection: close\r\n\r\n'
+    ).encode() + body
+    loop = asyncio.new_event_loop()
+    config = Config(app, lifespan='off', log_level='warning', access_log=False)
+    config.load()
+    state = ServerState()
+
+    class Transport(asyncio.Transport):
+        def __init__(self) -> None:
+            super().__init__()
+            self.written = bytearray()
+            self.closed = loop.create_future()
+
+        def write(self, data: Any) -> None:
+            self.written += data
+
+        def close(self) -> None:
+            if not self.closed.done():
+                self.closed.set_result(None)
+
+        def is_closing(self) -> bool:
+            return self.closed.done()
+
+        def get_extra_info(self, name: str, default: Any = None) -> Any:
+            return {'peername': ('127.0.0.1', 50000), 'sockname': ('127.0.0.1', 8000)}.get(name, default)
+
+        def pause_reading(self) -> None:
+            pass
+
+        def resume_reading(self) -> None:
+            pass
+
+    async def one() -> bytes:
+        transport = Transport()
+        protocol = H11Protocol(config=config, server_state=state, app_state={}, _loop=loop)
+        protocol.connection_made(transport)
+        protocol.data_received(request)
+        await transport.closed
+        protocol.connection_lost(None)
+        return bytes(transport.written)
+
+    def work() -> None:
+        written = loop.run_until_complete(one())
+        if not written.endswith(b'0\r\n\r\n') or not (b'[DONE]' in written[-300:] or b'RUN_FINISHED' in written[-300:]):
+            raise SystemExit(f'{row}: the response did not finish: {written[-300:]!r}')
+
+    return work
 
 
 def _plain(message: Any) -> dict[str, Any]:

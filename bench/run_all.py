@@ -5,8 +5,8 @@ machine, the versions and the command, plus the profiles of the hot paths. Every
 after the `ANALYSIS` marker line is written by hand and kept as it is when the file is regenerated.
 
 `run_all.py NAME ...` runs only the named benchmarks (`framing`, `messages`, `streams`, `e2e`, `provenance`,
-`hostile`, `store`, `big_chat`) and prints their tables without writing `RESULTS.md`. The exit status is 1
-when a benchmark crashed or missed a bar.
+`hostile`, `store`, `big_chat`, `bridge`) and prints their tables without writing `RESULTS.md`. The exit status
+is 1 when a benchmark crashed or missed a bar.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ BENCHMARKS = {
     'hostile': 'bench_hostile.py',
     'store': 'bench_store.py',
     'big_chat': 'bench_big_chat.py',
+    'bridge': 'bench_bridge.py',
 }
 PACKAGES = ['pydantic-ai-slim', 'pydantic', 'pydantic-core', 'ag-ui-protocol', 'starlette', 'uvicorn', 'pyinstrument']
 

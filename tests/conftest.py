@@ -14,6 +14,7 @@ Failing examples are kept in `.hypothesis/` and replayed first by either profile
 
 import os
 
+import pytest
 from hypothesis import settings
 
 import background
@@ -27,6 +28,13 @@ settings.register_profile('thorough', max_examples=1000, deadline=None, print_bl
 # Loaded here, before any test module builds its `@settings(...)` (which copy the active profile's values
 # for what they leave unset); the pytest plugin's `--hypothesis-profile` loads its choice after this.
 settings.load_profile(os.environ.get('HYPOTHESIS_PROFILE', 'quick'))
+
+
+@pytest.fixture(scope='module')
+def anyio_backend() -> str:
+    """Async tests run on asyncio. anyio's own fixture would run each on every backend installed, and trio is
+    installed for the streaming tests, which ask for both (`tests/server/test_streaming.py`)."""
+    return 'asyncio'
 
 
 def pytest_sessionfinish() -> None:

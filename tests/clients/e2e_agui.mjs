@@ -16,12 +16,16 @@
 //   {"op": "run", "resume"?}                  run again with no new message (and this resume list, if given)
 //   {"op": "mutate", "js"}                   replace the history with what the function body `js` returns, given a
 //                                            copy as `messages` (a tampered page); no run
-// Output: {"<name>": {"steps": [{"op", "error", "messages", "state", "pendingInterrupts", "wireEvents", "runError"}],
-//                     "requests": [...]}}
+//   {"op": "send-and-abort", "text"}         add a user message, run, and abortRun() at the first text content
+// Output: {"<name>": {"steps": [{"op", "error", "messages", "state", "pendingInterrupts", "wireEvents", "runError",
+//                     "warnings"}], "requests": [...]}}
+//   `warnings`: what the client logged with console.warn during the step.
 import { HttpAgent } from '@ag-ui/client';
 import { readFileSync } from 'node:fs';
 
 const spec = JSON.parse(readFileSync(process.argv[2], 'utf8'));
+const warnings = [];
+console.warn = (...args) => { warnings.push(args.map(String).join(' ')); };
 const TOOLS = [
   {
     name: 'get_local_time',
@@ -62,11 +66,24 @@ async function runScenario(scenario) {
   const steps = [];
   for (const step of scenario.steps) {
     wireEvents = [];
+    warnings.length = 0;
+    let subscriber = {};
     let error = null;
     const params = { runId: nextId('run'), tools: TOOLS };
     let run = true;
     if (step.op === 'send') {
       agent.addMessage({ id: nextId('user'), role: 'user', content: step.content ?? step.text });
+    } else if (step.op === 'send-and-abort') {
+      agent.addMessage({ id: nextId('user'), role: 'user', content: step.text });
+      let aborted = false;
+      subscriber = {
+        onTextMessageContentEvent: () => {
+          if (!aborted) {
+            aborted = true;
+            agent.abortRun();
+          }
+        },
+      };
     } else if (step.op === 'regenerate') {
       const last = agent.messages.map((m) => m.role).lastIndexOf('user');
       agent.setMessages(agent.messages.slice(0, last + 1));
@@ -106,7 +123,10 @@ async function runScenario(scenario) {
     }
     if (run) {
       try {
-        await agent.runAgent(params, { onRunFailed: ({ error: e }) => { error = String(e?.message ?? e); } });
+        await agent.runAgent(params, {
+          ...subscriber,
+          onRunFailed: ({ error: e }) => { error = String(e?.message ?? e); },
+        });
       } catch (e) {
         error = error ?? String(e?.message ?? e);
       }
@@ -115,10 +135,11 @@ async function runScenario(scenario) {
       op: step.op,
       error,
       messages: structuredClone(agent.messages),
-      state: structuredClone(agent.state),
+      state: structuredClone(agent.state ?? null),
       pendingInterrupts: structuredClone(agent.pendingInterrupts ?? []),
       wireEvents: wireEvents.map((e) => e.type),
       runError: wireEvents.find((e) => e.type === 'RUN_ERROR')?.message ?? null,
+      warnings: warnings.splice(0),
     });
   }
   return { steps, requests };

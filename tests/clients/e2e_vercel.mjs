@@ -16,12 +16,28 @@
 //                                                                       last assistant message, as after an approval)
 //   {"op": "mutate", "js"}                                              replace the history with what the function body `js`
 //                                                                       returns, given a copy as `messages` (a tampered page)
-// Output: {"<name>": {"steps": [{"op", "status", "error", "messages"}], "requests": [<POST bodies>]}}
+//   {"op": "send-and-stop", "text"}                                     sendMessage, then chat.stop() once the answer shows text
+// Output: {"<name>": {"steps": [{"op", "status", "error", "messages", "warnings"}], "requests": [<POST bodies>]}}
+//   `warnings`: what the client logged with console.warn during the step.
 import { DefaultChatTransport, safeValidateUIMessages } from 'ai';
 import { readFileSync } from 'node:fs';
 import { NodeChat } from './node_chat.mjs';
 
 const spec = JSON.parse(readFileSync(process.argv[2], 'utf8'));
+const warnings = [];
+console.warn = (...args) => { warnings.push(args.map(String).join(' ')); };
+
+const answerText = (chat) =>
+  chat.messages.at(-1)?.role === 'assistant'
+    ? chat.messages.at(-1).parts.filter((p) => p.type === 'text').map((p) => p.text).join('')
+    : '';
+
+async function until(condition) {
+  for (const deadline = Date.now() + 10_000; !condition(); ) {
+    if (Date.now() > deadline) throw new Error('timed out waiting for the stream');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
 
 const toolParts = (chat) =>
   chat.messages.flatMap((m) => m.parts.filter((p) => p.type.startsWith('tool-') || p.type === 'dynamic-tool'));
@@ -43,6 +59,7 @@ async function runScenario(scenario) {
   const steps = [];
   for (const step of scenario.steps) {
     errors.length = 0;
+    warnings.length = 0;
     if (step.op === 'send') {
       await chat.sendMessage(step.files ? { text: step.text, files: step.files } : { text: step.text });
     } else if (step.op === 'regenerate') {
@@ -59,6 +76,12 @@ async function runScenario(scenario) {
       if (!part) throw new Error('no tool call is waiting for the client');
       await chat.addToolOutput({ tool: part.type.slice(5), toolCallId: part.toolCallId, output: step.output });
       await chat.sendMessage();
+    } else if (step.op === 'send-and-stop') {
+      const count = chat.messages.length;
+      const sending = chat.sendMessage({ text: step.text });
+      await until(() => chat.messages.length > count + 1 && answerText(chat).length > 0);
+      await chat.stop();
+      await sending;
     } else if (step.op === 'continue') {
       await chat.sendMessage();
     } else if (step.op === 'set-messages') {
@@ -79,6 +102,7 @@ async function runScenario(scenario) {
       error: chat.error ? String(chat.error.message ?? chat.error) : errors[0] ?? null,
       valid: validated.success ? true : String(validated.error?.message ?? validated.error).slice(0, 500),
       messages: structuredClone(chat.messages),
+      warnings: warnings.splice(0),
     });
   }
   return { steps, requests };

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import itertools
 import json
+import os
 import shutil
 import socket
 import subprocess
@@ -18,6 +21,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx
 import pytest
 import uvicorn
@@ -92,28 +96,95 @@ class LiveServer:
         return results
 
 
+SERVERS = ('uvicorn', 'hypercorn', 'hypercorn-trio')
+"""The ASGI servers `serve` runs an app under: uvicorn (asyncio; waits for the socket to drain, then writes),
+hypercorn on asyncio (writes, then drains) and hypercorn on trio."""
+
+
 @contextmanager
-def serve(app: Any) -> Iterator[str]:
-    """`app` under uvicorn on a free loopback port, in a thread; yields the base URL; stops cleanly."""
+def serve(app: Any, server: str = 'uvicorn', *, send_buffer: int | None = None) -> Iterator[str]:
+    """`app` under `server` (one of `SERVERS`) on a free loopback port, in a thread; yields the base URL; stops
+    cleanly. `send_buffer` caps the kernel's send buffer of every connection (a bounded backpressure test
+    counts what is buffered)."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if send_buffer is not None:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, send_buffer)  # accepted sockets inherit it
     sock.bind(('127.0.0.1', 0))
     port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, log_level='warning', lifespan='off', timeout_graceful_shutdown=5))
-    thread = threading.Thread(target=server.run, kwargs={'sockets': [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            raise RuntimeError('uvicorn did not start')
-        time.sleep(0.02)
+    if server == 'uvicorn':
+        runner = _UvicornThread(app, sock)
+    else:
+        runner = _HypercornThread(app, sock, trio=server == 'hypercorn-trio')
+    runner.start()
     try:
         yield f'http://127.0.0.1:{port}'
     finally:
-        server.should_exit = True
-        thread.join(15)
+        runner.stop()
         sock.close()
-        assert not thread.is_alive(), 'uvicorn did not stop'
+
+
+class _UvicornThread:
+    def __init__(self, app: Any, sock: socket.socket) -> None:
+        self.server = uvicorn.Server(
+            uvicorn.Config(app, log_level='warning', lifespan='off', timeout_graceful_shutdown=5)
+        )
+        self.thread = threading.Thread(target=self.server.run, kwargs={'sockets': [sock]}, daemon=True)
+
+    def start(self) -> None:
+        self.thread.start()
+        deadline = time.monotonic() + 20
+        while not self.server.started:
+            if not self.thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError('uvicorn did not start')
+            time.sleep(0.02)
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(15)
+        assert not self.thread.is_alive(), 'uvicorn did not stop'
+
+
+class _HypercornThread:
+    """hypercorn's `serve` on asyncio or trio in a thread, listening on a duplicate of the bound socket (it
+    closes what it is given)."""
+
+    def __init__(self, app: Any, sock: socket.socket, *, trio: bool) -> None:
+        from hypercorn.config import Config
+
+        sock.listen(128)  # connections queue until hypercorn accepts them: no start-up race
+        self.config = Config()
+        self.config.bind = [f'fd://{os.dup(sock.fileno())}']
+        self.config.loglevel = 'WARNING'
+        self.config.accesslog = None
+        self.config.graceful_timeout = 5
+        self.app = app
+        self.trio = trio
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        async def shutdown() -> None:
+            while not self.stopping.is_set():
+                await anyio.sleep(0.02)
+
+        if self.trio:
+            import trio
+            from hypercorn.trio import serve as serve_trio
+
+            trio.run(functools.partial(serve_trio, self.app, self.config, shutdown_trigger=shutdown))
+        else:
+            from hypercorn.asyncio import serve as serve_asyncio
+
+            asyncio.run(serve_asyncio(self.app, self.config, shutdown_trigger=shutdown))
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def stop(self) -> None:
+        self.stopping.set()
+        self.thread.join(15)
+        assert not self.thread.is_alive(), 'hypercorn did not stop'
 
 
 def free_port() -> int:
@@ -153,8 +224,9 @@ def _healthy(base: str) -> bool:
 
 
 @contextmanager
-def live_demo(**options: Any) -> Iterator[LiveServer]:
-    """The demo app (`create_app`) with the demo agent (no delays) wrapped to record what it was given."""
+def live_demo(server: str = 'uvicorn', **options: Any) -> Iterator[LiveServer]:
+    """The demo app (`create_app`) with the demo agent (no delays) wrapped to record what it was given, under
+    `server` (`serve`)."""
     demo = DemoAgent(delay=0)
     recorder = Recorder()
 
@@ -165,7 +237,7 @@ def live_demo(**options: Any) -> Iterator[LiveServer]:
     from uibridge.server.app import create_app
 
     app = create_app(agent, on_complete=recorder.on_complete, **options)
-    with serve(app) as base_url:
+    with serve(app, server) as base_url:
         yield LiveServer(base_url, recorder, demo)
 
 

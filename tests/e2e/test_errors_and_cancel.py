@@ -1,4 +1,5 @@
-"""How a run ends badly, over a real socket: an agent that raises, a client that walks away."""
+"""How a run ends badly, over a real socket: an agent that raises, a client that walks away (under every server
+of `e2e_support.SERVERS`)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-from e2e_support import LiveServer, serve
+from e2e_support import SERVERS, LiveServer, serve
 
 from uibridge import ModelResponse, TextPart
 from uibridge.core.events import AgentEvent, PartDelta, PartStart
@@ -75,10 +76,10 @@ class Endless:
         self.completed.append((messages, run))
 
 
-@pytest.fixture(scope='module')
-def endless() -> Iterator[tuple[str, Endless]]:
+@pytest.fixture(scope='module', params=SERVERS)
+def endless(request: pytest.FixtureRequest) -> Iterator[tuple[str, Endless]]:
     agent = Endless()
-    with serve(create_app(agent, on_complete=agent.on_complete, keep_alive=None)) as base_url:
+    with serve(create_app(agent, on_complete=agent.on_complete, keep_alive=None), request.param) as base_url:
         yield base_url, agent
 
 

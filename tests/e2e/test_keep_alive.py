@@ -1,4 +1,5 @@
-"""Keep-alive comments in the middle of a slow stream: both real clients read straight past them."""
+"""Keep-alive comments in the middle of a slow stream, under every server of `e2e_support.SERVERS`: both real
+clients read straight past them."""
 
 from __future__ import annotations
 
@@ -6,17 +7,17 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-from e2e_support import one_turn_spec, run_nodes, serve
+from e2e_support import SERVERS, one_turn_spec, run_nodes, serve
 
 from uibridge.server import create_app
 from uibridge.server.demo import DemoAgent
 from uibridge.server.outbox import KEEP_ALIVE
 
 
-@pytest.fixture(scope='module')
-def slow_server() -> Iterator[str]:
+@pytest.fixture(scope='module', params=SERVERS)
+def slow_server(request: pytest.FixtureRequest) -> Iterator[str]:
     # Words 60 ms apart and a keep-alive after 20 ms of silence: comments between nearly every word.
-    with serve(create_app(DemoAgent(delay=0.06), keep_alive=0.02)) as base_url:
+    with serve(create_app(DemoAgent(delay=0.06), keep_alive=0.02), request.param) as base_url:
         yield base_url
 
 

@@ -1,5 +1,6 @@
-"""`stream_run` driven in-process with a recording ASGI `send`: what leaves in which `send`, in what order,
-what waits when the client stops reading, and how each kind of ending reaches `on_complete`.
+"""`stream_run` driven in-process with a recording ASGI `send`, under asyncio and trio: what leaves in which
+`send`, in what order, what waits when the client stops reading, agents that hold task groups and cancel
+scopes across `yield`, and how each kind of ending reaches `on_complete`.
 
 Nothing here reads a clock: a slow agent is one that waits for the client to have seen its last frame, a
 stalled client is a `send` that never returns, and "the agent stopped" is checked after giving it thousands
@@ -11,12 +12,12 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
 import anyio
+import anyio.abc
 import anyio.lowlevel
 import pytest
 from fake_protocol import event_types
 from test_endpoint import history, make, post, user
 
-import uibridge.server.pump as pump_module
 from uibridge import ModelResponse, TextPart
 from uibridge.core.events import (
     AgentEvent,
@@ -31,9 +32,16 @@ from uibridge.core.events import (
 from uibridge.core.messages import ModelMessage
 from uibridge.server import AgentRun
 from uibridge.server.outbox import DEFAULT_LIMIT, KEEP_ALIVE
+from uibridge.server.resume import Stoppable
 from uibridge.server.streaming import stream_run
 
 pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture(scope='module', params=['asyncio', 'trio'])
+def anyio_backend(request: pytest.FixtureRequest) -> str:
+    return request.param
+
 
 _TERMINAL = (RunFinished, RunError, RunCancelled)
 
@@ -117,7 +125,7 @@ async def stream(agent: Any, client: Client, *, keep_alive: float | None = None,
             send=client.send,
             receive=client.receive,
             keep_alive=keep_alive,
-            expose_errors=False,
+            expose_errors=options.pop('expose_errors', False),
             **options,
         )
     return run
@@ -150,9 +158,9 @@ async def test_a_fast_agents_frames_leave_together_in_order() -> None:
     run = await stream(agent, client)
     expected = ['start', 'ResponseStart', 'PartStart'] + [f'PartDelta {t}' for t in texts] + ['PartEnd', 'RunFinished']
     assert [line.strip() for line in client.lines()] == expected
-    # Nothing was ready to send before the agent finished (it never awaited): the start frame, then one send
-    # with every frame and the stream's end, instead of one send per event.
-    assert len(client.bodies) == 2
+    # The agent never waited, so the sender had no chance to run before the end: one send with every frame
+    # and the stream's end, instead of one send per event.
+    assert len(client.bodies) == 1
     assert client.last_more_body is False
     assert run.status == 'finished'
 
@@ -190,8 +198,10 @@ async def test_a_slow_agents_frame_leaves_before_it_yields_the_next() -> None:
 
     client = Client(on_send)
     await stream(agent, client)
-    assert client.bodies[1:6] == [b'PartStart \nPartDelta 0\n'] + [f'PartDelta {i}\n'.encode() for i in range(1, 5)]
-    assert client.bodies[6:] == [b'RunFinished \n']
+    assert client.bodies[:5] == [b'start\nPartStart \nPartDelta 0\n'] + [
+        f'PartDelta {i}\n'.encode() for i in range(1, 5)
+    ]
+    assert client.bodies[5:] == [b'RunFinished \n']
 
 
 async def test_frames_keep_their_order_however_the_agent_paces_itself() -> None:
@@ -217,77 +227,79 @@ async def test_frames_keep_their_order_however_the_agent_paces_itself() -> None:
     assert 2 < len(client.bodies) < 200  # some batches, not one send per event
 
 
-async def test_without_asyncio_each_frame_is_sent_as_it_comes(monkeypatch: pytest.MonkeyPatch) -> None:
-    # Sending just before the agent waits is only safe under asyncio; elsewhere every event is one send.
-    monkeypatch.setattr(pump_module, '_on_asyncio', lambda: False)
-
-    async def agent(run: AgentRun) -> AsyncIterator[AgentEvent]:
-        yield PartStart(0, TextPart(content=''))
-        for i in range(3):
-            yield PartDelta(0, str(i))
-        yield PartEnd(0)
-
-    client = Client()
-    await stream(agent, client)
-    assert client.bodies == [
-        b'start\n',
-        b'PartStart \n',
-        b'PartDelta 0\n',
-        b'PartDelta 1\n',
-        b'PartDelta 2\n',
-        b'PartEnd \n',
-        b'RunFinished \n',
-    ]
-
-
 # -------------------------------------------------------------------------------------- backpressure
 
 
-async def test_a_client_that_stops_reading_stops_the_agent_within_the_bound() -> None:
-    blocked = anyio.Event()
+class StalledClient(Client):
+    """A client that reads the stream's first body, then stops reading: its `send` never returns again. A
+    server's `send` writes then waits for the socket to drain (`writes_first`, as hypercorn does) or waits for
+    room then writes (as uvicorn does); either way the server holds what it has not written."""
+
+    def __init__(self, writes_first: bool) -> None:
+        super().__init__()
+        self.writes_first = writes_first
+        self.blocked = anyio.Event()
+
+    async def send(self, message: dict[str, Any]) -> None:
+        if message['type'] == 'http.response.start' or not self.bodies:
+            await super().send(message)
+            return
+        if self.writes_first:
+            await super().send(message)
+        self.blocked.set()
+        await anyio.sleep_forever()
+
+
+async def stream_in(group: anyio.abc.TaskGroup, agent: Any, client: Client, **options: Any) -> AgentRun:
+    """Start `stream_run` in `group`; the run it streams."""
+    run = new_run()
+    group.start_soon(
+        lambda: stream_run(
+            agent=agent,
+            run=run,
+            encoder=options.pop('encoder', LineEncoder()),
+            send=options.pop('send', client.send),
+            receive=client.receive,
+            keep_alive=None,
+            expose_errors=False,
+            **options,
+        )
+    )
+    return run
+
+
+@pytest.mark.parametrize('writes_first', [False, True], ids=['waits-then-writes', 'writes-then-drains'])
+async def test_a_client_that_stops_reading_holds_the_agent_with_a_bounded_buffer(writes_first: bool) -> None:
     yielded = 0
     cleaned_up = anyio.Event()
     frame = 1024
 
-    async def stall(body: bytes) -> None:
-        if body != b'start\n':
-            blocked.set()
-            await anyio.sleep_forever()
-
     async def agent(run: AgentRun) -> AsyncIterator[AgentEvent]:
         nonlocal yielded
         try:
-            yield PartStart(0, TextPart(content=''))
-            while True:
-                yielded += 1
-                yield PartDelta(0, 'x' * (frame - len('PartDelta \n')))
-                await anyio.lowlevel.checkpoint()  # every chance to run on, were nothing holding it back
+            async with anyio.create_task_group():  # a scope held across `yield`, as real agents do
+                yield PartStart(0, TextPart(content=''))
+                while True:
+                    yielded += frame
+                    yield PartDelta(0, 'x' * (frame - len('PartDelta \n')))
+                    await anyio.lowlevel.checkpoint()  # every chance to run on, were nothing holding it back
         finally:
             cleaned_up.set()
 
-    client = Client(stall)
-    async with anyio.create_task_group() as group:
-        run = new_run()
-        group.start_soon(
-            lambda: stream_run(
-                agent=agent,
-                run=run,
-                encoder=LineEncoder(),
-                send=client.send,
-                receive=client.receive,
-                keep_alive=None,
-                expose_errors=False,
-            )
-        )
-        with anyio.fail_after(10):
-            await blocked.wait()
-        await spin()
-        # The batch stuck in `send`, and one more waiting in the outbox: then the agent waits too.
-        assert yielded <= 2 * (DEFAULT_LIMIT // frame + 1) + 1
-        stuck_at = yielded
-        await spin()
-        assert yielded == stuck_at
-        client.leave.set()  # the client gives up: the stuck send and the waiting agent are both cancelled
+    client = StalledClient(writes_first)
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as group:
+            run = await stream_in(group, agent, client)
+            await client.blocked.wait()
+            await spin()
+            # Held by the server: what the agent yielded and the client never got. One batch in the stuck
+            # `send` and one waiting in the outbox, each at most the limit and one frame; then the agent waits.
+            held = yielded - len(client.data)
+            assert held <= 2 * (DEFAULT_LIMIT + frame)
+            stuck_at = yielded
+            await spin()
+            assert yielded == stuck_at
+            client.leave.set()  # the client gives up: the stuck send and the waiting agent are both cancelled
     assert cleaned_up.is_set()
     assert run.status == 'cancelled'
 
@@ -316,58 +328,219 @@ async def test_a_disconnect_cancels_an_agent_that_waits() -> None:
     assert b'RunCancelled' not in client.data
 
 
-async def test_a_cancellation_meant_for_the_agent_loses_no_frame_being_sent() -> None:
-    # The frames ready are sent just before the agent waits, so inside the agent's own cancel scopes: a stop
-    # or a timeout of its own can cut that send short. Nothing may be lost or sent (or logged) twice.
+@pytest.mark.parametrize('writes_first', [False, True], ids=['waits-then-writes', 'writes-then-drains'])
+async def test_a_cancellation_meant_for_the_agent_never_touches_a_send(writes_first: bool) -> None:
+    # The agent's own scope is cancelled while a batch is in `send` and more frames wait for room: the send
+    # finishes, the agent gets its cancellation at its own next await, and nothing is lost, sent or logged
+    # twice, whichever way round the server writes and waits.
     gate = anyio.Event()
     blocked = anyio.Event()
-    inner: list[anyio.CancelScope] = []
+    scopes: list[anyio.CancelScope] = []
     bodies: list[bytes] = []
     logged: list[bytes] = []
+    caught: list[bool] = []
 
     async def send(message: dict[str, Any]) -> None:
         if message['type'] != 'http.response.body':
             return
-        if message['body'] != b'start\n' and not gate.is_set():
+        if writes_first:
+            bodies.append(message['body'])
+        if not gate.is_set():
             blocked.set()
-            await gate.wait()  # as uvicorn drains before it writes: cut short here, nothing was written
-        bodies.append(message['body'])
+            await gate.wait()
+        if not writes_first:
+            bodies.append(message['body'])
 
     async def log(frames: Any) -> None:
         logged.extend(frames)
 
+    big = 'y' * DEFAULT_LIMIT
+
     async def agent(run: AgentRun) -> AsyncIterator[AgentEvent]:
         yield PartStart(0, TextPart(content=''))
-        yield PartDelta(0, 'a')
         with anyio.CancelScope() as scope:
-            inner.append(scope)
-            await anyio.sleep_forever()  # the frames above are being sent when this scope is cancelled
+            scopes.append(scope)
+            yield PartDelta(0, 'a')
+            await anyio.lowlevel.checkpoint()  # `a` goes out and is held in `send`
+            yield PartDelta(0, big)  # the outbox is full: the agent's task waits for room, in this scope
+            await anyio.sleep_forever()  # where the cancellation lands
+        caught.append(scope.cancelled_caught)
         yield PartDelta(0, 'b')
 
-    run = new_run()
     client = Client()
     with anyio.fail_after(10):
         async with anyio.create_task_group() as group:
-            group.start_soon(
-                lambda: stream_run(
-                    agent=agent,
-                    run=run,
-                    encoder=LineEncoder(),
-                    send=send,
-                    receive=client.receive,
-                    keep_alive=None,
-                    expose_errors=False,
-                    log=log,
-                )
-            )
+            run = await stream_in(group, agent, client, send=send, log=log)
             await blocked.wait()
-            inner[0].cancel()  # the agent's own scope, not the stream's
-            await spin(100)
+            await spin()
+            scopes[0].cancel()  # the agent's own scope, not the stream's
+            await spin()
             gate.set()
-    expected = b'start\nPartStart \nPartDelta a\nPartDelta b\nRunFinished \n'
+    expected = f'start\nPartStart \nPartDelta a\nPartDelta {big}\nPartDelta b\nRunFinished \n'.encode()
     assert b''.join(bodies) == expected
     assert b''.join(logged) == expected
+    assert caught == [True]
     assert run.status == 'finished'
+
+
+# ---------------------------------------------------------------------------- agents holding scopes
+
+
+async def test_an_agent_holding_a_task_group_and_a_scope_across_yield_streams_everything() -> None:
+    async def agent(run: AgentRun) -> AsyncIterator[AgentEvent]:
+        send, receive = anyio.create_memory_object_stream[str](4)
+
+        async def produce() -> None:
+            async with send:
+                for i in range(300):
+                    await send.send(str(i))
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(produce)
+            with anyio.CancelScope():
+                yield PartStart(0, TextPart(content=''))
+                async with receive:
+                    async for text in receive:
+                        yield PartDelta(0, text)
+            yield PartEnd(0)
+
+    logged: list[bytes] = []
+
+    async def log(frames: Any) -> None:
+        logged.extend(frames)
+
+    client = Client()
+    run = await stream(agent, client, log=log)
+    assert [line.strip() for line in client.lines()] == (
+        ['start', 'PartStart'] + [f'PartDelta {i}' for i in range(300)] + ['PartEnd', 'RunFinished']
+    )
+    assert b''.join(logged) == client.data
+    assert run.status == 'finished'
+
+
+class TaskGroupAgent:
+    """An agent holding a task group across its `yield`s, with a background task in it, as real agents do. After
+    its first event it waits forever (`waits`), or yields deltas and never waits of its own."""
+
+    def __init__(self, *, waits: bool) -> None:
+        self.waits = waits
+        self.waiting = anyio.Event()
+        self.background_cancelled = anyio.Event()
+        self.cleaned_up = anyio.Event()
+
+    async def _background(self) -> None:
+        try:
+            await anyio.sleep_forever()
+        finally:
+            self.background_cancelled.set()
+
+    async def __call__(self, run: AgentRun) -> AsyncIterator[AgentEvent]:
+        try:
+            async with anyio.create_task_group() as group:
+                group.start_soon(self._background)
+                yield PartStart(0, TextPart(content='partial'))
+                if self.waits:
+                    self.waiting.set()
+                    await anyio.sleep_forever()
+                while True:
+                    yield PartDelta(0, 'x' * 100)
+        finally:
+            self.cleaned_up.set()
+
+    @property
+    def ended_cleanly(self) -> bool:
+        """Its `finally` ran and its background task was cancelled."""
+        return self.cleaned_up.is_set() and self.background_cancelled.is_set()
+
+
+async def test_a_disconnect_cancels_an_agent_waiting_inside_its_task_group() -> None:
+    agent = TaskGroupAgent(waits=True)
+
+    def leave_after_first_frame(body: bytes) -> None:
+        if b'PartStart' in body:
+            client.leave.set()
+
+    client = Client(leave_after_first_frame)
+    run = await stream(agent, client)
+    assert agent.ended_cleanly
+    assert run.status == 'cancelled'
+
+
+@pytest.mark.parametrize('anyio_backend', ['trio'])
+async def test_a_disconnect_cancels_an_agent_in_a_native_trio_nursery(anyio_backend: str) -> None:
+    # trio's own nursery reports a cancellation from outside as an exception group of `Cancelled`: still a
+    # cancelled run, not a failed one.
+    import trio
+
+    cleaned_up = trio.Event()
+
+    async def agent(run: AgentRun) -> AsyncIterator[AgentEvent]:
+        try:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(trio.sleep_forever)
+                yield PartStart(0, TextPart(content='partial'))
+                await trio.sleep_forever()
+        finally:
+            cleaned_up.set()
+
+    def leave_after_first_frame(body: bytes) -> None:
+        if b'PartStart' in body:
+            client.leave.set()
+
+    client = Client(leave_after_first_frame)
+    run = await stream(agent, client)
+    assert cleaned_up.is_set()
+    assert run.status == 'cancelled'
+
+
+async def test_a_failing_background_task_of_the_agent_fails_the_run() -> None:
+    async def broken() -> None:
+        await anyio.lowlevel.checkpoint()
+        raise RuntimeError('the tool crashed')
+
+    async def agent(run: AgentRun) -> AsyncIterator[AgentEvent]:
+        async with anyio.create_task_group() as group:
+            group.start_soon(broken)
+            yield PartStart(0, TextPart(content=''))
+            while True:
+                yield PartDelta(0, 'tick')
+                await anyio.sleep(0)  # where the task group's cancellation reaches the agent
+
+    client = Client()
+    run = await stream(agent, client, expose_errors=True)
+    assert client.lines()[-1].startswith('RunError')
+    assert run.status == 'failed'
+    assert isinstance(run.error, BaseExceptionGroup)
+
+
+@pytest.mark.parametrize('where', ['awaiting', 'between-steps'])
+async def test_a_stop_cancels_an_agent_holding_a_task_group_and_ends_the_run_as_stopped(where: str) -> None:
+    # Between steps: the agent never waits of its own; the client is slow, so the agent's task is waiting for
+    # room in the outbox when the stop comes, and the agent is not asked for another step.
+    agent = TaskGroupAgent(waits=where == 'awaiting')
+    stoppable = Stoppable(agent)
+    encoder = LineEncoder()
+    slow = anyio.Event()
+    blocked = anyio.Event()
+
+    async def held_until_released(body: bytes) -> None:
+        if not agent.waits and not slow.is_set():
+            blocked.set()
+            await slow.wait()
+
+    client = Client(held_until_released)
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as group:
+            run = await stream_in(group, stoppable, client, encoder=encoder)
+            await (agent.waiting.wait() if agent.waits else blocked.wait())
+            await spin(200)
+            stoppable.stop()
+            await spin(200)
+            slow.set()
+    assert agent.ended_cleanly
+    assert client.lines()[-1] == 'RunCancelled '  # the client is told, as a run that cancelled itself would
+    assert client.last_more_body is False
+    assert run.status == 'cancelled'
 
 
 # ----------------------------------------------------------------------------------------- endings

@@ -130,6 +130,9 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument(
         '--slow-seconds', type=float, default=None, help='the demo agent: how long `slow` streams (default 5)'
     )
+    remote = serve.add_mutually_exclusive_group()
+    remote.add_argument('--remote-ag-ui', metavar='URL', help='serve the page from a remote AG-UI agent at URL')
+    remote.add_argument('--remote-vercel', metavar='URL', help='serve the page from a remote Vercel AI chat route')
     # Refused with a pointer to UIBRIDGE_SECRET: a key on a command line is in `ps` and in shell history.
     serve.add_argument('--secret', help=argparse.SUPPRESS)
     store = commands.add_parser(
@@ -166,11 +169,15 @@ def _check_options(args: argparse.Namespace) -> None:
         )
     if args.target is None and args.factory:
         raise TargetError('--factory needs MODULE:FACTORY, the function that makes your agent')
-    if args.target is not None:
+    remote = args.remote_ag_ui or args.remote_vercel
+    if args.target is not None and remote is not None:
+        raise TargetError(f'serve either {args.target} or a remote agent, not both')
+    served = args.target or remote
+    if served is not None:
         for option in ('delay', 'slow_seconds'):
             if getattr(args, option) is not None:
                 flag = '--' + option.replace('_', '-')
-                raise TargetError(f'{flag} is an option of the demo agent, not of {args.target}')
+                raise TargetError(f'{flag} is an option of the demo agent, not of {served}')
 
 
 def _refuse(error: TargetError) -> int:
@@ -230,7 +237,8 @@ async def _check_store(store: ChatStore) -> None:
 def _announce(args: argparse.Namespace) -> None:
     where = f'http://{args.host}:{args.port}/'
     kept = f'history kept in {args.store}' if args.store else 'history kept by the client'
-    what = 'uibridge demo:' if args.target is None else f'uibridge: {args.target} on'
+    served = args.target or args.remote_ag_ui or args.remote_vercel
+    what = 'uibridge demo:' if served is None else f'uibridge: {served} on'
     processes = f'; {args.workers} worker processes' if args.workers > 1 else ''
     sdk = args.vercel_sdk_version
     print(f'{what} {where}  (Vercel AI: /api/chat for ai@{sdk}, AG-UI: /ag-ui; {kept}{processes})', flush=True)
@@ -337,12 +345,29 @@ def _store_command(args: argparse.Namespace) -> int:
 
 
 async def _agent(args: argparse.Namespace) -> Agent:
+    if (remote := _remote_agent(args.remote_ag_ui, args.remote_vercel)) is not None:
+        return remote
     if args.target is None:
         from .demo import DemoAgent
 
         delay = 0.02 if args.delay is None else args.delay
         return DemoAgent(delay=delay, slow_seconds=5.0 if args.slow_seconds is None else args.slow_seconds)
     return await load_agent(args.target, factory=args.factory, app_dir=args.app_dir)
+
+
+def _remote_agent(ag_ui: str | None, vercel: str | None) -> Agent | None:
+    """The remote agent the page talks to (`uibridge.bridge`), declaring the page's client tool to an AG-UI remote
+    (the page's `useChat` requests name none)."""
+    if ag_ui is None and vercel is None:
+        return None
+    from ..bridge import RemoteAGUIAgent, RemoteVercelAgent
+    from ..core.run import ClientTool
+
+    if vercel is not None:
+        return RemoteVercelAgent(vercel)
+    assert ag_ui is not None
+    page_tool = ClientTool('get_local_time', "The browser's local time", {'type': 'object', 'properties': {}})
+    return RemoteAGUIAgent(ag_ui, tools=[page_tool])
 
 
 def _store(url: str, lease: float | None) -> ChatStore:

@@ -1,22 +1,23 @@
-"""`Outbox`: the frames a run has encoded and not yet sent, and the one place that sends them.
+"""`Outbox`: the frames a run has encoded and not yet sent, between the agent's task and the one task that
+sends them.
 
-The agent's task appends each frame as it encodes it (`put`: no await) and sends everything waiting in one
-ASGI `send` (`flush`) when the agent is about to wait for anything (`before_wait`), when `limit`
-bytes are waiting, and at the end. So a fast agent's frames leave together, a slow agent's frame leaves before
-it waits for the next, and no frame ever waits for a batch to fill or for another task to pick it up.
+The agent's task appends each frame as it encodes it (`put`: no await) and waits only when `limit` bytes are
+waiting (`wait_for_room`). The sender (`deliver`, a task of its own) sleeps until something waits, takes
+everything there is and sends it in one ASGI `send`. So a fast agent's frames pile up while it runs and leave
+together as soon as it waits for anything (its model, a tool, a full outbox), and a slow agent's frame leaves
+as soon as it waits for the next one: nothing waits for a batch to fill. Nothing about the server is assumed
+(whether its `send` waits for room before or after writing, which event loop runs it), and the sender never
+runs inside the agent's cancel scopes, so nothing meant for the agent can cut a `send` short.
 
-Bounded: past `limit` bytes the agent's task flushes before it asks the agent for more, and a `send` that does
-not return (a client that stopped reading) holds the agent there. At most `limit` bytes and one event's frame
-wait here, whatever the agent does.
+Bounded: at most `limit` bytes and one frame wait here, and one batch is in the sender's `send`; a client that
+stops reading holds the sender in `send`, the outbox fills, and the agent waits.
 
-Keep-alive comments come from another task while the agent waits; sends never overlap (`sending`), and a
-comment is only sent when nothing else is waiting to go.
+Once: a batch is taken out before it is logged and sent, and never put back. The log gets it before the
+socket does (shielded: the log never holds half a batch); a `send` that fails means the client is gone, and
+nothing is sent after it.
 
-A flush just before the agent waits runs inside whatever cancel scopes the agent is in at that moment, so a
-cancellation meant for the agent (its own timeout, a stop) can land in the middle of a `send`. Servers wait
-for room before they write (uvicorn drains first), so a `send` cut short wrote nothing: the frames go back
-to the head of the outbox and leave with the next flush, and the agent gets the cancellation where it waits.
-The log is awaited shielded, so it never holds half a batch; frames put back are not logged twice.
+Keep-alive comments come from the sender too, woken by `tick` when nothing was sent for a `keep_alive`, so they
+never overlap a batch or land inside one.
 """
 
 from __future__ import annotations
@@ -51,110 +52,148 @@ sends, and no more than this is encoded between two chances for other streams to
 
 
 class Outbox:
-    """One response's waiting frames and its `send`. Used from one event loop."""
+    """One response's waiting frames and its `send`. Used from one event loop: `put`, `wait_for_room` and
+    `close` from the agent's task, `deliver` as a task of its own."""
 
     __slots__ = (
-        '_idle',
-        '_logged',
+        '_closed',
+        '_ready',
+        '_room',
+        'delivering',
         'frames',
         'gone',
-        'last_write',
+        'keep_alive',
+        'last_send',
         'limit',
         'log',
         'scope',
         'send',
-        'sending',
         'size',
     )
 
-    def __init__(self, send: Send, log: StreamLog | None = None, limit: int = DEFAULT_LIMIT) -> None:
+    def __init__(
+        self, send: Send, log: StreamLog | None = None, *, limit: int = DEFAULT_LIMIT, keep_alive: float | None = None
+    ) -> None:
         self.send = send
         self.log = log
         self.limit = limit
+        self.keep_alive = keep_alive
+        """Seconds of silence after which a keep-alive comment is sent (`None`: never), when `tick` runs."""
+        self.last_send = time.monotonic()
+        """When the last `send` began."""
         self.frames: list[bytes] = []
         self.size = 0
         """Bytes in `frames`."""
         self.gone = False
         """The client went away (a disconnect, or a `send` that failed): nothing more is sent."""
         self.scope: CancelScope | None = None
-        """Cancelled when a `send` fails, so the run stops as it does on a disconnect."""
-        self.sending = False
-        self.last_write = time.monotonic()
-        self._idle: anyio.Event | None = None
-        self._logged = 0
-        """How many frames at the head of `frames` the log already has (a send cut short put them back)."""
+        """Cancelled when the client is gone (`abandon`): the run stops."""
+        self.delivering = True
+        """Whether the sender may still take frames: false once it ended, however it ended."""
+        self._closed = False
+        self._ready: anyio.Event | None = None
+        """Set by `put` or `close` when the sender waits for something to send."""
+        self._room: anyio.Event | None = None
+        """Set by the sender when the agent's task waits for it to take the frames."""
 
     def put(self, frame: bytes) -> bool:
-        """Append one encoded frame (never empty); whether `limit` is reached (then `flush`). Once per event,
-        so it does no more than that."""
+        """Append one encoded frame (never empty); whether `limit` is reached (then `wait_for_room`). Once per
+        event, so it does no more than that."""
         self.frames.append(frame)
         self.size += len(frame)
+        if (ready := self._ready) is not None:
+            self._ready = None
+            ready.set()
         return self.size >= self.limit
 
-    async def flush(self) -> None:
-        """Send every frame waiting as one chunk (after a keep-alive already on its way, if any)."""
-        if self.gone:
+    async def wait_for_room(self) -> None:
+        """Wait until the sender has taken the frames. Shielded: the agent's task calls this between two of
+        the agent's steps, where any cancel scope the agent holds across its `yield` is still open, and a
+        cancellation meant for the agent must reach the agent at its own next await, not this wait. The
+        stream's own end (the client gone, the server stopping) ends the sender, which ends this wait; then
+        the run's cancellation lands here, however busy the agent keeps its task."""
+        while self.size >= self.limit and self.delivering:
+            room = self._room = anyio.Event()
+            with CancelScope(shield=True):
+                await room.wait()
+        if not self.delivering:
             self.frames.clear()
             self.size = 0
-            await checkpoint()  # where the run's cancellation lands, however busy the agent keeps it
-            return
-        while self.sending:
-            await self._sent()
-        if self.frames:
-            frames = await self._take()
-            try:
-                await self._send(frames[0] if len(frames) == 1 else b''.join(frames), more=True)
-            except BaseException:
-                # Cancelled before the server took it: the frames go first next time, already logged.
-                self.frames[:0] = frames
-                self.size += sum(map(len, frames))
-                self._logged = len(frames)
-                raise
+            await checkpoint()
 
-    async def keep_alive(self) -> None:
-        """Send a keep-alive comment, unless something is being sent or waits to be."""
-        if not (self.gone or self.sending or self.frames):
-            await self._send(KEEP_ALIVE, more=True)
+    def close(self) -> None:
+        """The run is over: the sender finishes the batch it is sending, if any, and returns. What still waits
+        goes with the end of the body (`finish`)."""
+        self._closed = True
+        if (ready := self._ready) is not None:
+            self._ready = None
+            ready.set()
 
     async def finish(self, tail: bytes) -> None:
-        """Send what is waiting and `tail` as the end of the body."""
+        """Once the sender has returned: send what waits and `tail` as the end of the body. The last byte
+        leaves from the request's own task, with nothing left to wind down after it: a client that answers
+        the moment it has read the end finds the request over."""
         if tail:
-            self.put(tail)
-        while self.sending:
-            await self._sent()
-        await self._send(b''.join(await self._take()), more=False)
-
-    async def _take(self) -> list[bytes]:
-        """Every frame waiting, the log given those it does not have yet."""
+            self.frames.append(tail)
         frames, self.frames, self.size = self.frames, [], 0
-        fresh = frames[self._logged :] if self._logged else frames
-        self._logged = 0
-        if fresh and self.log is not None:
-            try:
-                with CancelScope(shield=True):
-                    await self.log(fresh)
-            except Exception:
-                logger.exception('The stream log failed; the stream goes on without it')
-                self.log = None
-        return frames
+        if frames and self.log is not None:
+            await self._log(frames)
+        await self._send(b''.join(frames), more=False)
+
+    def abandon(self) -> None:
+        """The client is gone: nothing more is sent, and the run is cancelled."""
+        self.gone = True
+        if self.scope is not None:
+            self.scope.cancel()
+
+    async def deliver(self) -> None:
+        """The sender: send whatever waits, one `send` a batch, until the run is over (`close`) or the client
+        is gone."""
+        try:
+            while not self.gone:
+                if not (self.frames or self._closed):
+                    ready = self._ready = anyio.Event()
+                    await ready.wait()
+                if self._closed:
+                    return
+                if not self.frames:  # woken by `tick`: silence for a whole `keep_alive`
+                    await self._send(KEEP_ALIVE, more=True)
+                    continue
+                frames, self.frames, self.size = self.frames, [], 0
+                if (room := self._room) is not None:
+                    self._room = None
+                    room.set()
+                if self.log is not None:
+                    await self._log(frames)
+                await self._send(frames[0] if len(frames) == 1 else b''.join(frames), more=True)
+        finally:
+            self.delivering = False
+            if (room := self._room) is not None:
+                self._room = None
+                room.set()
+
+    async def tick(self) -> None:
+        """Beside the sender, with `keep_alive`: every `keep_alive`, wake it for a keep-alive comment if nothing
+        was sent for about that long and nothing waits to be. A task of its own, so a batch costs no timer."""
+        assert self.keep_alive is not None
+        while True:
+            await anyio.sleep(self.keep_alive)
+            if time.monotonic() - self.last_send >= self.keep_alive * 0.9 and (ready := self._ready) is not None:
+                self._ready = None
+                ready.set()
+
+    async def _log(self, frames: Sequence[bytes]) -> None:
+        assert self.log is not None
+        try:
+            with CancelScope(shield=True):
+                await self.log(frames)
+        except Exception:
+            logger.exception('The stream log failed; the stream goes on without it')
+            self.log = None
 
     async def _send(self, body: bytes, *, more: bool) -> None:
-        self.sending = True
+        self.last_send = time.monotonic()
         try:
             await self.send({'type': 'http.response.body', 'body': body, 'more_body': more})
-            self.last_write = time.monotonic()
         except OSError:
-            self.gone = True
-            if self.scope is not None:
-                self.scope.cancel()
-        finally:
-            self.sending = False
-            if self._idle is not None:
-                self._idle.set()
-                self._idle = None
-
-    async def _sent(self) -> None:
-        """Wait for the send in progress (a keep-alive held up by a client that stopped reading)."""
-        if self._idle is None:
-            self._idle = anyio.Event()
-        await self._idle.wait()
+            self.abandon()

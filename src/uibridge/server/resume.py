@@ -22,6 +22,7 @@ from anyio import CancelScope
 from ..core.events import AgentEvent, RunCancelled
 from ..core.messages import ModelMessage
 from .asgi import Message, Receive, Send
+from .pump import agent_iterator, close_agent
 from .run import Agent, AgentRun
 from .store import ChatNotFound, ChatStore, StreamAborted
 
@@ -58,8 +59,15 @@ class Detached:
 
 
 class Stoppable:
-    """The agent, stoppable from outside (`stop()`): the awaited step is cancelled, the agent's iterator
-    closed, and the run ends with `RunCancelled('stopped')`, so it is encoded and persisted as cancelled."""
+    """The agent, stoppable from outside (`stop()`): the agent is cancelled where it awaits (or, if it is
+    between two steps, not asked for another), closed, and the run ends with `RunCancelled('stopped')`, so it
+    is encoded and persisted as cancelled.
+
+    One cancel scope spans the whole run, opened before the agent's first step and closed after its last,
+    in the task that iterates it: the agent's own scopes and task groups, held across its `yield`, nest
+    inside it as they would inside any caller's. (A scope per step would be closed while the agent's,
+    opened during that step, is still open.) A stop that comes while the stream waits for room in a full
+    outbox (a live client reading slowly) ends the run as soon as the sender has made room."""
 
     def __init__(self, agent: Agent) -> None:
         self.agent = agent
@@ -72,28 +80,21 @@ class Stoppable:
             self._scope.cancel()
 
     async def __call__(self, run: AgentRun) -> AsyncIterator[AgentEvent | ModelMessage]:
-        iterator = aiter(self.agent(run))
-        try:
-            while not self.stopped:
-                item: AgentEvent | ModelMessage | None = None
-                # The scope opens and closes around one step, never across a `yield`.
-                with CancelScope() as scope:
-                    self._scope = scope
-                    try:
-                        item = await anext(iterator)
-                    except StopAsyncIteration:
-                        return
-                    finally:
-                        self._scope = None
-                if scope.cancelled_caught or item is None:
-                    break
-                yield item
+        with CancelScope() as scope:
+            self._scope = scope
+            if self.stopped:
+                scope.cancel()
+            iterator = agent_iterator(self.agent, run)
+            try:
+                async for item in iterator:
+                    yield item
+                    if self.stopped:
+                        break
+            finally:
+                self._scope = None
+                await close_agent(iterator)
+        if self.stopped:
             yield RunCancelled('stopped')
-        finally:
-            close = getattr(iterator, 'aclose', None)
-            if close is not None:
-                with CancelScope(shield=True):
-                    await close()
 
 
 async def serve_stream(

@@ -1,21 +1,21 @@
 """Running an agent and streaming what it yields, with the client able to walk away at any time.
 
-The agent runs in the request's own task (`pump`): each event is encoded as it comes and its frame appended to
-the response's `Outbox`, which sends everything waiting in one ASGI `send` when the agent is about to wait for
-anything, when it is full, and at the end. So a fast agent's frames leave together, a slow agent's frame leaves
-before it waits for the next one, nothing waits for a batch to fill, and no frame is handed to another task:
-the agent and the socket are never more than one `send` apart, which is also the backpressure (a client that
-stops reading holds the agent in that `send`).
+Two tasks share the response's `Outbox`:
+- the agent's: the request's own task runs the agent (`pump`), encodes each event as it comes and appends its
+  frame to the outbox, awaiting nothing of its own unless the outbox is full;
+- the sender's: it sends whatever is waiting in one ASGI `send` each time, so a fast agent's frames leave
+  together the moment it waits for anything, a slow agent's frame leaves as soon as it waits for the next, and
+  a client that stops reading holds the sender, then (the outbox full) the agent: bounded backpressure. With
+  `keep_alive`, a ticker wakes it to send an SSE comment after that long with nothing sent.
 
-Beside it, in one task group:
-- the watcher waits for `http.disconnect`, the only way an ASGI app learns the client is gone, and cancels
-  the group: the agent is cancelled where it awaits, its `finally` blocks run, nothing keeps going (a `send`
-  that fails does the same);
-- the ticker, with `keep_alive`, sends an SSE comment when nothing was sent for that long.
+Beside them, the watcher waits for `http.disconnect`, the only way an ASGI app learns the client is gone, and
+cancels the run: the agent is cancelled where it awaits, its `finally` blocks run, nothing keeps going (a
+`send` that fails does the same). Nothing depends on how the server writes or which event loop runs it.
 
 However the run ends, the encoder has seen a terminal event by the time `stream_run` returns, so
-`encoder.new_messages` holds everything produced, open parts closed, and `run.status` says how it ended. The
-last frames and the encoder's closing bytes leave in one final `send`.
+`encoder.new_messages` holds everything produced, open parts closed, and `run.status` says how it ended. Once
+the sender has returned, the last frames and the encoder's closing bytes leave in one final `send` from the
+request's own task, the last thing `stream_run` does.
 
 Agent misuse ends the run the same way in every protocol (`uibridge.server.pump`).
 """
@@ -23,7 +23,6 @@ Agent misuse ends the run the same way in every protocol (`uibridge.server.pump`
 from __future__ import annotations
 
 import logging
-import time
 
 import anyio
 
@@ -60,49 +59,35 @@ async def stream_run(
 ) -> None:
     """Answer the request with the agent's run as a stream; returns when the stream ended however it ended.
     `log`, if given, is awaited with each batch of frames just before it is sent (`StreamLog`)."""
-    outbox = Outbox(send, log)
+    outbox = Outbox(send, log, keep_alive=keep_alive)
     try:
         await send({'type': 'http.response.start', 'status': 200, 'headers': response_headers(encoder)})
     except OSError:
-        outbox.gone = True
-    else:
-        if start := encoder.start():
-            outbox.put(start)
-            await outbox.flush()
-    if outbox.gone:
         _end(encoder, run)
         return
-
+    if start := encoder.start():
+        outbox.put(start)
     terminal: AgentEvent | None = None
     async with anyio.create_task_group() as group:
         outbox.scope = group.cancel_scope
         group.start_soon(_watch_disconnect, receive, outbox)
         if keep_alive:
-            group.start_soon(_tick, outbox, keep_alive)
-        terminal = await pump(agent, run, encoder, outbox, expose_errors)
-        group.cancel_scope.cancel()
-
+            group.start_soon(outbox.tick)
+        async with anyio.create_task_group() as sender:
+            sender.start_soon(outbox.deliver)
+            terminal = await pump(agent, run, encoder, outbox, expose_errors)
+            outbox.close()
+        group.cancel_scope.cancel()  # the run is over: nothing more to watch for
     if outbox.gone:
         _end(encoder, run)
         return
     await outbox.finish(_close(encoder, run, terminal))
 
 
-async def _tick(outbox: Outbox, interval: float) -> None:
-    while True:
-        await anyio.sleep(interval)
-        if time.monotonic() - outbox.last_write >= interval * 0.9:
-            await outbox.keep_alive()
-
-
 async def _watch_disconnect(receive: Receive, outbox: Outbox) -> None:
-    while True:
-        message = await receive()
-        if message['type'] == 'http.disconnect':
-            outbox.gone = True
-            if outbox.scope is not None:
-                outbox.scope.cancel()
-            return
+    while (await receive())['type'] != 'http.disconnect':
+        pass
+    outbox.abandon()
 
 
 def _end(encoder: EventStreamEncoder, run: AgentRun) -> None:
