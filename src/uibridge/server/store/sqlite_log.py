@@ -5,11 +5,11 @@ then `ok`, `error` or `lost`, and `expires`, the wall-clock time it is gone at),
 the chunks keyed by run and sequence number (a chunk's index in the stream, so a reader's `start` is a key).
 
 The producer never waits for the disk. Its batches go to a `LogWriter`: a thread of the store's own that takes
-every batch waiting, of every run of the process, and writes them in one transaction, then takes the next
-lot. So a log costs one transaction per batch at most, fewer when batches come faster than the disk takes
-them, and never one per token. The end of a log (`end_stream`, `commit`) first takes what the writer still
-holds of that run, waiting for the write in progress, and writes it with the end marker, in one transaction:
-a reader sees every chunk before the end.
+every batch waiting, of every run of the process, and writes them in one transaction, rests a moment
+(`LogWriter.PAUSE`), then takes the next lot. So a log costs one transaction per batch at most, far fewer when
+batches come quickly, and never one per token. The end of a log (`end_stream`, `commit`) first takes what the
+writer still holds of that run, waiting for the write in progress, and writes it with the end marker, in one
+transaction: a reader sees every chunk before the end.
 
 Readers in another process poll: a read transaction gets the chunks past the reader's index, the end marker and
 whether the run's claim still holds, all from one snapshot; when it brings nothing new the reader sleeps
@@ -183,6 +183,10 @@ class LogWriter:
     """
 
     RETRY_DELAY = 0.1
+    PAUSE = 0.02
+    """Seconds the thread rests after each write, so the batches of that while share the next transaction: a
+    reader in another process polls every `poll_interval` (0.5 s) anyway, and each transaction is a turn of the
+    interpreter's lock taken from the event loop."""
 
     def __init__(self, connect: Callable[[], sqlite3.Connection], transaction: Callable[[sqlite3.Connection], Any]):
         self._connect = connect
@@ -265,8 +269,7 @@ class LogWriter:
                         for run_id, pending in batch.items():
                             self.restore(run_id, pending)
                         failed = True
-                if failed:
-                    time.sleep(self.RETRY_DELAY)
+                time.sleep(self.RETRY_DELAY if failed else self.PAUSE)
         finally:
             connection.close()
 
