@@ -3,19 +3,22 @@
 1. Per-token overhead of the stream log and of persistence, in process (the endpoint called as an ASGI app, no
    sockets): one answer of 1,000 text deltas, the agent handing the loop back after each, so every delta is a
    batch of its own (the worst case for the log: a model's tokens arrive spaced out, one batch each). Against
-   the same run with no store: memory, SQLite (a file in a temporary directory) and Redis (a real
-   `redis-server` started here on a loopback port). Bar for Redis: under 150 µs a token (a loopback round trip
-   and an XADD per batch; the bar is 2-3 round trips).
+   the same run with no store: memory, SQLite (a file in a temporary directory; its log written behind the
+   producer), Redis (a real `redis-server` started here on a loopback port) and PostgreSQL (a throwaway cluster
+   started here: Debian's binaries, `initdb` in a temporary directory, fsync off). Bar for Redis and
+   PostgreSQL: under 150 µs a token (a loopback round trip and a write per batch; the bar is 2-3 round trips).
 2. Resume time-to-first-byte: a `slow` answer produced by one `python -m uibridge serve` process, resumed by a
-   GET on a second process sharing the Redis; the median of 20. Bar: under 50 ms.
-3. 200 concurrent streams across two processes sharing Redis: 200 chats, half sent to each process, each
-   resumed at once on the other process; every POST and every resume must end with the stream's `finish`.
-   Bar: 0 errors.
+   GET on a second process sharing the store (SQLite file, Redis, PostgreSQL); the median of 20. Bar: under
+   50 ms.
+3. 200 concurrent streams across two processes sharing Redis (and PostgreSQL): 200 chats, half sent to each
+   process, each resumed at once on the other process; every POST and every resume must end with the stream's
+   `finish`. Bar: 0 errors.
 """
 
 from __future__ import annotations
 
 import asyncio
+import glob
 import os
 import shutil
 import socket
@@ -81,6 +84,61 @@ def redis_server() -> Iterator[str]:
         shutil.rmtree(directory, ignore_errors=True)
 
 
+def _postgres_binaries() -> str | None:
+    versions = sorted(glob.glob('/usr/lib/postgresql/*/bin/initdb'), key=lambda path: int(path.split('/')[-3]))
+    found = shutil.which('initdb') or (versions[-1] if versions else None)
+    return os.path.dirname(found) if found else None
+
+
+@contextmanager
+def postgres_server() -> Iterator[str]:
+    """A throwaway PostgreSQL cluster on a free loopback port (trust authentication, fsync off); its URL. As root it
+    runs as the `postgres` user (PostgreSQL refuses root)."""
+    import psycopg
+
+    binaries = _postgres_binaries()
+    if binaries is None:
+        raise SystemExit('PostgreSQL is not installed (apt-get install postgresql)')
+    user = 'postgres' if os.geteuid() == 0 else None
+    directory = tempfile.mkdtemp(prefix='bench-pg-')
+    if user:
+        shutil.chown(directory, user)
+    data = os.path.join(directory, 'data')
+    initdb = [f'{binaries}/initdb', '-D', data, '-U', 'bench', '--auth=trust', '--no-sync', '-E', 'UTF8', '--locale=C']
+    subprocess.run(initdb, check=True, capture_output=True, user=user)
+    port = _free_port()
+    settings = ['listen_addresses=127.0.0.1', f'port={port}', f'unix_socket_directories={directory}', 'fsync=off',
+                'synchronous_commit=off', 'full_page_writes=off', 'max_connections=300']  # fmt: skip
+    args = [f'{binaries}/postgres', '-D', data, *[arg for setting in settings for arg in ('-c', setting)]]
+    process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, user=user)
+    url = f'postgresql://bench@127.0.0.1:{port}/postgres'
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                psycopg.connect(url, connect_timeout=1).close()
+                break
+            except psycopg.Error:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def _fresh_schema(url: str) -> str:
+    """A schema of its own in the cluster (each measurement starts from empty tables); the URL that uses it."""
+    import psycopg
+
+    name = f'bench_{uuid.uuid4().hex[:12]}'
+    with psycopg.connect(url, autocommit=True) as connection:
+        connection.execute(f'CREATE SCHEMA {name}')
+    return f'{url}?options=-csearch_path%3D{name}'
+
+
 # ------------------------------------------------------------------------------------ 1. per token
 
 
@@ -134,20 +192,23 @@ async def _per_run(store: ChatStore | None) -> float:
     return statistics.median(times)
 
 
-def per_token_rows(redis_url: str) -> list[Row]:
+def per_token_rows(redis_url: str, postgres_url: str) -> list[Row]:
     with tempfile.TemporaryDirectory() as directory:
         stores: dict[str, Callable[[], ChatStore | None]] = {
             'no store (client-held history)': lambda: None,
             'memory store': lambda: store_from_url('memory:'),
-            'SQLite store (persistence, log in process)': lambda: store_from_url(f'sqlite:///{directory}/bench.db'),
+            'SQLite store (persistence + log in the file, written behind)': lambda: store_from_url(
+                f'sqlite:///{directory}/bench.db'
+            ),
             'Redis store (persistence + Redis Streams log)': lambda: store_from_url(redis_url),
+            'PostgreSQL store (persistence + log in a table)': lambda: store_from_url(_fresh_schema(postgres_url)),
         }
         measured = {name: asyncio.run(_per_run(make())) for name, make in stores.items()}
     base = measured['no store (client-held history)']
     rows: list[Row] = []
     for name, seconds in measured.items():
         per_token = (seconds - base) / TOKENS
-        is_redis = name.startswith('Redis')
+        is_redis = name.startswith(('Redis', 'PostgreSQL'))
         rows.append(
             Row(
                 work=f'{name}: {TOKENS:,} deltas, a batch each; overhead per token',
@@ -240,45 +301,54 @@ async def _concurrent(first: str, second: str) -> tuple[int, float, list[float]]
         return errors, time.perf_counter() - start, ttfbs
 
 
-def process_rows(redis_url: str) -> list[Row]:
-    with serve(redis_url) as first, serve(redis_url) as second:
+def process_rows(name: str, url: str, *, concurrent: bool) -> list[Row]:
+    with serve(url) as first, serve(url) as second:
         ttfb = statistics.median(asyncio.run(_resume_ttfb(first, second)))
+        rows = [
+            Row(
+                work=f'{name}: resume TTFB, a run in flight on process A, GET {{api}}/{{chatId}}/stream on B '
+                f'(median of {RESUMES})',
+                ours=fmt_time(ttfb),
+                peer='—',
+                ratio='—',
+                bar='< 50 ms',
+                passed=ttfb < 0.05,
+            )
+        ]
+        if not concurrent:
+            return rows
         errors, seconds, ttfbs = asyncio.run(_concurrent(first, second))
     ttfbs.sort()
     p95 = ttfbs[int(0.95 * (len(ttfbs) - 1))] if ttfbs else float('nan')
-    return [
+    rows.append(
         Row(
-            work=f'resume TTFB: a run in flight on process A, GET {{api}}/{{chatId}}/stream on B (median of {RESUMES})',
-            ours=fmt_time(ttfb),
-            peer='—',
-            ratio='—',
-            bar='< 50 ms',
-            passed=ttfb < 0.05,
-        ),
-        Row(
-            work=f'{CONCURRENT} concurrent streams over two processes sharing Redis, each resumed on the other '
+            work=f'{name}: {CONCURRENT} concurrent streams over two processes, each resumed on the other '
             f'(send TTFB p50 {fmt_time(statistics.median(ttfbs) if ttfbs else None)}, p95 {fmt_time(p95)})',
             ours=f'{errors} errors in {fmt_time(seconds)}',
             peer='—',
             ratio='—',
             bar='0 errors',
             passed=errors == 0,
-        ),
-    ]
+        )
+    )
+    return rows
 
 
 def main() -> bool:
-    with redis_server() as redis_url:
-        rows = per_token_rows(redis_url)
-        rows += process_rows(redis_url)
+    with redis_server() as redis_url, postgres_server() as postgres_url, tempfile.TemporaryDirectory() as directory:
+        rows = per_token_rows(redis_url, postgres_url)
+        rows += process_rows('SQLite', f'sqlite:///{directory}/processes.db', concurrent=False)
+        rows += process_rows('Redis', redis_url, concurrent=True)
+        rows += process_rows('PostgreSQL', _fresh_schema(postgres_url), concurrent=True)
     return print_table(
         'Server-side store: stream log, persistence, resume (issue 15)',
         rows,
         [
             'Per-token rows: the endpoint called in process, no sockets; each run also claims the chat, commits '
             'the run (one write of 2 messages) and, for Redis, keeps the claim alive beside it.',
-            'Process rows: `python -m uibridge serve --store redis://…` twice on loopback, the demo agent '
-            '(20 ms between words; `slow`: 2 s for the resume rows).',
+            'Process rows: `python -m uibridge serve --store URL` twice on loopback over one store, the demo agent '
+            '(20 ms between words; `slow`: 2 s for the resume rows). A SQLite reader in another process polls '
+            'the file every `poll_interval` (0.5 s) while the log is idle, so its TTFB is up to that.',
         ],
     )
 

@@ -71,7 +71,7 @@ def test_the_readme_names_the_extras_that_exist() -> None:
     named = {extra for found in re.findall(r'uibridge\[([a-z,-]+)\]', README) for extra in found.split(',')}
     assert {'server', 'pydantic-ai'} <= named
     assert named <= set(EXTRAS), f'the README names extras pyproject.toml does not declare: {named - set(EXTRAS)}'
-    for extra in ('server', 'pydantic-ai', 'openai', 'anthropic', 'redis', 'otel'):
+    for extra in ('server', 'pydantic-ai', 'openai', 'anthropic', 'redis', 'postgres', 'otel'):
         assert f'`{extra}`' in README.split('## Set up')[0]  # each one explained in "Add uibridge to your app"
 
 
@@ -99,7 +99,8 @@ def test_the_core_installs_and_imports_nothing_optional(venvs: dict[str, Path]) 
 
 def test_every_extra_brings_what_its_module_imports(venvs: dict[str, Path]) -> None:
     modules = ['uvicorn', 'uibridge.integrations.pydantic_ai', 'uibridge.integrations.openai',
-               'uibridge.integrations.anthropic', 'uibridge.server.store.redis', 'uibridge.server.otel']  # fmt: skip
+               'uibridge.integrations.anthropic', 'uibridge.server.store.redis',
+               'uibridge.server.store.postgres', 'uibridge.server.otel']  # fmt: skip
     run([str(venvs['full']), '-c', ';'.join(f'import {module}' for module in modules)])
 
 

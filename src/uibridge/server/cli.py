@@ -1,5 +1,7 @@
 """`python -m uibridge serve [MODULE:AGENT]`: a development server for an agent, yours or the built-in demo's,
-with the chat page at `/` and both protocols, under uvicorn."""
+with the chat page at `/` and both protocols, under uvicorn (`--workers N`: N processes).
+
+`python -m uibridge store migrate URL` / `store status URL`: a store's schema version (SQLite, PostgreSQL)."""
 
 from __future__ import annotations
 
@@ -8,7 +10,9 @@ import asyncio
 import importlib
 import importlib.util
 import inspect
+import json
 import os
+import secrets
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -19,13 +23,19 @@ from .options import check_agent
 from .run import Agent
 
 if TYPE_CHECKING:
+    from starlette.applications import Starlette
+
+    from .asgi import Receive, Scope, Send
     from .store import ChatStore
 
-__all__ = ['TargetError', 'demo_authorize', 'load_agent', 'main']
+__all__ = ['TargetError', 'demo_authorize', 'load_agent', 'main', 'worker_app']
 
 DEMO_USER_HEADER = 'x-demo-user'
 USAGE_ERROR = 2
 """The exit status of a command line that cannot be served (argparse's own for a bad option): nothing ran."""
+WORKER_ARGS = 'UIBRIDGE_SERVE_ARGS'
+"""How `serve --workers N` hands its command line to the worker processes uvicorn starts (the environment they
+inherit): each builds its own agent, store and app from it."""
 AGENT_KINDS = (
     'an async generator function taking the run (`async def agent(run): yield ...`), an object called so, '
     'or a pydantic-ai Agent'
@@ -44,6 +54,8 @@ class TargetError(Exception):
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.command == 'store':
+        return _store_command(args)
     try:
         _check_options(args)
     except TargetError as error:
@@ -52,6 +64,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print('uibridge serve needs uvicorn: pip install "uibridge[server]"', file=sys.stderr)
         return 1
     try:
+        if args.workers > 1:
+            return _serve_workers(args, list(sys.argv[1:] if argv is None else argv))
         return asyncio.run(_serve(args))
     except KeyboardInterrupt:  # uvicorn re-raises the Ctrl+C it shut down on, once it has
         return 0
@@ -84,12 +98,21 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument('--app-dir', default='.', help='the folder MODULE is imported from (default: the current one)')
     serve.add_argument('--host', default='127.0.0.1', help='interface to bind (default 127.0.0.1)')
     serve.add_argument('--port', type=int, default=8000, help='port (default 8000)')
+    serve.add_argument(
+        '--workers',
+        type=int,
+        default=1,
+        metavar='N',
+        help="serve from N processes (uvicorn's workers; default 1). Needs a store the processes share (sqlite, "
+        'redis, postgresql) when there is a store; without UIBRIDGE_SECRET they share a key made for this run',
+    )
     serve.add_argument('--expose-errors', action='store_true', help="show the agent's exception text in the UI")
     serve.add_argument(
         '--store',
         metavar='URL',
         help='keep the history on the server (server-managed history, resumable streams): memory:, '
-        'sqlite:///path.db or redis://host:port/N; without it the client holds the history',
+        'sqlite:///path.db, redis://host:port/N or postgresql://user@host/db; without it the client holds the '
+        'history',
     )
     serve.add_argument(
         '--lease', type=float, default=None, help="seconds a run's claim holds without a heartbeat (default 10)"
@@ -112,6 +135,21 @@ def _parser() -> argparse.ArgumentParser:
     remote.add_argument('--remote-vercel', metavar='URL', help='serve the page from a remote Vercel AI chat route')
     # Refused with a pointer to UIBRIDGE_SECRET: a key on a command line is in `ps` and in shell history.
     serve.add_argument('--secret', help=argparse.SUPPRESS)
+    store = commands.add_parser(
+        'store',
+        help="a store's schema: migrate it, or see its version",
+        description='The SQLite and PostgreSQL stores keep a schema version in their database. A store refuses an '
+        'older one until it is migrated: run `store migrate URL` once, from one place, before starting a newer '
+        'uibridge (with a backup first). memory: and redis:// stores keep no schema.',
+    )
+    actions = store.add_subparsers(dest='action', required=True)
+    for action, text in (
+        ('migrate', "bring the store's schema to this uibridge's version (creating it in an empty database)"),
+        ('status', 'print the schema version found and the one this uibridge uses; exit 1 when a migration is due'),
+    ):
+        actions.add_parser(action, help=text, description=text).add_argument(
+            'url', metavar='URL', help='the store URL, as --store takes it (sqlite:///path.db, postgresql://…)'
+        )
     return parser
 
 
@@ -120,6 +158,14 @@ def _check_options(args: argparse.Namespace) -> None:
         raise TargetError(
             'the signing key is not taken on the command line (other users see it in `ps`, and shell history '
             'keeps it): set UIBRIDGE_SECRET in the environment'
+        )
+    if args.workers < 1:
+        raise TargetError(f'--workers must be 1 or more, not {args.workers}')
+    if args.workers > 1 and args.store is not None and args.store.lower().startswith('memory:'):
+        raise TargetError(
+            f'--workers {args.workers} cannot share a memory: store (each process would hold chats of its own, and '
+            'a resume or a stop would reach the wrong one): use --store sqlite:///path.db on one host, or '
+            'redis://… or postgresql://… across hosts'
         )
     if args.target is None and args.factory:
         raise TargetError('--factory needs MODULE:FACTORY, the function that makes your agent')
@@ -144,33 +190,158 @@ async def _serve(args: argparse.Namespace) -> int:
     factory's connections and the store's belong to it)."""
     import uvicorn
 
-    from .app import create_app
-
     try:
-        agent = await _agent(args)
-        store = None if args.store is None else _store(args.store, args.lease)
+        app, store = await _build(args)
+        if store is not None:
+            await _check_store(store)
     except TargetError as error:
         return _refuse(error)
-    sdk_version = args.vercel_sdk_version
-    app = create_app(
-        agent,
-        page=True,
-        expose_errors=args.expose_errors,
-        vercel_sdk_version=sdk_version,
-        store=store,
-        authorize=None if store is None else demo_authorize,
-    )
-    where = f'http://{args.host}:{args.port}/'
-    kept = f'history kept in {args.store}' if args.store else 'history kept by the client'
-    served = args.target or args.remote_ag_ui or args.remote_vercel
-    what = 'uibridge demo:' if served is None else f'uibridge: {served} on'
-    print(f'{what} {where}  (Vercel AI: /api/chat for ai@{sdk_version}, AG-UI: /ag-ui; {kept})', flush=True)
+    _announce(args)
     try:
         await uvicorn.Server(uvicorn.Config(app, host=args.host, port=args.port, log_level='info')).serve()
     finally:
         if store is not None:
             await store.aclose()
     return 0
+
+
+async def _build(args: argparse.Namespace) -> tuple[Starlette, ChatStore | None]:
+    """The app the command line asks for, and its store (the caller closes it)."""
+    from .app import create_app
+
+    agent = await _agent(args)
+    store = None if args.store is None else _store(args.store, args.lease)
+    app = create_app(
+        agent,
+        page=True,
+        expose_errors=args.expose_errors,
+        vercel_sdk_version=args.vercel_sdk_version,
+        store=store,
+        authorize=None if store is None else demo_authorize,
+    )
+    return app, store
+
+
+async def _check_store(store: ChatStore) -> None:
+    """Refuse to serve from a store whose schema must be migrated first (the message says how)."""
+    from .store import SchemaError
+
+    try:
+        await store.ping()
+    except SchemaError as error:
+        raise TargetError(str(error)) from None
+    except Exception:
+        pass  # a store that cannot be reached yet: `/readyz` says so until it can
+
+
+def _announce(args: argparse.Namespace) -> None:
+    where = f'http://{args.host}:{args.port}/'
+    kept = f'history kept in {args.store}' if args.store else 'history kept by the client'
+    served = args.target or args.remote_ag_ui or args.remote_vercel
+    what = 'uibridge demo:' if served is None else f'uibridge: {served} on'
+    processes = f'; {args.workers} worker processes' if args.workers > 1 else ''
+    sdk = args.vercel_sdk_version
+    print(f'{what} {where}  (Vercel AI: /api/chat for ai@{sdk}, AG-UI: /ag-ui; {kept}{processes})', flush=True)
+
+
+def _serve_workers(args: argparse.Namespace, argv: list[str]) -> int:
+    """`serve --workers N`: uvicorn's worker processes, each importing `worker_app` and building its own agent,
+    store and app from the same command line. They share the signing key: UIBRIDGE_SECRET, or else one made
+    here for this run (a key of each worker's own would make each refuse what the others signed)."""
+    import uvicorn
+
+    async def check() -> None:
+        if args.store is not None:
+            store = _store(args.store, args.lease)
+            try:
+                await _check_store(store)
+            finally:
+                await store.aclose()
+
+    try:
+        asyncio.run(check())
+        if args.target is not None:  # refuse a target that cannot be served here, before N processes fail on it
+            asyncio.run(_agent(args))
+    except TargetError as error:
+        return _refuse(error)
+    if not os.environ.get('UIBRIDGE_SECRET'):
+        os.environ['UIBRIDGE_SECRET'] = secrets.token_urlsafe(32)
+        print('uibridge: UIBRIDGE_SECRET is not set: the workers share a key made for this run', flush=True)
+    os.environ[WORKER_ARGS] = json.dumps(argv)
+    _announce(args)
+    uvicorn.run(
+        'uibridge.server.cli:worker_app',
+        factory=True,
+        host=args.host,
+        port=args.port,
+        workers=args.workers,
+        lifespan='on',
+        log_level='info',
+    )
+    return 0
+
+
+def worker_app() -> _WorkerApp:
+    """The app of one `serve --workers N` process (uvicorn calls it in each): the command line comes from the
+    environment `_serve_workers` set."""
+    return _WorkerApp(_parser().parse_args(json.loads(os.environ[WORKER_ARGS])))
+
+
+class _WorkerApp:
+    """Builds the app when the server starts it (an async agent factory and the store need the worker's event
+    loop), then hands everything to it; closes the store after the app's shutdown."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.app: Starlette | None = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.app is not None:
+            await self.app(scope, receive, send)
+            return
+        if scope['type'] != 'lifespan':  # pragma: no cover - uvicorn runs the lifespan first (lifespan='on')
+            raise RuntimeError('the app is built at startup')
+        self.app, store = await _build(self.args)
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            if store is not None:
+                await store.aclose()
+
+
+def _store_command(args: argparse.Namespace) -> int:
+    """`store migrate URL` and `store status URL`."""
+    from .store import SchemaError, VersionedStore, store_from_url
+
+    async def run() -> int:
+        try:
+            store = store_from_url(args.url)
+        except (ValueError, ImportError) as error:
+            print(f'uibridge store: {error}', file=sys.stderr)
+            return USAGE_ERROR
+        try:
+            if not isinstance(store, VersionedStore):
+                print(f'the store {args.url!r} keeps no schema: nothing to migrate')
+                return 0
+            if args.action == 'status':
+                status = await store.schema_status()
+                found = 'no uibridge schema yet' if status.found == 0 else f'schema version {status.found}'
+                due = ' (run `store migrate`)' if status.outdated else ''
+                print(f'{found}; this uibridge uses version {status.current}{due}')
+                return 1 if status.outdated or status.found > status.current else 0
+            before = await store.migrate()
+            if before.found == before.current:
+                print(f'schema version {before.current}: up to date, nothing to do')
+            else:
+                print(f'schema version {before.found or "(none)"} -> {before.current}: migrated')
+            return 0
+        except SchemaError as error:
+            print(f'uibridge store: {error}', file=sys.stderr)
+            return 1
+        finally:
+            await store.aclose()
+
+    return asyncio.run(run())
 
 
 async def _agent(args: argparse.Namespace) -> Agent:

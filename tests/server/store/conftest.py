@@ -1,12 +1,17 @@
-"""The store suite's backends: memory, SQLite in a temporary directory, and Redis against a real
-`redis-server` started here on a free loopback port (never a mock). Without redis-server the Redis tests
-fail, not skip: CI installs it (.ci/run), so a missing server is a broken setup, not an optional test."""
+"""The store suite's backends: memory, SQLite in a temporary directory, Redis against a real `redis-server`
+started here on a free loopback port, and PostgreSQL against a real throwaway cluster (Debian's `postgresql`
+binaries: `initdb` in a temporary directory, the server on a free loopback port), never a mock. Without
+redis-server the Redis tests fail, not skip: CI installs it (.ci/run), so a missing server is a broken setup,
+not an optional test. Without PostgreSQL's binaries the PostgreSQL tests skip, saying why, on a developer's
+machine, and fail where `CI` is set."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import socket
 import subprocess
+import tempfile
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -17,7 +22,7 @@ import pytest
 
 pytest.register_assert_rewrite('store_support')
 
-from store_support import Backend  # noqa: E402
+from store_support import Backend, postgres_schema, stop_process  # noqa: E402
 
 from uibridge.server.store import MemoryState, MemoryStore, SqliteStore  # noqa: E402
 
@@ -70,15 +75,83 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     try:
         yield f'redis://127.0.0.1:{port}/0'
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
+        stop_process(process)
+
+
+def _postgres_binaries() -> Path | None:
+    """The folder with `initdb` and `postgres`: on PATH, else Debian's newest /usr/lib/postgresql/N/bin."""
+    found = shutil.which('initdb')
+    if found is not None and shutil.which('postgres') is not None:
+        return Path(found).parent
+    versions = sorted(Path('/usr/lib/postgresql').glob('*/bin/initdb'), key=lambda path: int(path.parts[-3]))
+    return versions[-1].parent if versions else None
+
+
+def _answers(url: str) -> bool:
+    import psycopg
+
+    try:
+        with psycopg.connect(url, connect_timeout=2) as connection:
+            connection.execute('SELECT 1')
+        return True
+    except psycopg.Error:
+        return False
+
+
+@pytest.fixture(scope='session')
+def postgres_url() -> Iterator[str]:
+    """A throwaway PostgreSQL cluster for the session: `initdb` in a temporary directory (its unix socket there
+    too), the server on a free loopback port, trust authentication, no fsync; its URL (user `uibridge`,
+    database `postgres`). PostgreSQL refuses to run as root: as root, it runs as the `postgres` user Debian's
+    package made."""
+    binaries = _postgres_binaries()
+    if binaries is None:
+        why = (
+            'PostgreSQL is not installed: the PostgreSQL store tests run against a real server '
+            '(Debian: apt-get install -y postgresql; .ci/run installs it)'
+        )
+        if os.environ.get('CI'):
+            pytest.fail(why, pytrace=False)
+        pytest.skip(why)
+    user = 'postgres' if os.geteuid() == 0 else None
+    directory = Path(tempfile.mkdtemp(prefix='uibridge-pg-'))  # short: a unix socket path is at most 107 bytes
+    if user is not None:
+        shutil.chown(directory, user)
+    data = directory / 'data'
+    initdb = [str(binaries / 'initdb'), '-D', str(data), '-U', 'uibridge', '--auth=trust', '--no-sync',
+              '-E', 'UTF8', '--locale=C']  # fmt: skip
+    subprocess.run(initdb, check=True, capture_output=True, user=user)
+    process: subprocess.Popen[bytes] | None = None
+    try:
+        for _ in range(3):  # the free port may be taken between the probe and the server's bind: try another
+            port = _free_port()
+            settings = {'listen_addresses': '127.0.0.1', 'port': str(port), 'unix_socket_directories': str(directory),
+                        'fsync': 'off', 'synchronous_commit': 'off', 'full_page_writes': 'off',
+                        'max_connections': '300'}  # fmt: skip
+            args = [str(binaries / 'postgres'), '-D', str(data)]
+            for name, value in settings.items():
+                args += ['-c', f'{name}={value}']
+            log = open(directory / 'postgres.log', 'ab')  # noqa: SIM115 (the server writes it until it stops)
+            process = subprocess.Popen(args, stdout=log, stderr=log, user=user)
+            log.close()
+            url = f'postgresql://uibridge@127.0.0.1:{port}/postgres'
+            deadline = time.monotonic() + 30  # a hang guard for a machine under load, not a measurement
+            while process.poll() is None and time.monotonic() < deadline:
+                if _answers(url):
+                    yield url
+                    return
+                time.sleep(0.05)
             process.kill()
             process.wait()
+        tail = (directory / 'postgres.log').read_text(errors='replace')[-2000:]
+        pytest.fail(f'PostgreSQL did not start on a loopback port; its log:\n{tail}', pytrace=False)
+    finally:
+        if process is not None:
+            stop_process(process)  # a "smart" shutdown: PostgreSQL waits for its clients, which are gone by now
+        shutil.rmtree(directory, ignore_errors=True)
 
 
-@pytest.fixture(params=['memory', 'sqlite', 'redis'])
+@pytest.fixture(params=['memory', 'sqlite', 'redis', 'postgresql'])
 async def backend(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Backend]:
     name: str = request.param
     if name == 'memory':
@@ -93,7 +166,7 @@ async def backend(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterat
         def make(**timings: Any) -> Any:
             return SqliteStore(path, **timings)
 
-    else:
+    elif name == 'redis':
         from uibridge.server.store.redis import RedisStore
 
         url: str = request.getfixturevalue('redis_url')
@@ -102,7 +175,15 @@ async def backend(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterat
         def make(**timings: Any) -> Any:
             return RedisStore(url, prefix=prefix, **timings)
 
-    backend = Backend(name, make, shares_streams=name != 'sqlite')
+    else:
+        from uibridge.server.store.postgres import PostgresStore
+
+        schema_url = postgres_schema(request.getfixturevalue('postgres_url'))
+
+        def make(**timings: Any) -> Any:
+            return PostgresStore(schema_url, pool_size=4, **timings)
+
+    backend = Backend(name, make)
     yield backend
     for store in backend.made:
         await store.aclose()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import uuid
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -26,8 +28,6 @@ class Backend:
 
     name: str
     make: Callable[..., ChatStore]
-    shares_streams: bool
-    """False for SQLite: its stream logs live in the memory of the store object (the process) producing them."""
     made: list[ChatStore] = field(default_factory=list[ChatStore])
 
     def store(self, **timings: Any) -> ChatStore:
@@ -37,8 +37,9 @@ class Backend:
         return made
 
     def reader_for(self, producer: ChatStore, **timings: Any) -> ChatStore:
-        """Where a resume would read the producer's stream: another process when the backend shares logs."""
-        return self.store(**timings) if self.shares_streams else producer
+        """Where a resume reads the producer's stream in these tests: another process (every backend shares its
+        stream logs between the processes sharing it)."""
+        return self.store(**timings)
 
 
 # Fixed timestamps, so two messages built from the same text compare equal.
@@ -65,3 +66,25 @@ async def drain(reader: AsyncGenerator[bytes, None] | None) -> list[bytes]:
     assert reader is not None
     with anyio.fail_after(10):
         return [chunk async for chunk in reader]
+
+
+def stop_process(process: subprocess.Popen[bytes]) -> None:
+    """Ask a server to stop (SIGTERM: a clean shutdown), and kill it if it has not within 20 s."""
+    if process.poll() is None:
+        process.terminate()
+    try:
+        process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+def postgres_schema(url: str) -> str:
+    """A schema of its own in the session's cluster, and the URL whose connections use it (`search_path`): a
+    test's tables, as another deployment's in the same database would be, meet no other test's."""
+    import psycopg
+
+    name = f'test_{uuid.uuid4().hex[:12]}'
+    with psycopg.connect(url, autocommit=True) as connection:
+        connection.execute(f'CREATE SCHEMA {name}')
+    return f'{url}?options=-csearch_path%3D{name}'

@@ -1,7 +1,7 @@
 """The stream log, the same on every backend: replay then live follow for any number of readers, batches,
 end markers, expiry after the end, and a dead producer ending its readers with an error. Readers read from
-another store object where the backend shares logs across processes (memory, Redis), from the producing
-one on SQLite (whose logs stay in the producing process: `SqliteStore`'s docstring)."""
+another store object over the same backend, as another process would (and, where the test says, from the
+producing one)."""
 
 from __future__ import annotations
 
@@ -48,7 +48,8 @@ async def test_readers_replay_from_the_first_chunk_then_follow_live(backend: Bac
             group.start_soon(early.run)
             await producer.append_stream(claim, [b'a', b'b'])
             await eventually(lambda: early.has(2))
-            late = Follower(await readers.read_stream('chat', 'alice'))  # mid-stream: replays a, b first
+            # Mid-stream, in the producing process: replays a, b first.
+            late = Follower(await producer.read_stream('chat', 'alice'))
             group.start_soon(late.run)
             await eventually(lambda: late.has(2))
             await producer.append_stream(claim, [b'c'])

@@ -1,19 +1,30 @@
-"""What the server keeps per chat (history, owner, the active run and its stream log), behind one small
-async interface, `ChatStore`, with three backends chosen by URL (`store_from_url`):
+"""What the server keeps per chat (history, owner, state, the active run and its stream log), behind one small
+async interface, `ChatStore`, with four backends chosen by URL (`store_from_url`):
 
-- `memory:`: one process, nothing persisted (tests);
-- `sqlite:///path.db`: the default, embedded; several processes may share the file, but a stream log lives
-  in the memory of the process producing it, so resuming a stream on another process needs Redis;
-- `redis://host:port/N`: several processes, streams resumable on any of them (the `redis` extra).
+- `memory:`: one process, nothing persisted (tests, one-process demos);
+- `sqlite:///path.db`: the default, embedded; the processes of one host (a server's workers) share the file,
+  streams resumable on any of them;
+- `redis://host:port/N`: any number of processes on any hosts, streams resumable on any (the `redis` extra);
+- `postgresql://user@host/db`: likewise, in PostgreSQL (the `postgres` extra).
 
-`RedisStore` is not imported here (it needs the optional `redis` package): `uibridge.server.store.redis`.
+`RedisStore` and `PostgresStore` are not imported here (they need optional packages):
+`uibridge.server.store.redis`, `uibridge.server.store.postgres`.
 """
 
 from . import base
 from .base import *  # noqa: F403  the store interface, as `base.__all__` lists it
 from .memory import MemoryState, MemoryStore
+from .schema import SchemaError, SchemaStatus, VersionedStore
 from .sqlite import SqliteStore
 from .urls import store_from_url
 
-__all__ = ['MemoryState', 'MemoryStore', 'SqliteStore', 'store_from_url']
+__all__ = [
+    'MemoryState',
+    'MemoryStore',
+    'SchemaError',
+    'SchemaStatus',
+    'SqliteStore',
+    'VersionedStore',
+    'store_from_url',
+]
 __all__ += base.__all__

@@ -68,8 +68,9 @@ DEFAULT_LEASE = 10.0
 DEFAULT_STREAM_TTL = 300.0
 """Seconds an ended stream stays readable, for a client that reconnects just after the end."""
 DEFAULT_POLL_INTERVAL = 0.5
-"""Seconds between the checks that are polls by nature: a Redis reader's liveness check while the log is
-idle, and a stop raised by another process on a SQLite store."""
+"""Seconds between the checks that are polls by nature: a stream reader's look at an idle log (for new chunks on
+SQLite, for its producer's liveness on Redis and PostgreSQL, and as a fallback for a lost notification there),
+and a stop raised by another process (on SQLite; on PostgreSQL, as the fallback)."""
 DEFAULT_APPROVAL_TTL = 30 * 24 * 3600.0
 """Seconds a store remembers an approval it acted on (30 days). With server-managed history a call that has its
 result is not pending, so a replay of its approval finds nothing to run anyway; the ledger is what stops a
@@ -171,7 +172,7 @@ class RunClaim:
 
 class ChatStore(ABC):
     """What the server keeps per chat. Every method is safe to call concurrently from one event loop; the
-    SQLite and Redis backends are also safe across processes sharing one database or one Redis."""
+    SQLite, Redis and PostgreSQL backends are also safe across processes sharing one database or one Redis."""
 
     def __init__(self, **timings: Unpack[Timings]) -> None:
         self.lease = timings.get('lease', DEFAULT_LEASE)

@@ -1,4 +1,5 @@
-"""Stream logs held in this process's memory: the log of the in-memory store, and of the SQLite store.
+"""Stream logs held in this process's memory: the log of the in-memory store, and the SQLite store's copy of
+the logs its process produces (served to readers in that process without polling the database).
 
 A log is a list of chunks that only grows, an end marker, and the producer's deadline (its lease, renewed
 by heartbeats). Readers keep their own index into the list and wait on an event the producer replaces at
@@ -79,7 +80,7 @@ class LocalStreams:
 
     def append(self, stream: LocalStream, chunks: Sequence[bytes], ttl: float) -> None:
         """The producer's batch; `ClaimLost` once its deadline passed, `RuntimeError` after its own end."""
-        self._check_producer(stream, ttl)
+        self.check_producer(stream, ttl)
         if stream.outcome is not None:
             raise RuntimeError(f'the stream of run {stream.run_id!r} already ended')
         if chunks:
@@ -88,10 +89,11 @@ class LocalStreams:
 
     def end(self, stream: LocalStream, outcome: StreamOutcome, ttl: float) -> None:
         """The producer's end marker; `ClaimLost` once its deadline passed."""
-        self._check_producer(stream, ttl)
+        self.check_producer(stream, ttl)
         self.finish(stream, outcome, ttl)
 
-    def _check_producer(self, stream: LocalStream, ttl: float) -> None:
+    def check_producer(self, stream: LocalStream, ttl: float) -> None:
+        """`ClaimLost` once the producer's deadline passed (or its readers declared it lost)."""
         # A producer past its deadline may be one its readers already gave up on: refuse it either way, so a
         # reader never sees chunks after a lapse it could have reported as `lost`.
         if stream.outcome is None and time.monotonic() >= stream.deadline:

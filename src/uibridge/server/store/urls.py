@@ -1,7 +1,8 @@
 """Choosing a store by URL, as `python -m uibridge serve --store URL` does: one string in a config file or on
 a command line is all a deployment needs to say where its chats live.
 
-The Redis backend is imported only for a `redis://` URL, so the `redis` package stays an optional extra.
+The Redis and PostgreSQL backends are imported only for their URLs, so `redis` and `psycopg` stay optional
+extras.
 """
 
 from __future__ import annotations
@@ -11,15 +12,29 @@ from urllib.parse import urlsplit
 
 from .base import ChatStore, Timings
 
-__all__ = ['store_from_url']
+__all__ = ['SCHEMES', 'store_from_url']
 
-_EXPECTED = "expected 'memory:', 'sqlite:///path.db' (sqlite:////abs/path.db) or 'redis://host:port/N'"
+SCHEMES = {
+    'memory': 'one process',
+    'sqlite': 'the processes of one host',
+    'redis': 'any number of hosts',
+    'rediss': 'any number of hosts',
+    'postgresql': 'any number of hosts',
+    'postgres': 'any number of hosts',
+}
+"""Each URL scheme, and which processes can share the chats of a store it makes."""
+
+_EXPECTED = (
+    "expected 'memory:', 'sqlite:///path.db' (sqlite:////abs/path.db), 'redis://host:port/N' or "
+    "'postgresql://user@host:5432/db'"
+)
 
 
-def store_from_url(url: str, **timings: Unpack[Timings]) -> ChatStore:
+def store_from_url(url: str, *, migrate: bool = False, **timings: Unpack[Timings]) -> ChatStore:
     """`memory:` (this process only), `sqlite:///relative/path.db` or `sqlite:////absolute/path.db` (the
-    default kind: a file, several processes, streams resumable on the producing process only), or
-    `redis://[:password@]host:port/N` / `rediss://…` (several processes, streams resumable on any)."""
+    default kind: a file, the processes of one host), `redis://[:password@]host:port/N` / `rediss://…` or
+    `postgresql://[user[:password]@]host[:port]/db[?param=value]` / `postgres://…` (any number of hosts).
+    `migrate` (SQLite, PostgreSQL): bring an older schema up to date on first use instead of refusing it."""
     scheme = urlsplit(url).scheme.lower() if ':' in url else ''
     if scheme == 'memory' and url.partition(':')[2] in ('', '//'):
         from .memory import MemoryStore
@@ -32,9 +47,13 @@ def store_from_url(url: str, **timings: Unpack[Timings]) -> ChatStore:
             raise ValueError(f'unsupported store URL {url!r}: a SQLite store needs a file path; {_EXPECTED}')
         from .sqlite import SqliteStore
 
-        return SqliteStore(path, **timings)
+        return SqliteStore(path, migrate=migrate, **timings)
     if scheme in ('redis', 'rediss'):
         from .redis import RedisStore
 
         return RedisStore(url, **timings)
+    if scheme in ('postgresql', 'postgres'):
+        from .postgres import PostgresStore
+
+        return PostgresStore(url, migrate=migrate, **timings)
     raise ValueError(f'unsupported store URL {url!r}: {_EXPECTED}')
