@@ -1,6 +1,7 @@
 # The two commands the README promises: `make test` and (with the server) `make serve`.
 # Both create .venv on first use; nothing needs installing by hand beyond Python 3.11 and Node 20.
 # `make test-deep` is `make test` with many more Hypothesis examples: a nightly job's run.
+# `make test-min` runs the suite again on the lowest versions pyproject.toml allows, in .venv-min (CI runs both).
 
 PYTHON ?= python3
 VENV := .venv
@@ -9,7 +10,7 @@ INSTALLED := $(VENV)/.installed
 CLIENTS := tests/clients
 NODE_INSTALLED := $(CLIENTS)/node_modules/.installed
 
-.PHONY: test test-deep lint typecheck pytest install clean serve bench
+.PHONY: test test-deep test-min lint typecheck pytest install clean serve bench
 
 install: $(INSTALLED) $(NODE_INSTALLED)
 
@@ -41,6 +42,32 @@ pytest: install
 
 test: lint typecheck pytest
 
+# The suite on the floors: every dependency pyproject.toml declares, and every extra's, at the lowest version it
+# allows (tests/dependency_floors.py pins each `>=` bound; pip cannot resolve to lowest versions by itself, and
+# exact pins fail loudly where a dependency needs more than a declared floor). What they pull in resolves as usual,
+# and so do the dev tools: they run the suite, and none of their versions is a promise to users. Lint and
+# type-check are `make test`'s. The floor environment is made anew when pyproject.toml changes, so a dependency
+# dropped there is not left installed. Same pytest flags as `make pytest`; exit 5 (no tests) fails here too.
+# The floors today: pydantic 2.12.2 (pydantic-core 2.41.4), starlette 0.40.0, anyio 4.10.0, orjson 3.9.0,
+# typing-extensions 4.14.1, ag-ui-protocol 1.0.0, uvicorn 0.30.0, httpx 0.28.0, openai 3.45.0, anthropic 0.105.0,
+# pydantic-ai-slim 2.68.0, redis 5.0.1, opentelemetry-api 1.30.0, psycopg 3.2.1.
+MIN_VENV := .venv-min
+MIN_BIN := $(MIN_VENV)/bin
+MIN_INSTALLED := $(MIN_VENV)/.installed
+FLOORS := tests/dependency_floors.py
+
+$(MIN_INSTALLED): pyproject.toml $(FLOORS) $(INSTALLED)
+	rm -rf $(MIN_VENV)
+	$(PYTHON) -m venv $(MIN_VENV)
+	$(MIN_BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python $(FLOORS) > $(MIN_VENV)/floors.txt
+	$(MIN_BIN)/python -m pip install --quiet -c $(MIN_VENV)/floors.txt -e ".[dev,$$($(BIN)/python $(FLOORS) --extras)]"
+	touch $@
+
+# `install` too: the JS clients, and the type-check test runs .venv's pyright on uibridge's signatures.
+test-min: install $(MIN_INSTALLED)
+	PYTHONDONTWRITEBYTECODE= $(MIN_BIN)/pytest -n 2 --dist loadfile
+
 # The `thorough` profile: 1,000 examples a property test instead of 30 (several minutes on 2 cores).
 test-deep: lint typecheck install
 	$(BIN)/pytest --hypothesis-profile thorough
@@ -54,7 +81,7 @@ serve: $(INSTALLED)
 	$(BIN)/python -m uibridge serve $(if $(STORE),--store $(STORE)) $(SERVE_ARGS)
 
 clean:
-	rm -rf $(VENV) $(CLIENTS)/node_modules
+	rm -rf $(VENV) $(MIN_VENV) $(CLIENTS)/node_modules
 
 # Benchmarks against the peer (pydantic-ai's UI adapters), in an environment of their own, bench/.venv: the
 # peer is installed only there, never as a dependency of uibridge. Not part of `make test`. Runs every

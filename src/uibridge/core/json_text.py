@@ -76,7 +76,9 @@ def _pydantic_core_text(value: Any, indent: int | None) -> str | None:
 
 _SMALLEST_SAFE_FLOAT = 1e-4
 """`json` spells floats below this in exponent form with two digits (`1e-05`), pydantic-core does not."""
-_LARGEST_FLOAT = 1.7976931348623157e308
+_FIRST_EXPONENT_FLOAT = 1e16
+"""`json` spells floats from this on in exponent form with a sign (`1e+16`), as pydantic-core does only from
+2.42 on (earlier, `1e16`); below it both write the same digits."""
 _INT_LIMIT = 10**4000
 """Well inside the 4,300 digits CPython prints by default (beyond them `json.dumps` raises)."""
 _INT_FLOOR = -_INT_LIMIT
@@ -84,9 +86,10 @@ _INT_FLOOR = -_INT_LIMIT
 
 def _spelled_alike(value: Any) -> bool:
     """Whether `value` is JSON built of exact `dict` (string keys), `list`, `tuple`, `str`, `bool`, `None`,
-    `int` and finite `float`s that the `json` module and pydantic-core write alike. They differ on three
-    things only: floats below 1e-4 (`1e-05` against `1e-5`), non-finite floats (`NaN` against `null`) and
-    integers `json` refuses to print (over 4,300 digits)."""
+    `int` and finite `float`s that the `json` module and pydantic-core write alike. They differ on four
+    things only: floats below 1e-4 (`1e-05` against `1e-5`), floats from 1e16 on in pydantic-core before 2.42
+    (`1e+16` against `1e16`), non-finite floats (`NaN` against `null`) and integers `json` refuses to print
+    (over 4,300 digits)."""
     kind: object = type(value)  # pyright: ignore[reportUnknownVariableType]
     if kind is dict:
         # No `cast(dict[...], value)` here: subscribing a generic on every call costs more than the check.
@@ -120,7 +123,7 @@ def _scalar_spelled_alike(value: Any) -> bool:
     if kind is int:
         return _INT_FLOOR < value < _INT_LIMIT
     if kind is float:
-        return value == 0.0 or _SMALLEST_SAFE_FLOAT <= abs(value) <= _LARGEST_FLOAT
+        return value == 0.0 or _SMALLEST_SAFE_FLOAT <= abs(value) < _FIRST_EXPONENT_FLOAT
     return False
 
 

@@ -295,11 +295,10 @@ class RunSpan:
         if summary.model is not None:
             attributes[RESPONSE_MODEL] = summary.model
         if summary.usage_reported:
-            attributes['gen_ai.token.type'] = 'input'
-            meters.tokens.record(summary.input_tokens, attributes)
-            attributes['gen_ai.token.type'] = 'output'
-            meters.tokens.record(summary.output_tokens, attributes)
-            del attributes['gen_ai.token.type']
+            # A mapping of its own for each point, never changed after: the SDK may keep the one it is given as the
+            # point's attributes (1.30 does), so reusing one dict would give both points the last type.
+            meters.tokens.record(summary.input_tokens, {**attributes, 'gen_ai.token.type': 'input'})
+            meters.tokens.record(summary.output_tokens, {**attributes, 'gen_ai.token.type': 'output'})
         if error_type is not None:
             attributes[ERROR_TYPE] = error_type
         meters.run_duration.record(duration, attributes)
