@@ -200,10 +200,7 @@ def test_data_url_helpers() -> None:
     content = BinaryContent(data=b'\x00hi', media_type='image/png')
     assert content.data_url == 'data:image/png;base64,AGhp'
     assert BinaryContent.from_data_url(content.data_url) == content
-    assert BinaryContent.from_data_url('data:;base64,AGhp').media_type == 'application/octet-stream'
-    for bad in ('https://x', 'data:image/png,raw', 'data:image/png;base64,***'):
-        with pytest.raises(ValueError):
-            BinaryContent.from_data_url(bad)
+    # Every other data URL: tests/core/test_content.py.
 
 
 # ---------------------------------------------------------------------------------- property (3): round trip

@@ -28,6 +28,7 @@ from uibridge import (
     RetryFeedbackPart,
     RetryPromptPart,
     ToolCallPart,
+    UploadedFile,
     UserPromptPart,
 )
 from uibridge.adapters import ag_ui, vercel_ai
@@ -50,7 +51,7 @@ OPAQUE_PART_KINDS = {
     'capability-load-delta',
     'model-settings-delta',
 }
-OPAQUE_CONTENT_KINDS = {'text-content', 'structured-content', 'cache-point', 'uploaded-file'}
+OPAQUE_CONTENT_KINDS = {'text-content', 'structured-content', 'cache-point'}
 # Text that only opaque parts and content hold: none of it may reach a UI or a model.
 OPAQUE_TEXTS = [
     'And tomorrow?',
@@ -60,7 +61,6 @@ OPAQUE_TEXTS = [
     'It is sunny.',
     'Summary of turns 1 to 4.',
     'typed text',
-    'file-123',
 ]
 
 
@@ -118,6 +118,9 @@ def test_each_kind_loads_as_the_part_that_means_it() -> None:
     assert isinstance(user.content, list)
     opaque = {item.kind for item in user.content if isinstance(item, OpaqueContent)}
     assert opaque == OPAQUE_CONTENT_KINDS
+    # A provider's file handle is content uibridge knows (AG-UI carries it as a `file` source).
+    handles = [item for item in user.content if isinstance(item, UploadedFile)]
+    assert [(h.file_id, h.provider_name, h.media_type) for h in handles] == [('file-123', 'openai', 'application/pdf')]
     # A typed tool part (tool search, capability load) is the plain call or return it is, its kind kept.
     calls = {p.tool_call_id: p for p in parts_of(messages) if isinstance(p, ToolCallPart | NativeToolCallPart)}
     assert type(calls['call_search']) is ToolCallPart and calls['call_search'].model_extra == {

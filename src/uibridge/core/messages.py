@@ -30,6 +30,7 @@ from .content import (
     ImageUrl,
     MultiModalContent,
     OpaqueContent,
+    UploadedFile,
     UserContent,
     VideoUrl,
 )
@@ -73,6 +74,7 @@ __all__ = [
     'ToolCallPart',
     'ToolReturnOutcome',
     'ToolReturnPart',
+    'UploadedFile',
     'UserContent',
     'UserPromptPart',
     'VideoUrl',
