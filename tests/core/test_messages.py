@@ -138,7 +138,6 @@ def test_json_layout_of_every_part_kind() -> None:
             'provider_name': 'p',
             'timestamp': T0_JSON,
             'finish_reason': 'tool_call',
-            'usage': None,
             'provider_response_id': None,
             'provider_details': None,
             'metadata': {'x': 1},
