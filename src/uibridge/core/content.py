@@ -16,11 +16,10 @@ import base64
 import binascii
 import re
 from dataclasses import dataclass
-from typing import Annotated, Any, ClassVar, Literal, TypeAlias
+from typing import Annotated, ClassVar, Literal, TypeAlias
 from urllib.parse import unquote_to_bytes
 
-import pydantic
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from .tagged_unions import OPAQUE, TaggedBy, known_or_opaque
 
@@ -46,18 +45,16 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra='allow', ser_json_bytes='base64', val_json_bytes='base64')
 
 
+def is_none(value: object) -> bool:
+    """`exclude_if` for a field written only when it has a value (a key pydantic-ai's JSON has not)."""
+    return value is None
+
+
 class _NamedFile(_Model):
     """A file that may have a name: `filename` is left out of the JSON when it has none (pydantic-ai's never does)."""
 
-    filename: str | None = None
+    filename: str | None = Field(default=None, exclude_if=is_none)
     """The file's name as the user's client sent it (Vercel `filename`, AG-UI `metadata.filename`)."""
-
-    @pydantic.model_serializer(mode='wrap')
-    def _leave_no_name_out(self, serialize: pydantic.SerializerFunctionWrapHandler) -> dict[str, Any]:
-        data: dict[str, Any] = serialize(self)
-        if self.filename is None:
-            data.pop('filename', None)
-        return data
 
 
 class _FileUrl(_NamedFile):

@@ -42,6 +42,7 @@ from .content import (
     UploadedFile,
     UserContent,
     VideoUrl,
+    is_none,
 )
 from .framing import wrap
 from .json_text import compact_json, indented_json, json_values, parse_json
@@ -361,20 +362,13 @@ class ModelResponse(_Model):
     provider_name: str | None = None
     timestamp: datetime = Field(default_factory=now_utc)
     finish_reason: FinishReason | None = None
-    usage: Usage | None = None
+    usage: Usage | None = Field(default=None, exclude_if=is_none)
+    """`None` when not reported: then no `usage` key is written, which pydantic-ai (requiring an object there)
+    reads as its own default, zero usage; loading here gives `None` back."""
     provider_response_id: str | None = None
     provider_details: dict[str, Any] | None = None
     metadata: dict[str, Any] | None = None
     kind: Literal['response'] = 'response'
-
-    @pydantic.model_serializer(mode='wrap')
-    def _leave_unknown_usage_out(self, serialize: pydantic.SerializerFunctionWrapHandler) -> dict[str, Any]:
-        # `None` (not reported) is no `usage` key: pydantic-ai requires an object there and reads a missing one
-        # as its own default, zero usage; loading here gives `None` back.
-        data: dict[str, Any] = serialize(self)
-        if self.usage is None:
-            data.pop('usage', None)
-        return data
 
 
 ModelMessage: TypeAlias = Annotated[ModelRequest | ModelResponse, Discriminator('kind')]
