@@ -138,7 +138,6 @@ def test_json_layout_of_every_part_kind() -> None:
             'provider_name': 'p',
             'timestamp': T0_JSON,
             'finish_reason': 'tool_call',
-            'usage': None,
             'provider_response_id': None,
             'provider_details': None,
             'metadata': {'x': 1},
@@ -200,10 +199,7 @@ def test_data_url_helpers() -> None:
     content = BinaryContent(data=b'\x00hi', media_type='image/png')
     assert content.data_url == 'data:image/png;base64,AGhp'
     assert BinaryContent.from_data_url(content.data_url) == content
-    assert BinaryContent.from_data_url('data:;base64,AGhp').media_type == 'application/octet-stream'
-    for bad in ('https://x', 'data:image/png,raw', 'data:image/png;base64,***'):
-        with pytest.raises(ValueError):
-            BinaryContent.from_data_url(bad)
+    # Every other data URL: tests/core/test_content.py.
 
 
 # ---------------------------------------------------------------------------------- property (3): round trip

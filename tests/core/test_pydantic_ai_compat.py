@@ -1,9 +1,11 @@
-"""pydantic-ai's stored format, for real: every kind pydantic-ai-slim 2.68 writes loads, keeps every field and
-dumps back as pydantic-ai wrote it.
+"""pydantic-ai's stored format, for real, both ways: every kind pydantic-ai-slim 2.68 writes loads, keeps every
+field and dumps back as pydantic-ai wrote it; and the JSON uibridge writes, of every kind, loads in pydantic-ai's
+own `ModelMessagesTypeAdapter` with every field read as uibridge wrote it (`tests/pydantic_ai_json.py` says
+what may differ).
 
-The fixtures were written by pydantic-ai itself (`fixtures/core/generate_pydantic_ai.py`, run in a test-only
-environment): `pydantic_ai_every_kind.json` is its own `ModelMessagesTypeAdapter` dump of a history holding
-every kind its unions declare, and `pydantic_ai_kinds.json` what it declares and where the history holds each.
+The fixtures were written by pydantic-ai itself (`fixtures/core/generate_pydantic_ai.py`):
+`pydantic_ai_every_kind.json` is its own `ModelMessagesTypeAdapter` dump of a history holding every kind its
+unions declare, and `pydantic_ai_kinds.json` what it declares and where the history holds each.
 """
 
 from __future__ import annotations
@@ -14,7 +16,9 @@ from pathlib import Path
 from typing import Any, cast
 
 import pytest
+from pydantic_ai import messages as pai
 
+from pydantic_ai_json import PYDANTIC_AI_EVERY_KIND, field_for_field, pydantic_ai_reading, uibridge_written
 from uibridge import (
     RETRY_SUFFIX,
     ModelMessage,
@@ -28,6 +32,7 @@ from uibridge import (
     RetryFeedbackPart,
     RetryPromptPart,
     ToolCallPart,
+    UploadedFile,
     UserPromptPart,
 )
 from uibridge.adapters import ag_ui, vercel_ai
@@ -37,7 +42,7 @@ from uibridge.integrations import anthropic
 from uibridge.integrations._openai_input import to_chat_completions_messages, to_responses_input
 
 FIXTURES = Path(__file__).parents[2] / 'fixtures' / 'core'
-RAW = (FIXTURES / 'pydantic_ai_every_kind.json').read_bytes()
+RAW = PYDANTIC_AI_EVERY_KIND
 KINDS: dict[str, Any] = json.loads((FIXTURES / 'pydantic_ai_kinds.json').read_text('utf-8'))
 
 # What pydantic-ai stores and uibridge has no part for: kept opaquely (and shown to no UI and no model).
@@ -50,7 +55,7 @@ OPAQUE_PART_KINDS = {
     'capability-load-delta',
     'model-settings-delta',
 }
-OPAQUE_CONTENT_KINDS = {'text-content', 'structured-content', 'cache-point', 'uploaded-file'}
+OPAQUE_CONTENT_KINDS = {'text-content', 'structured-content', 'cache-point'}
 # Text that only opaque parts and content hold: none of it may reach a UI or a model.
 OPAQUE_TEXTS = [
     'And tomorrow?',
@@ -60,7 +65,6 @@ OPAQUE_TEXTS = [
     'It is sunny.',
     'Summary of turns 1 to 4.',
     'typed text',
-    'file-123',
 ]
 
 
@@ -118,6 +122,9 @@ def test_each_kind_loads_as_the_part_that_means_it() -> None:
     assert isinstance(user.content, list)
     opaque = {item.kind for item in user.content if isinstance(item, OpaqueContent)}
     assert opaque == OPAQUE_CONTENT_KINDS
+    # A provider's file handle is content uibridge knows (AG-UI carries it as a `file` source).
+    handles = [item for item in user.content if isinstance(item, UploadedFile)]
+    assert [(h.file_id, h.provider_name, h.media_type) for h in handles] == [('file-123', 'openai', 'application/pdf')]
     # A typed tool part (tool search, capability load) is the plain call or return it is, its kind kept.
     calls = {p.tool_call_id: p for p in parts_of(messages) if isinstance(p, ToolCallPart | NativeToolCallPart)}
     assert type(calls['call_search']) is ToolCallPart and calls['call_search'].model_extra == {
@@ -183,6 +190,56 @@ def test_uibridges_dump_is_pydantic_ais_own_json_after_normalising_defaults() ->
     theirs = json.loads(RAW)
     ours = json.loads(ModelMessagesTypeAdapter.dump_json(load()))
     assert normalised(ours, theirs) == theirs
+
+
+def test_pydantic_ais_history_through_uibridge_is_the_history_pydantic_ai_loaded() -> None:
+    # pydantic-ai -> uibridge -> pydantic-ai: pydantic-ai reads uibridge's JSON as the very messages it read from
+    # its own, field for field (what it writes of them is the same JSON).
+    through_uibridge = ModelMessagesTypeAdapter.dump_json(load())
+    assert pydantic_ai_reading(through_uibridge) == pydantic_ai_reading(RAW)
+    assert pai.ModelMessagesTypeAdapter.validate_json(through_uibridge) == pai.ModelMessagesTypeAdapter.validate_json(
+        RAW
+    )
+
+
+def test_pydantic_ai_reads_every_field_of_every_kind_uibridge_writes() -> None:
+    # uibridge -> pydantic-ai: the spellings only uibridge writes (unknown usage, errors without `input`, file
+    # names, UI source ids, a legacy retry prompt) load in pydantic-ai, each field read as written.
+    for history in (uibridge_written(), load()):
+        ours = ModelMessagesTypeAdapter.dump_json(history)
+        assert field_for_field(json.loads(ours), pydantic_ai_reading(ours)) == []
+
+
+def test_the_comparison_catches_a_field_pydantic_ai_reads_otherwise() -> None:
+    # The allowances of `field_for_field` are narrow: a changed value, a lost field or a field pydantic-ai
+    # invents are each reported.
+    written = ModelMessagesTypeAdapter.dump_json(uibridge_written())
+    ours, theirs = json.loads(written), pydantic_ai_reading(written)
+    theirs[1]['parts'][1]['content'] = 'something else'
+    del theirs[1]['provider_details']
+    theirs[3]['usage']['input_tokens'] = 11
+    theirs[0]['parts'][1]['timestamp'] = '2026-01-02T03:04:06Z'
+    problems = field_for_field(ours, theirs)
+    assert [problem.split(':')[0] for problem in problems] == [
+        '/0/parts/1/timestamp',
+        '/1/parts/1/content',
+        '/1/provider_details',
+        '/3/usage/input_tokens',
+    ]
+
+
+@pytest.mark.parametrize(
+    'fixture',
+    sorted(
+        str(path.relative_to(FIXTURES.parent))
+        for path in [*FIXTURES.parent.glob('vercel_ai/*.ui.json'), *FIXTURES.parent.glob('ag_ui/*.dump.json')]
+    ),
+)
+def test_every_ui_history_uibridge_loads_is_json_pydantic_ai_reads_field_for_field(fixture: str) -> None:
+    data = json.loads((FIXTURES.parent / fixture).read_text('utf-8'))
+    history = vercel_ai.load_messages(data) if fixture.startswith('vercel_ai') else ag_ui.load_messages(data)
+    ours = ModelMessagesTypeAdapter.dump_json(history)
+    assert field_for_field(json.loads(ours), pydantic_ai_reading(ours)) == []
 
 
 def test_a_second_round_trip_changes_nothing() -> None:

@@ -27,6 +27,7 @@ from uibridge import (
     ThinkingPart,
     ToolCallPart,
     ToolReturnPart,
+    UploadedFile,
     UserPromptPart,
     VideoUrl,
     sanitize_messages,
@@ -188,6 +189,30 @@ def test_text_and_binary_content_are_never_dropped() -> None:
     binary = BinaryContent(data=b'x', media_type='image/png')
     messages: list[ModelMessage] = [ModelRequest(parts=[user(['a', binary, 'file:///etc/passwd'])])]
     out, warned = run(messages, allowed_file_url_schemes=())
+    assert out == messages
+    assert warned == []
+
+
+def test_a_provider_file_handle_from_a_client_is_dropped_unless_the_application_allows_them() -> None:
+    # A handle names a file in the server's provider account: any file there, read with the server's key.
+    handle = UploadedFile(file_id='file-abc', provider_name='openai', filename='q3.pdf')
+    as_stored = handle.model_dump(mode='json')
+    messages: list[ModelMessage] = [
+        ModelRequest(parts=[user(['see', handle])]),
+        response(call('c1')),
+        ModelRequest(
+            parts=[ToolReturnPart(tool_name='t', content=['done', as_stored], tool_call_id='c1', timestamp=T0)]
+        ),
+    ]
+    out, warned = run(messages)
+    assert out == [
+        ModelRequest(parts=[user(['see'])]),
+        response(call('c1')),
+        ModelRequest(parts=[ToolReturnPart(tool_name='t', content=['done'], tool_call_id='c1', timestamp=T0)]),
+    ]
+    assert len(warned) == 1
+    assert 'file handles' in warned[0]
+    out, warned = run(messages, allow_file_handles=True)
     assert out == messages
     assert warned == []
 

@@ -97,3 +97,13 @@ def test_only_chat_completions_takes_audio_inline() -> None:
     for api in ('The Responses API', 'The Messages API'):
         with pytest.raises(ValueError, match=f'^{api} takes no audio/wav content'):
             _CONVERTERS[api](_history(_WAV))
+
+
+def test_a_pdfs_name_is_the_one_the_user_gave_it() -> None:
+    named = BinaryContent(data=b'%PDF-1', media_type='application/pdf', filename='q3-report.pdf')
+    [chat] = to_chat_completions_messages(_history(named))
+    assert chat['content'][0]['file']['filename'] == 'q3-report.pdf'
+    [responses] = to_responses_input(_history(named))
+    assert responses['content'][0]['filename'] == 'q3-report.pdf'
+    [messages] = to_messages(_history(named))
+    assert messages['content'][0]['title'] == 'q3-report.pdf'

@@ -8,8 +8,17 @@ saved by pydantic-ai loads here. Nothing stored is lost: a field uibridge has no
 compaction or instruction deltas, or kinds newer than this code) loads as an `OpaquePart`, which keeps every
 key and dumps back as it came. No adapter shows an opaque part to a UI, and no model input is built from one.
 
-The one deliberate difference is `RetryFeedbackPart.cause`: pydantic-ai nests it as `retry.cause`; we keep
-it flat (seed 003) and accept the nested spelling on load.
+The JSON uibridge writes loads in pydantic-ai too, each field meaning there what it means here
+(`tests/core/test_pydantic_ai_compat.py` checks both ways on every kind):
+
+- `RetryFeedbackPart.cause` is flat here (seed 003) and nested as `retry.cause` in pydantic-ai: both are
+  written, and either is read;
+- a response's unknown usage (`usage=None`) is written as no `usage` key, which pydantic-ai reads as its zero
+  usage (it requires an object);
+- an error of a retry's content that has no `input` (the UI's markers leave it out) is written with
+  `"input": null`, which pydantic-ai requires;
+- what only uibridge has (a file's `filename`, a citation source's UI `id`, `media_type` and `filename`) is
+  ignored by pydantic-ai.
 """
 
 from __future__ import annotations
@@ -30,14 +39,17 @@ from .content import (
     ImageUrl,
     MultiModalContent,
     OpaqueContent,
+    UploadedFile,
     UserContent,
     VideoUrl,
+    is_none,
 )
 from .framing import wrap
 from .json_text import compact_json, indented_json, json_values, parse_json
 from .stored_spellings import (
     read_nested_cause,
     read_retried_tool_return,
+    write_error_inputs,
     write_nested_cause,
     write_retried_tool_return,
 )
@@ -73,6 +85,7 @@ __all__ = [
     'ToolCallPart',
     'ToolReturnOutcome',
     'ToolReturnPart',
+    'UploadedFile',
     'UserContent',
     'UserPromptPart',
     'VideoUrl',
@@ -161,7 +174,8 @@ class RetryPromptPart(_Model):
 
     @pydantic.model_serializer(mode='wrap')
     def _write_back_as_retried_tool_return(self, serialize: pydantic.SerializerFunctionWrapHandler) -> dict[str, Any]:
-        return write_retried_tool_return(serialize(self))  # pydantic-ai's spelling, when loaded from it
+        # pydantic-ai's spelling, when loaded from it; every error with the `input` pydantic-ai requires.
+        return write_error_inputs(write_retried_tool_return(serialize(self)))
 
     def model_response(self) -> str:
         """The text the model is shown: the errors, framed, then the classic directive.
@@ -213,7 +227,7 @@ class RetryFeedbackPart(_Model):
     @pydantic.model_serializer(mode='wrap')
     def _write_nested_cause_too(self, serialize: pydantic.SerializerFunctionWrapHandler) -> dict[str, Any]:
         # Written in both spellings, so a history uibridge saved loads in pydantic-ai too; loading reads `cause`.
-        return write_nested_cause(serialize(self), self.cause)
+        return write_error_inputs(write_nested_cause(serialize(self), self.cause))
 
 
 class OpaquePart(_Model):
@@ -348,7 +362,9 @@ class ModelResponse(_Model):
     provider_name: str | None = None
     timestamp: datetime = Field(default_factory=now_utc)
     finish_reason: FinishReason | None = None
-    usage: Usage | None = None
+    usage: Usage | None = Field(default=None, exclude_if=is_none)
+    """`None` when not reported: then no `usage` key is written, which pydantic-ai (requiring an object there)
+    reads as its own default, zero usage; loading here gives `None` back."""
     provider_response_id: str | None = None
     provider_details: dict[str, Any] | None = None
     metadata: dict[str, Any] | None = None

@@ -3,8 +3,9 @@
 A browser holds the conversation between turns and sends it back, so anything in it may have been
 written by the user rather than by the application: a system prompt, retry feedback (whose marker a
 client can copy or invent), a media URL that makes the server fetch `s3://` or `file://` with its own
-credentials, or a tool call at the end of the history that would make the server run a tool on the
-client's word. This pass removes each of those and warns once per kind of thing removed.
+credentials, a provider's file handle (`UploadedFile`: any file in the server's provider account, which the
+model provider would read with the server's key), or a tool call at the end of the history that would make
+the server run a tool on the client's word. This pass removes each of those and warns once per kind of thing removed.
 
 Given a `keyring` (and the `claims` a decoder read), it first keeps only what the server can prove it wrote
 or what a client may author (`uibridge.core.verification`): that is what the endpoints always do. Without
@@ -30,6 +31,7 @@ from .messages import (
     SystemPromptPart,
     ToolCallPart,
     ToolReturnPart,
+    UploadedFile,
     UserContent,
     UserPromptPart,
     VideoUrl,
@@ -57,6 +59,7 @@ def sanitize_messages(
     resolved_tool_call_ids: Collection[str] = (),
     keyring: Keyring | None = None,
     claims: SignatureClaims | None = None,
+    allow_file_handles: bool = False,
 ) -> list[ModelMessage]:
     """Return a copy of `messages` with what a client must not decide removed; the input is left untouched.
 
@@ -67,7 +70,8 @@ def sanitize_messages(
       `RetryFeedbackPart` goes (but feedback whose signature verified: it is the application's own), and
       `ModelRequest.instructions` is reset.
     - Media URLs whose scheme is not in `allowed_file_url_schemes` are dropped from user prompts and from
-      tool results.
+      tool results, and so are provider file handles (`UploadedFile`) unless `allow_file_handles` (the
+      application checks that the handles a client names are the client's own).
     - Pending tool calls (`pending_tool_calls`: unanswered calls of the last response) are dropped unless
       their id is in `resolved_tool_call_ids` (calls the server itself approved or is waiting on).
     - A message left with no parts is dropped.
@@ -76,7 +80,9 @@ def sanitize_messages(
         verified = verify_history(messages, claims if claims is not None else SignatureClaims(), keyring)
     else:
         verified = Verified(messages=list(messages))
-    return _sanitize(verified, strip_system_prompts, allowed_file_url_schemes, resolved_tool_call_ids)
+    return _sanitize(
+        verified, strip_system_prompts, allowed_file_url_schemes, resolved_tool_call_ids, allow_file_handles
+    )
 
 
 def sanitize_verified(
@@ -85,10 +91,13 @@ def sanitize_verified(
     strip_system_prompts: bool = True,
     allowed_file_url_schemes: Iterable[str] = ('http', 'https'),
     resolved_tool_call_ids: Collection[str] = (),
+    allow_file_handles: bool = False,
 ) -> list[ModelMessage]:
     """`sanitize_messages` for a history `verify_history` already checked (a server verifies first, to find
     the pending calls its approvals answer, then sanitizes): the verified feedback is kept."""
-    return _sanitize(verified, strip_system_prompts, allowed_file_url_schemes, resolved_tool_call_ids)
+    return _sanitize(
+        verified, strip_system_prompts, allowed_file_url_schemes, resolved_tool_call_ids, allow_file_handles
+    )
 
 
 def _sanitize(
@@ -96,8 +105,9 @@ def _sanitize(
     strip_system_prompts: bool,
     allowed_file_url_schemes: Iterable[str],
     resolved_tool_call_ids: Collection[str],
+    allow_file_handles: bool,
 ) -> list[ModelMessage]:
-    allowed_schemes = frozenset(scheme.strip().lower() for scheme in allowed_file_url_schemes)
+    allowed = _Allowed(frozenset(scheme.strip().lower() for scheme in allowed_file_url_schemes), allow_file_handles)
     removed: set[str] = {'unverified'} if verified.dropped else set()
     result: list[ModelMessage] = []
     verified_feedback = verified.feedback
@@ -116,16 +126,14 @@ def _sanitize(
                 removed.add('system')
                 continue
             if isinstance(part, UserPromptPart) and not isinstance(part.content, str):
-                kept = _allowed_content(part.content, allowed_schemes)
+                kept = [item for item in part.content if allowed(item, removed)]
                 if len(kept) != len(part.content):
-                    removed.add('urls')
                     if not kept:
                         continue
                     part = part.model_copy(update={'content': kept})
             elif isinstance(part, ToolReturnPart) and _holds_media(part.content):
-                content = _allowed_tool_content(part.content, allowed_schemes)
+                content = _allowed_tool_content(part.content, allowed, removed)
                 if content is not part.content:
-                    removed.add('urls')
                     part = part.model_copy(update={'content': content})
             parts.append(part)
         instructions = message.instructions
@@ -143,8 +151,29 @@ def _sanitize(
     return result
 
 
-def _allowed_content(content: list[UserContent], allowed_schemes: frozenset[str]) -> list[UserContent]:
-    return [item for item in content if not isinstance(item, _MediaUrl) or _scheme(item.url) in allowed_schemes]
+class _Allowed:
+    """Whether a media item of client history may stay (`removed` records why one may not)."""
+
+    def __init__(self, schemes: frozenset[str], file_handles: bool) -> None:
+        self.schemes = schemes
+        self.file_handles = file_handles
+
+    def __call__(self, item: UserContent | object, removed: set[str]) -> bool:
+        if _is_file_handle(item) and not self.file_handles:
+            removed.add('file_handles')
+            return False
+        url = _media_url(item)
+        if url is not None and _scheme(url) not in self.schemes:
+            removed.add('urls')
+            return False
+        return True
+
+
+def _is_file_handle(item: object) -> bool:
+    """A provider's file handle: the content item, or its JSON form (in a stored or client-sent tool result)."""
+    if isinstance(item, UploadedFile):
+        return True
+    return isinstance(item, dict) and cast('dict[str, object]', item).get('kind') == 'uploaded-file'
 
 
 _MEDIA_KINDS = frozenset({'image-url', 'audio-url', 'video-url', 'document-url'})
@@ -163,23 +192,22 @@ def _media_url(item: object) -> str | None:
     return None
 
 
+def _is_media(item: object) -> bool:
+    return _media_url(item) is not None or _is_file_handle(item)
+
+
 def _holds_media(content: object) -> bool:
-    if _media_url(content) is not None:
+    if _is_media(content):
         return True
-    return isinstance(content, list) and any(_media_url(item) is not None for item in cast('list[object]', content))
+    return isinstance(content, list) and any(_is_media(item) for item in cast('list[object]', content))
 
 
-def _allowed_tool_content(content: object, allowed_schemes: frozenset[str]) -> object:
-    """A tool result's content with its disallowed media URLs removed (the same object when none is)."""
-
-    def allowed(item: object) -> bool:
-        url = _media_url(item)
-        return url is None or _scheme(url) in allowed_schemes
-
+def _allowed_tool_content(content: object, allowed: _Allowed, removed: set[str]) -> object:
+    """A tool result's content with its disallowed media removed (the same object when none is)."""
     if not isinstance(content, list):
-        return content if allowed(content) else ''
+        return content if allowed(content, removed) else ''
     items = cast('list[object]', content)
-    kept = [item for item in items if allowed(item)]
+    kept = [item for item in items if allowed(item, removed)]
     return items if len(kept) == len(items) else kept
 
 
@@ -210,12 +238,14 @@ _WARNINGS = {
     'system': 'System prompts, instructions and retry feedback sent by the client were removed: '
     'the server owns the system voice (strip_system_prompts=True).',
     'urls': 'Media URLs with a scheme outside allowed_file_url_schemes were removed from client history.',
+    'file_handles': 'Provider file handles were removed from client history: a client may not name a file in the '
+    "server's provider account (allow_file_handles=False).",
     'tool_calls': 'Tool calls at the end of client history that the server did not resolve were removed: '
     'a client cannot make the server run a tool by writing a call.',
 }
 
 
 def _warn(removed: set[str]) -> None:
-    for category in ('unverified', 'system', 'urls', 'tool_calls'):
+    for category in ('unverified', 'system', 'urls', 'file_handles', 'tool_calls'):
         if category in removed:
             warn(_WARNINGS[category], stacklevel=4)

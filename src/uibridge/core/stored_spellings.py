@@ -5,6 +5,8 @@
   key as an extra, and `outcome='retried'` makes it dump back as the tool return it was.
 - Retry feedback's cause: pydantic-ai nests it as `retry: {cause, attempt, max_retries}`; uibridge keeps it
   flat (seed 003) and writes both spellings, so a history it saved loads in pydantic-ai too.
+- A retry's validation errors: pydantic-ai requires each error's `input`, which uibridge may not have (a UI's
+  marker leaves it out); one without is written with `"input": null`.
 
 Plain functions over the JSON-shaped dicts; `uibridge.core.messages` calls them from its validators and
 serializers, so the stored history is unchanged by a round trip through uibridge.
@@ -14,7 +16,13 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-__all__ = ['read_nested_cause', 'read_retried_tool_return', 'write_nested_cause', 'write_retried_tool_return']
+__all__ = [
+    'read_nested_cause',
+    'read_retried_tool_return',
+    'write_error_inputs',
+    'write_nested_cause',
+    'write_retried_tool_return',
+]
 
 _RETRY_KEYS = frozenset({'cause', 'attempt', 'max_retries'})
 
@@ -61,3 +69,22 @@ def write_nested_cause(data: dict[str, Any], cause: str) -> dict[str, Any]:
     retry = dict(cast('dict[str, Any]', kept)) if isinstance(kept, dict) else {'attempt': None, 'max_retries': None}
     data['retry'] = {**retry, 'cause': cause}
     return data
+
+
+def write_error_inputs(data: dict[str, Any]) -> dict[str, Any]:
+    """A dumped retry (prompt or feedback) whose error list has an `input` on every error: `null` where the error
+    had none. pydantic-ai requires the key; what uibridge shows the model of a `null` input is what pydantic-ai
+    shows, and retry feedback shows no input at all."""
+    content = data.get('content')
+    if isinstance(content, list):
+        data['content'] = [_with_input(error) for error in cast('list[Any]', content)]
+    return data
+
+
+def _with_input(error: Any) -> Any:
+    if not isinstance(error, dict) or 'input' in error:
+        return cast('Any', error)
+    items = list(cast('dict[str, Any]', error).items())
+    # Where pydantic writes it: after `msg` (the key order a history dumped by pydantic-ai has).
+    at = next((i + 1 for i, (key, _) in enumerate(items) if key == 'msg'), len(items))
+    return dict([*items[:at], ('input', None), *items[at:]])

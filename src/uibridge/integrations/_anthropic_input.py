@@ -23,7 +23,7 @@ from ._anthropic_maps import PROVIDER_NAME, REDACTED_THINKING_ID, RESULT_BLOCK_T
 from ._history import UserContentSpelling, result_text, system_text, user_content_parts
 
 if TYPE_CHECKING:
-    from anthropic.types import ContentBlockParam, MessageParam, TextBlockParam
+    from anthropic.types import ContentBlockParam, DocumentBlockParam, MessageParam, TextBlockParam
 
 __all__ = ['MessagesInput', 'to_messages', 'to_messages_input']
 
@@ -152,6 +152,16 @@ def _base64(item: m.BinaryContent) -> str:
     return item.data_url.partition(',')[2]
 
 
+def _pdf(item: m.BinaryContent) -> ContentBlockParam:
+    block: DocumentBlockParam = {
+        'type': 'document',
+        'source': {'type': 'base64', 'media_type': 'application/pdf', 'data': _base64(item)},
+    }
+    if item.filename:
+        block['title'] = item.filename  # the user's name for it, which the model is shown
+    return block
+
+
 _MESSAGES_CONTENT: UserContentSpelling[ContentBlockParam] = UserContentSpelling(
     api='The Messages API',
     text=lambda text: {'type': 'text', 'text': text},
@@ -161,9 +171,6 @@ _MESSAGES_CONTENT: UserContentSpelling[ContentBlockParam] = UserContentSpelling(
             'type': 'image',
             'source': {'type': 'base64', 'media_type': cast('Any', item.media_type), 'data': _base64(item)},
         },
-        'pdf': lambda item: {
-            'type': 'document',
-            'source': {'type': 'base64', 'media_type': 'application/pdf', 'data': _base64(item)},
-        },
+        'pdf': _pdf,
     },
 )

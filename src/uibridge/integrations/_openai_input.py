@@ -83,6 +83,11 @@ def _chat_audio(item: m.BinaryContent) -> ChatCompletionContentPartParam | None:
     return {'type': 'input_audio', 'input_audio': {'data': item.data_url.partition(',')[2], 'format': audio_format}}
 
 
+def _pdf_name(item: m.BinaryContent) -> str:
+    """The name the API shows the model for a PDF (it requires one): the user's, else a stand-in."""
+    return item.filename or 'document.pdf'
+
+
 _CHAT_CONTENT: UserContentSpelling[ChatCompletionContentPartParam] = UserContentSpelling(
     api='Chat Completions',
     text=lambda text: {'type': 'text', 'text': text},
@@ -90,7 +95,7 @@ _CHAT_CONTENT: UserContentSpelling[ChatCompletionContentPartParam] = UserContent
     inline={
         'image': lambda item: {'type': 'image_url', 'image_url': {'url': item.data_url}},
         'audio': _chat_audio,
-        'pdf': lambda item: {'type': 'file', 'file': {'file_data': item.data_url, 'filename': 'document.pdf'}},
+        'pdf': lambda item: {'type': 'file', 'file': {'file_data': item.data_url, 'filename': _pdf_name(item)}},
     },
 )
 
@@ -202,6 +207,6 @@ _RESPONSES_CONTENT: UserContentSpelling[ResponseInputContentParam] = UserContent
     image_link=lambda url: {'type': 'input_image', 'image_url': url, 'detail': 'auto'},
     inline={
         'image': lambda item: {'type': 'input_image', 'image_url': item.data_url, 'detail': 'auto'},
-        'pdf': lambda item: {'type': 'input_file', 'file_data': item.data_url, 'filename': 'document.pdf'},
+        'pdf': lambda item: {'type': 'input_file', 'file_data': item.data_url, 'filename': _pdf_name(item)},
     },
 )

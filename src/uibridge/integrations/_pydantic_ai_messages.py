@@ -44,8 +44,6 @@ def to_pydantic_ai(history: Sequence[ModelMessage]) -> list[pai.ModelMessage]:
     for message in dumped:
         if message.get('kind') == 'request':
             message['parts'] = [_retried_tool_return(part) for part in message['parts']]
-        elif message.get('usage', {}) is None:
-            del message['usage']  # unknown here; pydantic-ai's default is its own zero usage
     return pai.ModelMessagesTypeAdapter.validate_python(dumped)
 
 

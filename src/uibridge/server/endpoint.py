@@ -9,7 +9,8 @@ agent unchecked:
 3. strict JSON (400 for bytes that are not UTF-8, 422 for anything else, non-finite numbers included), the
    request limits (`RequestLimits`: 413 naming the limit, 422 for an id no encoder can write), then the
    protocol's own parsing and loading into neutral messages (422 with `{"error", "path"}`, never echoing
-   the input);
+   the input), then each file it holds (`AttachmentLimits`: 413 past `max_file_bytes`, 415 for a media type
+   outside `allowed_media_types`, naming the file);
 4. the `quota` hook asked (its 413 or 429);
 5. the history verified against the server's signatures (`verify_history`: what claims the server's
    authorship and does not verify is dropped; a tool call id used twice is a 422), approvals verified
@@ -49,7 +50,7 @@ from .approvals import ApprovalLedger, StoreLedger, first_uses, process_ledger, 
 from .asgi import Receive, Scope, Send
 from .auth import ANONYMOUS, Authorize, RequestInfo
 from .body import Disconnected, Rejected, check_content_type, parse_json_object, read_body
-from .limits import ChatLimits, Quota, QuotaRequest, RequestLimits, check_limits
+from .limits import AttachmentLimits, ChatLimits, Quota, QuotaRequest, RequestLimits, check_limits
 from .offload import off_loop
 from .options import check_agent, check_bool, check_positive, check_strings
 from .run import Agent, AgentRun, OnComplete, history_state
@@ -107,6 +108,10 @@ class ChatEndpoint(Generic[RequestT]):
     - `strip_system_prompts` (default true): the server owns the system voice; client-sent system prompts,
       instructions and retry feedback are removed before the agent sees the history.
     - `allowed_file_url_schemes`: media URLs with other schemes (`s3://`, `file://`) are removed.
+    - `max_file_bytes` (5 MiB), `allowed_media_types` (images, audio, video, text, PDF, JSON): what one file a
+      client sends may be (`AttachmentLimits`); past either, a 413 or 415 naming the file.
+    - `allow_file_handles` (default false): keep the provider file handles (AG-UI `file` sources) a client
+      names; by default they are removed, since any file in the server's provider account could be named.
     - `max_body_bytes`, `allowed_content_types`: what a request may be.
     - `expose_errors` (default false): show the agent's exception text to the user; otherwise a generic line.
     - `on_complete(new_messages, run)`: awaited once per run however it ended (`run.status`), to persist.
@@ -144,6 +149,9 @@ class ChatEndpoint(Generic[RequestT]):
         *,
         strip_system_prompts: bool = True,
         allowed_file_url_schemes: Iterable[str] = ('http', 'https'),
+        max_file_bytes: int = limits.DEFAULT_MAX_FILE_BYTES,
+        allowed_media_types: Iterable[str] = limits.DEFAULT_ALLOWED_MEDIA_TYPES,
+        allow_file_handles: bool = False,
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
         allowed_content_types: Iterable[str] = ('application/json',),
         expose_errors: bool = False,
@@ -171,6 +179,11 @@ class ChatEndpoint(Generic[RequestT]):
         self.binding = binding
         self.strip_system_prompts = check_bool('strip_system_prompts', strip_system_prompts)
         self.allowed_file_url_schemes = check_strings('allowed_file_url_schemes', allowed_file_url_schemes)
+        self.attachment_limits = AttachmentLimits(
+            max_file_bytes=max_file_bytes,
+            allowed_media_types=check_strings('allowed_media_types', allowed_media_types),
+        )
+        self.allow_file_handles = check_bool('allow_file_handles', allow_file_handles)
         self.max_body_bytes: int = check_positive('max_body_bytes', max_body_bytes, integer=True)
         self.allowed_content_types = frozenset(
             t.lower() for t in check_strings('allowed_content_types', allowed_content_types)
@@ -273,7 +286,9 @@ class ChatEndpoint(Generic[RequestT]):
         """The body as the protocol's request and its run input (`Rejected` for anything it cannot take)."""
         parsed = parse_json_object(body)
         check_limits(parsed, self.limits)
-        return self._parse(parsed)
+        request, run_input = self._parse(parsed)
+        self.attachment_limits.check(run_input.history)
+        return request, run_input
 
     async def _principal(self, scope: Scope, headers: Mapping[str, str]) -> str | None:
         """The principal `authorize` names (401 when it refuses), or `None` without a hook."""
@@ -359,6 +374,7 @@ class ChatEndpoint(Generic[RequestT]):
                     strip_system_prompts=self.strip_system_prompts,
                     allowed_file_url_schemes=self.allowed_file_url_schemes,
                     resolved_tool_call_ids=resolved,
+                    allow_file_handles=self.allow_file_handles,
                 )
             run = AgentRun(
                 messages=messages,

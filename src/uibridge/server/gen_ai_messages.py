@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic_core import to_jsonable_python
 
-from ..core.content import AudioUrl, BinaryContent, ImageUrl, OpaqueContent, VideoUrl
+from ..core.content import AudioUrl, BinaryContent, ImageUrl, OpaqueContent, UploadedFile, VideoUrl
 from ..core.json_text import compact_json
 from ..core.messages import (
     FilePart,
@@ -123,6 +123,11 @@ def _user_content(item: UserContent) -> GenAIPart:
         return _blob(item)
     if isinstance(item, OpaqueContent):
         return {'type': item.kind}
+    if isinstance(item, UploadedFile):
+        handle: GenAIPart = {'type': 'file', 'file_id': item.file_id}
+        if item.media_type is not None:
+            handle['mime_type'] = item.media_type
+        return handle
     written: GenAIPart = {'type': 'uri', 'uri': item.url}
     modality = _URL_MODALITIES.get(type(item))
     if modality is not None:

@@ -13,6 +13,11 @@ stays within `max_chat_messages` and `max_chat_bytes`, else a 413 names the limi
 edit cuts it back). And an application's `quota` hook may refuse any run (413 or 429, its own message) after
 the body is read and, with a store, the chat claimed, before the run is prepared.
 
+Each file a client sends (a user prompt's attachments, media in a client tool's result) is checked too
+(`AttachmentLimits`), on the history as loaded, so the check sees what the agent would get: a file past
+`max_file_bytes` is a 413, one whose media type `allowed_media_types` does not allow a 415, each naming the file
+(its index in the request and its name), before anything is stored or the agent runs.
+
 "Text content" is where a chat legitimately holds long strings (texts, tool inputs and outputs, data URLs,
 application state, metadata): strings under those keys are bounded only by the body size. Every other
 string (a part's type, a role, a tool name, a media type) is bounded by `max_string_length`.
@@ -26,9 +31,19 @@ from typing import Any, Literal, TypeAlias, cast
 
 from ..core.client_input import MAX_JSON_DEPTH, BodyError, check_depth
 from ..core.json_text import LONE_SURROGATE
+from ..core.media import attachments, check_media_type_pattern, media_type_allowed
+from ..core.messages import ModelMessage
 from .body import Rejected
 
-__all__ = ['ChatLimits', 'Quota', 'QuotaRefusal', 'QuotaRequest', 'RequestLimits', 'check_limits']
+__all__ = [
+    'AttachmentLimits',
+    'ChatLimits',
+    'Quota',
+    'QuotaRefusal',
+    'QuotaRequest',
+    'RequestLimits',
+    'check_limits',
+]
 
 
 DEFAULT_MAX_MESSAGES = 5_000
@@ -39,6 +54,8 @@ DEFAULT_MAX_STRING_LENGTH = 65_536
 DEFAULT_MAX_JSON_VALUES = 500_000
 DEFAULT_MAX_CHAT_MESSAGES = 5_000
 DEFAULT_MAX_CHAT_BYTES = 8 * 1024 * 1024
+DEFAULT_MAX_FILE_BYTES = 5 * 1024 * 1024
+DEFAULT_ALLOWED_MEDIA_TYPES = ('image/*', 'audio/*', 'video/*', 'text/*', 'application/pdf', 'application/json')
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +115,45 @@ class ChatLimits:
             raise Rejected(413, f'the chat would hold more than {self.max_chat_messages} messages (max_chat_messages)')
         if sum(kept) + sum(added) > self.max_chat_bytes:
             raise Rejected(413, f'the chat would hold more than {self.max_chat_bytes} bytes (max_chat_bytes)')
+
+
+@dataclass(frozen=True, slots=True)
+class AttachmentLimits:
+    """What one file a client sends may be. The defaults take what chat models read (images, audio, video, text,
+    PDF, JSON) up to 5 MiB a file (the largest image some providers take; a body of the default 8 MiB carries a
+    file that size as base64). Each is an endpoint option of the same name."""
+
+    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
+    """Bytes of one file that comes inline (a `data:` URL, an AG-UI `data` source): a 413 past it."""
+    allowed_media_types: tuple[str, ...] = DEFAULT_ALLOWED_MEDIA_TYPES
+    """The media types a file may have (`type/subtype`, `type/*`, `*/*` for any): a 415 for another. A URL or a
+    provider's file handle that came without a media type is not checked (nothing here fetches it)."""
+
+    def __post_init__(self) -> None:
+        value = getattr(self, 'max_file_bytes')  # noqa: B009 (checked as the untyped value a caller passed)
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise ValueError(f'max_file_bytes must be a positive integer, not {value!r}')
+        if isinstance(self.allowed_media_types, str):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise TypeError(f'allowed_media_types must be a list of media types, not {self.allowed_media_types!r}')
+        patterns = tuple(check_media_type_pattern(pattern) for pattern in self.allowed_media_types)
+        object.__setattr__(self, 'allowed_media_types', patterns)
+
+    def check(self, messages: Sequence[ModelMessage]) -> None:
+        """Refuse (413, 415) a history holding a file past the limits, naming the first such file."""
+        for attachment in attachments(messages):
+            size = attachment.size
+            if size is not None and size > self.max_file_bytes:
+                raise Rejected(
+                    413, f'{attachment.describe()} is {size} bytes, more than max_file_bytes ({self.max_file_bytes})'
+                )
+            media_type = attachment.media_type
+            if media_type is not None and not media_type_allowed(media_type, self.allowed_media_types):
+                allowed = ', '.join(self.allowed_media_types)
+                raise Rejected(
+                    415,
+                    f'{attachment.describe()} is {media_type[:100]!r}, a media type allowed_media_types does not '
+                    f'allow ({allowed})',
+                )
 
 
 @dataclass(frozen=True)

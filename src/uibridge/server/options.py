@@ -39,6 +39,9 @@ class EndpointOptions(TypedDict, total=False):
 
     strip_system_prompts: bool
     allowed_file_url_schemes: Iterable[str]
+    max_file_bytes: int
+    allowed_media_types: Iterable[str]
+    allow_file_handles: bool
     max_body_bytes: int
     allowed_content_types: Iterable[str]
     expose_errors: bool

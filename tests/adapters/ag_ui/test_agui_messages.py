@@ -30,6 +30,7 @@ from uibridge import (
     ThinkingPart,
     ToolCallPart,
     ToolReturnPart,
+    UploadedFile,
     UserPromptPart,
     VideoUrl,
     render_retry_feedback,
@@ -306,12 +307,17 @@ def test_forward_compatibility_skips_with_warnings() -> None:
     with pytest.warns(UserWarning) as record:
         [request] = load_messages(messages)
     texts = ' | '.join(str(w.message) for w in record)
-    for expected in ("'hologram'", "'sticker'", "'magnet'", "'file'"):
+    for expected in ("'hologram'", "'sticker'", "'magnet'"):
         assert expected in texts
+    assert "'file'" not in texts  # a provider's file handle is content uibridge knows
     assert isinstance(request, ModelRequest)
     [part] = request.parts
     assert isinstance(part, UserPromptPart)
-    assert part.content == ['look', ImageUrl(url='https://x/y.png')]
+    assert part.content == [
+        'look',
+        UploadedFile(file_id='file-123', provider_name='openai'),
+        ImageUrl(url='https://x/y.png'),
+    ]
 
 
 @pytest.mark.parametrize(
@@ -515,3 +521,35 @@ def test_a_semantic_protocol_version_is_read_as_one(version: str | None, cancell
     from uibridge.adapters.ag_ui._frames import declares_1_0
 
     assert declares_1_0(version) is cancelled_outcome
+
+
+def test_media_keeps_its_file_name_and_a_provider_handle_round_trips() -> None:
+    # `@ag-ui/client` puts a legacy binary part's `filename` in the media part's `metadata.filename`.
+    content: list[Any] = [
+        {'type': 'text', 'text': 'look'},
+        {
+            'type': 'document',
+            'source': {'type': 'data', 'value': 'aGk=', 'mimeType': 'text/plain'},
+            'metadata': {'filename': 'hi.txt'},
+        },
+        {'type': 'image', 'source': {'type': 'url', 'value': 'data:image/png;base64,AGhp'}},
+        {
+            'type': 'document',
+            'source': {'type': 'file', 'value': 'file-9', 'provider': 'anthropic', 'mimeType': 'application/pdf'},
+            'metadata': {'filename': 'q3.pdf'},
+        },
+    ]
+    [request] = load_messages([{'id': 'u', 'role': 'user', 'content': content}])
+    [part] = request.parts
+    assert isinstance(part, UserPromptPart)
+    assert part.content == [
+        'look',
+        BinaryContent(data=b'hi', media_type='text/plain', filename='hi.txt'),
+        BinaryContent(data=b'\x00hi', media_type='image/png'),  # a data URL is its bytes
+        UploadedFile(file_id='file-9', provider_name='anthropic', media_type='application/pdf', filename='q3.pdf'),
+    ]
+    [dumped] = dump_messages([request])
+    wire = dumped.model_dump(mode='json', by_alias=True, exclude_none=True)['content']
+    assert wire[1]['metadata'] == {'filename': 'hi.txt'} and wire[3]['metadata'] == {'filename': 'q3.pdf'}
+    assert wire[3]['source'] == content[3]['source']
+    assert load_messages([dumped]) == [request]

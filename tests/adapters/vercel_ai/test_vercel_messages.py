@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from vercel_ai_cases import FIXTURES, HISTORIES, RANDOM_SCENARIOS, T0, T1, model_view, pydantic_ai_history
 
 from uibridge import (
+    BinaryContent,
     ImageUrl,
     ModelMessage,
     ModelRequest,
@@ -548,3 +549,28 @@ def test_a_url_file_loads_as_the_kind_its_media_type_names(media_type: str, kind
     assert isinstance(prompt, UserPromptPart) and not isinstance(prompt.content, str)
     assert prompt.content[0].kind == kind
     assert as_json(dump_messages([request]))[0]['parts'][0] == part
+
+
+def test_a_file_part_keeps_its_name_and_any_legal_data_url_loads() -> None:
+    parts = [
+        {'type': 'file', 'mediaType': 'text/plain', 'url': 'data:text/plain,hello', 'filename': 'hello.txt'},
+        {'type': 'file', 'mediaType': 'text/markdown', 'url': 'data:,%23%20Title'},
+        {'type': 'file', 'mediaType': 'image/png', 'url': 'https://example.com/a.png', 'filename': 'a.png'},
+    ]
+    [request] = load_messages([{'id': 'u', 'role': 'user', 'parts': parts}])
+    [prompt] = request.parts
+    assert isinstance(prompt, UserPromptPart) and isinstance(prompt.content, list)
+    text, markdown, image = prompt.content
+    assert isinstance(text, BinaryContent) and isinstance(markdown, BinaryContent) and isinstance(image, ImageUrl)
+    assert (text.data, text.media_type, text.filename) == (b'hello', 'text/plain', 'hello.txt')
+    assert (markdown.data, markdown.media_type, markdown.filename) == (b'# Title', 'text/markdown', None)
+    assert image.filename == 'a.png'
+    dumped = as_json(dump_messages([request]))[0]['parts']
+    assert [(p.get('filename'), p['mediaType']) for p in dumped] == [
+        ('hello.txt', 'text/plain'),
+        (None, 'text/markdown'),
+        ('a.png', 'image/png'),
+    ]
+    assert dumped[0]['url'] == 'data:text/plain;base64,aGVsbG8='
+    [again] = load_messages(dump_messages([request]))
+    assert again.parts[0].content == prompt.content

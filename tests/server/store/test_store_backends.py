@@ -3,6 +3,7 @@ means, choosing a backend by URL, and the core package staying free of the `redi
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import sys
 from pathlib import Path
@@ -11,6 +12,7 @@ import pytest
 from store_support import Backend, drain, reply, user
 
 import background
+from pydantic_ai_json import PYDANTIC_AI_EVERY_KIND, field_for_field, pydantic_ai_reading, uibridge_written
 from uibridge import ModelMessagesTypeAdapter
 from uibridge.server.store import ChatStore, MemoryStore, SchemaError, SchemaStatus, SqliteStore, store_from_url
 from uibridge.server.store.sqlite import SCHEMA_VERSION as SQLITE_SCHEMA
@@ -51,6 +53,23 @@ async def test_a_history_is_stored_as_the_pydantic_ai_compatible_json(backend: B
     items = await stored_items(store, 'chat')
     assert len(items) == 2
     assert b'[' + b','.join(items) + b']' == ModelMessagesTypeAdapter.dump_json(HISTORY)
+
+
+async def test_every_stored_row_is_a_message_pydantic_ai_reads_field_for_field(backend: Backend) -> None:
+    # Each row, read back out of the backend's own storage (the SQLite file, PostgreSQL's table, Redis' list),
+    # is a message pydantic-ai's `ModelMessagesTypeAdapter` loads: a history of every kind pydantic-ai stores
+    # reads as pydantic-ai read it, and one of every kind uibridge writes reads field for field.
+    from_pydantic_ai = ModelMessagesTypeAdapter.validate_json(PYDANTIC_AI_EVERY_KIND)
+    history = [*from_pydantic_ai, *uibridge_written()]
+    store = backend.store()
+    claim = await store.claim('chat', 'alice', create=True)
+    await store.commit(claim, history)
+    items = await stored_items(store, 'chat')
+    assert len(items) == len(history)
+    read = [pydantic_ai_reading(b'[' + item + b']')[0] for item in items]
+    assert read[: len(from_pydantic_ai)] == pydantic_ai_reading(PYDANTIC_AI_EVERY_KIND)
+    for item, theirs in zip(items, read, strict=True):
+        assert field_for_field(json.loads(item), theirs) == []
 
 
 async def test_a_sqlite_stream_log_is_in_the_database_file(tmp_path: Path) -> None:

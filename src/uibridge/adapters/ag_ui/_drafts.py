@@ -24,6 +24,7 @@ from ...core.messages import (
     ThinkingPart,
     ToolCallPart,
     ToolReturnPart,
+    UploadedFile,
     VideoUrl,
 )
 from ...core.provenance import Keyring
@@ -118,21 +119,38 @@ def _as_content_parts(content: Any) -> list[dict[str, Any]] | None:
     if not isinstance(content, list) or not content:
         return None
     items = cast('list[Any]', content)
-    if not all(isinstance(item, str | ImageUrl | AudioUrl | VideoUrl | DocumentUrl | BinaryContent) for item in items):
+    if not all(isinstance(item, str | _Media) for item in items):
         return None
     return [content_part(item) for item in items]
 
 
-def content_part(content: str | ImageUrl | AudioUrl | VideoUrl | DocumentUrl | BinaryContent) -> dict[str, Any]:
+_Media = ImageUrl | AudioUrl | VideoUrl | DocumentUrl | BinaryContent | UploadedFile
+
+
+def content_part(content: str | _Media) -> dict[str, Any]:
+    """A content part: text, or media from a `data`, `url` or `file` source (a provider's file handle), its file
+    name in `metadata.filename` (where `@ag-ui/client` puts a legacy binary part's `filename`)."""
     if isinstance(content, str):
         return {'type': 'text', 'text': content}
+    source: dict[str, Any]
     if isinstance(content, BinaryContent):
-        source: dict[str, Any] = {'type': 'data', 'value': _b64(content.data), 'mimeType': content.media_type}
-        return {'type': media_kind(content.media_type), 'source': source}
-    source = {'type': 'url', 'value': content.url}
-    if content.media_type is not None:
-        source['mimeType'] = content.media_type
-    return {'type': kind_name(content), 'source': source}
+        source = {'type': 'data', 'value': _b64(content.data), 'mimeType': content.media_type}
+        part: dict[str, Any] = {'type': media_kind(content.media_type), 'source': source}
+    elif isinstance(content, UploadedFile):
+        source = {'type': 'file', 'value': content.file_id}
+        if content.provider_name is not None:
+            source['provider'] = content.provider_name
+        if content.media_type is not None:
+            source['mimeType'] = content.media_type
+        part = {'type': media_kind(content.media_type or ''), 'source': source}
+    else:
+        source = {'type': 'url', 'value': content.url}
+        if content.media_type is not None:
+            source['mimeType'] = content.media_type
+        part = {'type': kind_name(content), 'source': source}
+    if content.filename is not None:
+        part['metadata'] = {'filename': content.filename}
+    return part
 
 
 def _b64(data: bytes) -> str:

@@ -5,25 +5,31 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 import pydantic
 from ag_ui.core import DeveloperMessage, ReasoningMessage, SystemMessage, UserMessage
 
 from ...core.citations import Citation
+from ...core.content import is_data_url
 from ...core.errors import InputError
 from ...core.feedback import retry_feedback_from_marker
 from ...core.media import URL_PARTS
 from ...core.messages import (
+    AudioUrl,
     BinaryContent,
+    DocumentUrl,
+    ImageUrl,
     ModelRequestPart,
     RetryFeedbackPart,
     SystemPromptPart,
     ThinkingPart,
+    UploadedFile,
     UserContent,
     UserPromptPart,
+    VideoUrl,
 )
 from ...core.records import read_thinking_fields
 from ...core.trusted import construct
@@ -111,8 +117,16 @@ def user_content(parts: Sequence[Any], index: int) -> list[UserContent]:
             continue
         source = item.source
         source_type: str = source.type
-        if source_type == 'url':
-            result.append(URL_PARTS[kind](url=source.value, media_type=source.mime_type))
+        filename = _filename(item.metadata)
+        if source_type == 'url' and is_data_url(source.value):
+            # The bytes are in the URL: what a `data` source carries, loaded as one.
+            try:
+                content = BinaryContent.from_data_url(source.value, media_type=source.mime_type, filename=filename)
+            except ValueError as error:
+                raise InputError(str(error), f'{index}.content.{position}.source.value') from None
+            result.append(content)
+        elif source_type == 'url':
+            result.append(_named(URL_PARTS[kind](url=source.value, media_type=source.mime_type), filename))
         elif source_type == 'data':
             try:
                 data = base64.b64decode(source.value, validate=True)
@@ -120,10 +134,29 @@ def user_content(parts: Sequence[Any], index: int) -> list[UserContent]:
                 raise InputError(
                     'source.value is not valid base64', f'{index}.content.{position}.source.value'
                 ) from None
-            result.append(BinaryContent(data=data, media_type=source.mime_type))
+            result.append(_named(BinaryContent(data=data, media_type=source.mime_type), filename))
+        elif source_type == 'file':
+            handle = UploadedFile(file_id=source.value, provider_name=source.provider, media_type=source.mime_type)
+            result.append(_named(handle, filename))
         else:
-            warn(
-                f'{index}.content.{position}.source: skipped a {source_type!r} source, '
-                'a provider file handle the model cannot be given.'
-            )
+            warn(f'{index}.content.{position}.source: skipped a {source_type!r} source, a kind uibridge does not know.')
     return result
+
+
+_File = TypeVar('_File', bound=ImageUrl | AudioUrl | VideoUrl | DocumentUrl | BinaryContent | UploadedFile)
+
+
+def _named(content: _File, filename: str | None) -> _File:
+    if filename is not None:
+        content.filename = filename  # set only when given, so `model_fields_set` says whether it was
+    return content
+
+
+def _filename(metadata: Any) -> str | None:
+    """A media part's file name: `metadata.filename`, where `@ag-ui/client` puts the name a legacy binary part
+    carried (`None` when it holds no string there)."""
+    if isinstance(metadata, Mapping):
+        name = cast('Mapping[str, Any]', metadata).get('filename')
+        if isinstance(name, str):
+            return name
+    return None

@@ -20,6 +20,7 @@ from ...core.messages import (
     RetryPromptPart,
     ToolCallPart,
     ToolReturnPart,
+    UploadedFile,
     UserPromptPart,
     VideoUrl,
 )
@@ -66,7 +67,8 @@ def user_content_parts(part: UserPromptPart, request_info: dict[str, Any] | None
     content = part.content
     if isinstance(content, str):
         return [construct(TextUIPart, {'text': content, 'provider_metadata': wrap_metadata(first)})]
-    content = [item for item in content if not isinstance(item, OpaqueContent)]  # kept in history, shown nowhere
+    # Kept in history, shown nowhere: opaque content, and a provider's file handle (a UI file part needs a URL).
+    content = [item for item in content if not isinstance(item, OpaqueContent | UploadedFile)]
     # A list that load would read back as a plain string (one text item), or as nothing, says so.
     if not content or (len(content) == 1 and isinstance(content[0], str)):
         first['list'] = True
@@ -92,10 +94,11 @@ def _dump_user_item(
 ) -> UIMessagePart:
     if isinstance(item, str):
         return construct(TextUIPart, {'text': item, 'provider_metadata': wrap_metadata(fields)})
+    named = {'filename': item.filename} if item.filename is not None else {}
     if isinstance(item, BinaryContent):
         return construct(
             FileUIPart,
-            {'media_type': item.media_type, 'url': item.data_url, 'provider_metadata': wrap_metadata(fields)},
+            {'media_type': item.media_type, 'url': item.data_url, **named, 'provider_metadata': wrap_metadata(fields)},
         )
     media_type = media_type_of(item)
     if item.media_type is None:
@@ -103,7 +106,7 @@ def _dump_user_item(
     if media_kind(media_type) != kind_name(item):
         fields = {**fields, 'kind': item.kind}
     return construct(
-        FileUIPart, {'media_type': media_type, 'url': item.url, 'provider_metadata': wrap_metadata(fields)}
+        FileUIPart, {'media_type': media_type, 'url': item.url, **named, 'provider_metadata': wrap_metadata(fields)}
     )
 
 

@@ -13,6 +13,7 @@ from typing import Any, cast
 
 import pydantic
 
+from ...core.content import is_data_url
 from ...core.errors import InputError
 from ...core.feedback import retry_feedback_from_marker
 from ...core.json_text import compact_json
@@ -101,9 +102,12 @@ def user_part(content: list[UserContent], parts: list[UIMessagePart], first: dic
 
 
 def user_file(part: FileUIPart, path: str) -> UserContent:
-    if part.url.startswith('data:'):
+    """A user's file part: its bytes when the URL is a `data:` URL (of the media type the URL names, else the
+    part's), else the media URL; its `filename` kept either way."""
+    named = {'filename': part.filename} if part.filename is not None else {}
+    if is_data_url(part.url):
         try:
-            return BinaryContent.from_data_url(part.url)
+            return BinaryContent.from_data_url(part.url, media_type=part.media_type or None, filename=part.filename)
         except ValueError as e:
             raise InputError(str(e), f'{path}.url') from None
     fields = ours(part.provider_metadata)
@@ -112,7 +116,7 @@ def user_file(part: FileUIPart, path: str) -> UserContent:
     if url_part is None:
         url_part = URL_PARTS[media_kind(part.media_type)]
     media_type = fields['media_type'] if 'media_type' in fields and fields['media_type'] is None else part.media_type
-    return construct(url_part, {'url': part.url, 'media_type': media_type or None})
+    return construct(url_part, {'url': part.url, 'media_type': media_type or None, **named})
 
 
 def call_args(value: Any, fields: dict[str, Any]) -> str | dict[str, Any] | None:
