@@ -221,14 +221,19 @@ def test_parse_json_edge_cases(text: str) -> None:
 @pytest.mark.parametrize(
     ('text', 'args'),
     [
-        ('{"city": "Paris"}', {'city': 'Paris'}),
+        ('{"city":"Paris"}', {'city': 'Paris'}),
+        ('{"city": "Paris"}', '{"city": "Paris"}'),  # a dict would give other text back: the model's own stays
+        ('{"city":"x","city":"Paris"}', '{"city":"x","city":"Paris"}'),
+        ('{"n":1.0}', {'n': 1.0}),
+        ('{"n":1e300}', '{"n":1e300}'),  # the dict's text would be 1e+300
         ('{}', {}),
         ('[1, 2]', '[1, 2]'),
         ('"Paris"', '"Paris"'),
         ('null', 'null'),
         ('{"city": ', '{"city": '),
         ('', ''),
-        ('{"s": "\\ud800"}', {'s': '\ud800'}),
+        ('{"s":"\ud800"}', {'s': '\ud800'}),
+        ('{"s": "\\ud800"}', '{"s": "\\ud800"}'),
     ],
 )
 def test_tool_args_is_the_dict_of_a_json_object_else_the_text(text: str, args: Any) -> None:

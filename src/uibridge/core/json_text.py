@@ -135,13 +135,19 @@ def parse_json(text: str) -> Any:
 
 
 def tool_args(text: str) -> str | dict[str, Any]:
-    """A tool call's argument text as a stored history holds it: the dict, when the text is a JSON object; else
-    the text as it is (a model's arguments need not be JSON, and the model must see what it wrote)."""
+    """A tool call's argument text as a stored history holds it: the dict, when the text is a JSON object written
+    exactly as `compact_json` writes that dict; else the text as it is (a model's arguments need not be JSON nor
+    compact, and the model must see exactly what it wrote: `args_as_json_str` gives either back as `text`)."""
     try:
         parsed: dict[str, Any] | None = parse_json(text)  # checked below: no `cast()` call per tool call
     except ValueError:
         return text
-    return parsed if isinstance(parsed, dict) else text
+    if not isinstance(parsed, dict):
+        return text
+    try:
+        return parsed if compact_json(parsed) == text else text
+    except (ValueError, RecursionError):
+        return text
 
 
 json_string: Callable[[str], str] = encode_basestring

@@ -35,7 +35,7 @@ from .messages import (
     VideoUrl,
 )
 from .provenance import Keyring
-from .verification import SignatureClaims, Verified, pending_tool_calls, verify_history
+from .verification import RESERVED_METADATA_KEY, SignatureClaims, Verified, pending_tool_calls, verify_history
 
 __all__ = ['sanitize_messages', 'sanitize_verified']
 
@@ -70,12 +70,16 @@ def sanitize_messages(
       tool results.
     - Pending tool calls (`pending_tool_calls`: unanswered calls of the last response) are dropped unless
       their id is in `resolved_tool_call_ids` (calls the server itself approved or is waiting on).
+    - pydantic-ai's reserved metadata key (`__pydantic_ai__`) is dropped from every message's metadata.
     - A message left with no parts is dropped.
     """
     if keyring is not None:
         verified = verify_history(messages, claims if claims is not None else SignatureClaims(), keyring)
     else:
-        verified = Verified(messages=list(messages))
+        verified = Verified(messages=[_without_reserved(message) for message in messages])
+        verified.reserved = sum(
+            message.metadata is not None and RESERVED_METADATA_KEY in message.metadata for message in messages
+        )
     return _sanitize(verified, strip_system_prompts, allowed_file_url_schemes, resolved_tool_call_ids)
 
 
@@ -99,6 +103,8 @@ def _sanitize(
 ) -> list[ModelMessage]:
     allowed_schemes = frozenset(scheme.strip().lower() for scheme in allowed_file_url_schemes)
     removed: set[str] = {'unverified'} if verified.dropped else set()
+    if verified.reserved:
+        removed.add('reserved')
     result: list[ModelMessage] = []
     verified_feedback = verified.feedback
     for message in verified.messages:
@@ -141,6 +147,17 @@ def _sanitize(
     _strip_dangling_tool_calls(result, frozenset(resolved_tool_call_ids), removed)
     _warn(removed)
     return result
+
+
+def _without_reserved(message: ModelMessage) -> ModelMessage:
+    """`message` without pydantic-ai's reserved metadata key (framework state, never a client's to set), its own
+    keys kept and `metadata` reset to `None` when nothing else is left: what pydantic-ai does to untrusted history.
+    (With a keyring, `verify_history` resets the whole metadata of client history instead.)"""
+    metadata = message.metadata
+    if not metadata or RESERVED_METADATA_KEY not in metadata:
+        return message
+    kept = {key: value for key, value in metadata.items() if key != RESERVED_METADATA_KEY}
+    return message.model_copy(update={'metadata': kept or None})
 
 
 def _allowed_content(content: list[UserContent], allowed_schemes: frozenset[str]) -> list[UserContent]:
@@ -212,10 +229,13 @@ _WARNINGS = {
     'urls': 'Media URLs with a scheme outside allowed_file_url_schemes were removed from client history.',
     'tool_calls': 'Tool calls at the end of client history that the server did not resolve were removed: '
     'a client cannot make the server run a tool by writing a call.',
+    'reserved': "Client history carried metadata under pydantic-ai's reserved `__pydantic_ai__` key, where "
+    'pydantic-ai keeps state it acts on: it was dropped (with the rest of the message metadata of client history, '
+    'which no signature covers).',
 }
 
 
 def _warn(removed: set[str]) -> None:
-    for category in ('unverified', 'system', 'urls', 'tool_calls'):
+    for category in ('unverified', 'reserved', 'system', 'urls', 'tool_calls'):
         if category in removed:
             warn(_WARNINGS[category], stacklevel=4)

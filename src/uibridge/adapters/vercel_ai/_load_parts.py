@@ -14,6 +14,7 @@ from typing import Any, cast
 import pydantic
 
 from ...core.errors import InputError
+from ...core.exact_json import carried_value
 from ...core.feedback import retry_feedback_from_marker
 from ...core.json_text import compact_json
 from ...core.media import URL_PARTS, URL_PARTS_BY_KIND, media_kind
@@ -116,8 +117,14 @@ def user_file(part: FileUIPart, path: str) -> UserContent:
 
 
 def call_args(value: Any, fields: dict[str, Any]) -> str | dict[str, Any] | None:
+    """A call's arguments: the raw text or exact text its metadata carries, else `input` (see `_provider_metadata`).
+    Exact text that no dict gives back stays text, which then verifies as nothing the server signed."""
     if 'args' in fields and (fields['args'] is None or isinstance(fields['args'], str)):
         return fields['args']
+    exact = fields.get('args_json')
+    if isinstance(exact, str):
+        read = carried_value(fields, 'args', None)
+        return read if isinstance(read, dict) else exact  # pyright: ignore[reportUnknownVariableType]
     if isinstance(value, dict):
         value = cast('dict[str, Any]', value)
         if list(value) == ['INVALID_JSON'] and isinstance(value['INVALID_JSON'], str):
@@ -162,23 +169,24 @@ def result_part(part: ToolUIPart | DynamicToolUIPart, fields: dict[str, Any]) ->
     stamp: dict[str, Any] = {'timestamp': timestamp} if timestamp is not None else {}
     name, call_id = part.tool_name, part.tool_call_id
     if state == 'output-error' and isinstance(fields.get('retry'), dict):
+        retry = cast('dict[str, Any]', fields['retry'])
         try:
-            content = _retry_content.validate_python(cast('dict[str, Any]', fields['retry']).get('content'))
+            content = _retry_content.validate_python(carried_value(retry, 'content', retry.get('content')))
         except pydantic.ValidationError:
             content = None
         if content is not None:
             return construct(RetryPromptPart, {'content': content, 'tool_name': name, 'tool_call_id': call_id, **stamp})
     outcome = fields.get('outcome')
-    metadata = fields.get('metadata')
+    metadata = carried_value(fields, 'metadata', fields.get('metadata'))
     if state == 'output-available':
-        content: Any = part.output
+        content: Any = carried_value(fields, 'content', part.output)
         outcome = outcome if outcome == 'interrupted' else 'success'
     elif state == 'output-error':
-        content = fields.get('content', part.error_text)
+        content = carried_value(fields, 'content', fields.get('content', part.error_text))
         outcome = outcome if outcome in ('failed', 'interrupted', 'denied') else 'failed'  # denied: ai 5 and 6
     else:
         reason = part.approval.reason if part.approval is not None else None
-        content = fields.get('content', reason or DENIED)
+        content = carried_value(fields, 'content', fields.get('content', reason or DENIED))
         outcome = 'denied'
     return construct(
         ToolReturnPart,
@@ -199,6 +207,9 @@ class _Discarded(SignatureClaims):
     __slots__ = ()
 
     def add(self, part: object, signature: object, *, client: bool = False) -> None:
+        return None
+
+    def add_state(self, response: ModelResponse, signature: object) -> None:
         return None
 
 
