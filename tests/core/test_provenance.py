@@ -95,7 +95,9 @@ def test_a_server_part_verifies_after_a_browser_round_trip_of_what_an_adapter_ca
     bare = call.model_copy(update={'args': through_javascript(args)})
     assert KEYRING.verify_part(bare, KEYRING.sign_part(call)) == (exact_text(bare.args) == exact_text(args))
     rebuilt = result.model_copy(update={'content': through_javascript(content, reverse=True)})
-    assert KEYRING.verify_part(rebuilt, KEYRING.sign_part(result)) == (exact_text(rebuilt.content) == exact_text(content))
+    assert KEYRING.verify_part(rebuilt, KEYRING.sign_part(result)) == (
+        exact_text(rebuilt.content) == exact_text(content)
+    )
 
 
 SIGNED_PARTS: list[Any] = [
@@ -179,7 +181,9 @@ def test_fields_a_model_does_not_read_are_covered_too() -> None:
     part = ToolReturnPart(tool_name='t', content='ok', tool_call_id='c', metadata={'a': 1})
     signature = KEYRING.sign_part(part)
     assert not KEYRING.verify_part(part.model_copy(update={'metadata': None}), signature)
-    assert not KEYRING.verify_part(TextPart(content='x', id='other'), KEYRING.sign_part(TextPart(content='x', id='one')))
+    assert not KEYRING.verify_part(
+        TextPart(content='x', id='other'), KEYRING.sign_part(TextPart(content='x', id='one'))
+    )
     # An id-less text signs as it always has.
     assert KEYRING.sign_part(TextPart(content='x')) == KEYRING.sign('text', b'"x"')
 
@@ -211,7 +215,9 @@ def test_an_approval_id_names_one_call_in_one_thread() -> None:
     approval_id = KEYRING.approval_id('thread-1', call)
     assert approval_id.startswith('apr_')
     assert KEYRING.verify_approval(approval_id, 'thread-1', call)
-    assert KEYRING.verify_approval(approval_id, 'thread-1', call.model_copy(update={'args': '{"path":"a.txt","n":1.0}'}))
+    assert KEYRING.verify_approval(
+        approval_id, 'thread-1', call.model_copy(update={'args': '{"path":"a.txt","n":1.0}'})
+    )
     assert not KEYRING.verify_approval(approval_id, 'thread-2', call)
     for edit in (
         {'args': {'path': '/etc/passwd', 'n': 1}},
