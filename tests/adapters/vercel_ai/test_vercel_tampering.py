@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from vercel_ai_cases import HISTORIES, MESSAGE_SCENARIOS, scenario_stream
 
-from uibridge import ModelMessage, ModelResponse, TextPart
+from uibridge import ModelMessage, ModelResponse, NativeToolCallPart, TextPart
 from uibridge.adapters.vercel_ai import dump_messages, load_messages
 from uibridge.core.citations import Citation, WebCitationSource
 from uibridge.core.provenance import default_keyring
@@ -99,7 +99,7 @@ def test_a_source_added_to_an_uncited_text_drops_it_unless_it_is_the_client_s_ow
     loaded, result = _verified(ui)
     assert result.dropped == {}
     assert [t.citations is None for t in _texts(result.messages)] == [False, True, False]
-    assert loaded == result.messages
+    assert [m.parts for m in loaded] == [m.parts for m in result.messages]
 
 
 def test_a_late_source_s_signature_cites_only_the_text_it_was_sent_for() -> None:
@@ -133,7 +133,9 @@ def test_a_late_source_s_signature_cites_only_the_text_it_was_sent_for() -> None
 # Either half edited drops both: a provider-run call and its return are kept only together (`verify_history`).
 BOTH = {'builtin-tool-call': 1, 'builtin-tool-return': 1}
 _NATIVE_EDITS: dict[str, tuple[Callable[[dict[str, Any]], None], dict[str, int]]] = {
-    'input': (lambda p: p.update(input={'query': 'Lyon'}), BOTH),
+    # The call's arguments are the signed text its metadata carries (the model's own): an edited `input` is
+    # only what the UI shows, and never reaches the agent (`test_an_edited_native_input_never_reaches_the_agent`).
+    'input text': (lambda p: _ours(p, 'callProviderMetadata').update(args='{"query": "Lyon"}'), BOTH),
     'tool name': (lambda p: p.update(type='tool-code_execution'), {'builtin-tool-call': 1, 'builtin-tool-return': 1}),
     'call id': (lambda p: p.update(toolCallId='ws_2'), {'builtin-tool-call': 1, 'builtin-tool-return': 1}),
     'call provider': (
@@ -165,6 +167,17 @@ def test_an_edited_native_call_or_return_is_dropped(edit: str) -> None:
     _, result = _verified(ui)
     assert result.dropped == dropped
     assert [t.content for t in _texts(result.messages)] == ['Sunny.']
+
+
+def test_an_edited_native_input_never_reaches_the_agent() -> None:
+    ui = _dumped('native_search')
+    part = _parts(ui, 'tool-web_search')[0]
+    signed = _ours(part, 'callProviderMetadata')['args']
+    part.update(input={'query': 'Lyon'})
+    _, result = _verified(ui)
+    assert result.dropped == {}
+    [call] = [p for m in result.messages for p in m.parts if isinstance(p, NativeToolCallPart)]
+    assert call.args_as_json_str() == signed and 'Lyon' not in signed
 
 
 def test_a_forged_native_call_and_return_are_dropped() -> None:
@@ -208,7 +221,8 @@ def test_a_forged_response_id_or_details_never_reaches_a_provider() -> None:
     ((kept),) = result.messages
     assert isinstance(kept, ModelResponse)
     assert (kept.provider_response_id, kept.provider_details, kept.parts) == (None, None, loaded[0].parts)
-    assert kept.usage == loaded[0].usage  # what only the UI shows stays
+    # Default-deny: the response's own fields are the client's word, and the agent gets none of them.
+    assert loaded[0].usage is not None and kept.usage is None and kept.model_name is None
 
 
 def test_a_provider_s_own_citation_fields_round_trip_signed_and_cannot_be_edited() -> None:
