@@ -166,6 +166,9 @@ def _edit_sites(ui: list[dict[str, Any]]) -> list[tuple[str, int, int]]:
                 sites.append(('file', i, j))
             if kind.startswith('tool-'):
                 sites += [('tool-name', i, j), ('input', i, j)]
+                ours_call = part['callProviderMetadata']['uibridge']
+                if isinstance(ours_call.get('args_json', ours_call.get('args')), str):
+                    sites.append(('args text', i, j))  # the text the agent reads, where `input` cannot give it
                 state = part['state']
                 if state in ('output-available', 'output-error', 'output-denied'):
                     sites.append(('result', i, j))
@@ -193,11 +196,11 @@ def _apply(ui: list[dict[str, Any]], site: tuple[str, int, int]) -> None:
     elif what == 'tool-name':
         part['type'] += '_x'
     elif what == 'input':
+        part['input'] = {**part['input'], 'injected': True}  # what the UI shows: it must show the signed text
+    elif what == 'args text':
         ours = part['callProviderMetadata']['uibridge']
-        if 'args_json' in ours:  # the exact text the agent reads, where `input` cannot give it back
-            ours['args_json'] = _edited_text(ours['args_json'], lambda args: {**args, 'injected': True})
-        else:
-            part['input'] = {**part['input'], 'injected': True}
+        key = 'args_json' if 'args_json' in ours else 'args'
+        ours[key] = _edited_text(ours[key], lambda args: {**args, 'injected': True})
     elif what == 'outcome':
         ours = part['resultProviderMetadata']['uibridge']
         ours['outcome'] = 'interrupted' if ours.get('outcome', 'failed') == 'failed' else 'failed'
