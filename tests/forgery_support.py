@@ -76,7 +76,8 @@ def forged(
     original = signatures(wire(protocol, history, keyring))
     edited_wire = wire(protocol, edited, keyring)
     if len(signatures(edited_wire)) != len(original):
-        raise AssertionError(f'the edit changed which items are signed: {len(original)} signatures, then {len(signatures(edited_wire))}')
+        count = len(signatures(edited_wire))
+        raise AssertionError(f'the edit changed which items are signed: {len(original)} signatures, then {count}')
     return cast('list[dict[str, Any]]', _replaced(edited_wire, list(original)))
 
 

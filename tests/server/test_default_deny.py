@@ -23,8 +23,8 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 import httpx
 import pydantic
 import pytest
-from forgery_support import forged, request_body, wire
 
+from forgery_support import forged, request_body, wire
 from uibridge import (
     BinaryContent,
     FilePart,
@@ -132,7 +132,9 @@ def history() -> list[ModelMessage]:
                 ThinkingPart(content='Look it up.', id='rs_1', signature='enc-1', provider_name='openai'),
                 TextPart(content='Sure, checking.', id='msg_1', citations=[cited]),
                 ToolCallPart(tool_name='get_weather', args='{"city": "Paris"}', tool_call_id='call_1'),
-                ToolCallPart(tool_name='convert', args={'amount': 12345678901234567891, 'rate': 1.0}, tool_call_id='call_2'),
+                ToolCallPart(
+                    tool_name='convert', args={'amount': 12345678901234567891, 'rate': 1.0}, tool_call_id='call_2'
+                ),
                 FilePart(content=BinaryContent(data=b'\x89PNG', media_type='image/png'), id='file_1'),
                 NativeToolCallPart(
                     tool_name='web_search', args='{"query": "paris"}', tool_call_id='ws_1', provider_name='openai'
@@ -165,7 +167,9 @@ def history() -> list[ModelMessage]:
                     outcome='success',
                 ),
                 RetryPromptPart(
-                    content=[{'type': 'int_parsing', 'loc': ('amount',), 'msg': 'Input should be an integer', 'input': 'x'}],
+                    content=[
+                        {'type': 'int_parsing', 'loc': ('amount',), 'msg': 'Input should be an integer', 'input': 'x'}
+                    ],
                     tool_name='convert',
                     tool_call_id='call_2',
                     timestamp=T0,
@@ -384,7 +388,12 @@ def test_every_class_of_the_neutral_history_is_walked() -> None:
 
 def _nested_only(cls: type[Any]) -> bool:
     """A class reached only inside another's field: its edits are named by the outer field's path."""
-    return cls not in {ModelRequest, ModelResponse, *_union_members(ModelRequestPart), *_union_members(ModelResponsePart)}
+    return cls not in {
+        ModelRequest,
+        ModelResponse,
+        *_union_members(ModelRequestPart),
+        *_union_members(ModelResponsePart),
+    }
 
 
 @pytest.fixture(scope='module')
