@@ -1,4 +1,5 @@
-"""The agent the forgery corpus runs against (`test_forgery_corpus.py`), and what it checks the agent received.
+"""The agent the forgery corpus runs against (`tests/e2e/test_forgery_corpus.py`, and on every store
+`tests/server/store/test_store_signed_history.py`), and what they check the agent received.
 
 `CorpusAgent` answers by the user's last words:
 
@@ -15,6 +16,7 @@ Every run is recorded (`runs`); `executed` is the argument text of every transfe
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -115,7 +117,5 @@ def results(messages: list[ModelMessage]) -> list[ToolReturnPart]:
 
 def forged_markers_in(value: Any) -> list[str]:
     """The corpus markers `value` (JSON-compatible: a dumped history, a provider's input) holds."""
-    import json
-
     text = json.dumps(value, ensure_ascii=False, default=str)
     return [marker for marker in FORGED_MARKERS if marker in text]
