@@ -24,6 +24,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from pydantic_core import PydanticSerializationError
+
 from .json_text import compact_json, json_values, parse_json
 
 __all__ = ['carried_value', 'carry_exact', 'exact_text', 'read_exact', 'survives_javascript']
@@ -32,8 +34,12 @@ _SAFE_INTEGER = 2**53
 
 
 def exact_text(value: Any) -> str:
-    """The text of `value` a signature covers and a model reads: `compact_json(value)`."""
-    return compact_json(value)
+    """The text of `value` a signature covers and a model reads: `compact_json(value)`; a value pydantic cannot
+    write (an object of an application's own class) as the wire writes it, as its `str`."""
+    try:
+        return compact_json(value)
+    except PydanticSerializationError:
+        return compact_json(json_values.dump_python(value, mode='json', fallback=str))
 
 
 def read_exact(text: str) -> tuple[bool, Any]:

@@ -165,8 +165,9 @@ _compare = hmac.compare_digest
 
 _DOMAINS = {
     domain: domain.encode() + b'\x00'
-    for domain in ('text', 'thinking', 'tool-call', 'tool-call/client', 'tool-return', 'retry-prompt',
-                   'retry-feedback', 'file', 'approval', 'state')
+    for domain in ('text', 'text/id', 'text/cited', 'thinking', 'thinking/provider', 'tool-call', 'tool-call/client',
+                   'tool-return', 'retry-prompt', 'retry-feedback', 'native-tool-call', 'native-tool-return', 'file',
+                   'approval', 'state')
 }  # fmt: skip
 
 
