@@ -26,7 +26,7 @@ from typing import Any
 
 from pydantic_core import PydanticSerializationError
 
-from .json_text import compact_json, json_values, parse_json
+from .json_text import compact_json, json_string, json_values, parse_json
 
 __all__ = ['carried_value', 'carry_exact', 'exact_text', 'read_exact', 'survives_javascript']
 
@@ -36,6 +36,11 @@ _SAFE_INTEGER = 2**53
 def exact_text(value: Any) -> str:
     """The text of `value` a signature covers and a model reads: `compact_json(value)`; a value pydantic cannot
     write (an object of an application's own class) as the wire writes it, as its `str`."""
+    kind: object = type(value)  # pyright: ignore[reportUnknownVariableType]
+    if kind is str:
+        return json_string(value)  # what `compact_json` writes for a string, without its walk (most results)
+    if value is None:
+        return 'null'
     try:
         return compact_json(value)
     except PydanticSerializationError:
@@ -59,21 +64,38 @@ def survives_javascript(value: Any) -> bool:
     """Whether `JSON.parse` then `JSON.stringify` in a browser, read back here, gives `value`'s `exact_text`
     unchanged (see the module docstring). Values that are not plain JSON are judged by their JSON form."""
     kind: object = type(value)  # pyright: ignore[reportUnknownVariableType]
+    if kind is dict:
+        for key in value:
+            if type(key) is not str or (key.isdigit() and key.isascii()) or key == '__proto__':
+                return False  # an index-like key moves; `__proto__` is special to some object copies
+        items: Any = value.values()
+    elif kind is list or kind is tuple:
+        items = value
+    else:
+        return _scalar_survives(value)
+    # Strings and integers are looked at in place, as `json_text._spelled_alike` does: most of a value is those,
+    # and a call per member would cost more than the rest of the walk (this runs for every result dumped).
+    for item in items:
+        member: object = type(item)  # pyright: ignore[reportUnknownVariableType]
+        if member is str or item is None or member is bool:
+            continue
+        if member is int:
+            if -_SAFE_INTEGER <= item <= _SAFE_INTEGER:
+                continue
+            return False
+        if not survives_javascript(item):
+            return False
+    return True
+
+
+def _scalar_survives(value: Any) -> bool:
+    kind: object = type(value)  # pyright: ignore[reportUnknownVariableType]
     if kind is str or kind is bool or value is None:
         return True
     if kind is int:
         return -_SAFE_INTEGER <= value <= _SAFE_INTEGER
     if kind is float:
         return math.isfinite(value) and not value.is_integer()
-    if kind is dict:
-        for key, item in value.items():
-            if type(key) is not str or (key.isascii() and key.isdigit()) or key == '__proto__':
-                return False  # an index-like key moves; `__proto__` is special to some object copies
-            if not survives_javascript(item):
-                return False
-        return True
-    if kind is list or kind is tuple:
-        return all(survives_javascript(item) for item in value)
     try:
         plain = json_values.dump_python(value, mode='json')
     except (ValueError, TypeError):
