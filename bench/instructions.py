@@ -34,6 +34,8 @@ ROWS = {
     'adump': 'AG-UI `dump_messages`, 1,000 messages',
     'aload': 'AG-UI `load_messages`, 1,000 messages',
     'avload': 'AG-UI validate + load, 1,000 messages',
+    'vverify': 'Vercel load with claims + `verify_history`, 1,000 messages',
+    'averify': 'AG-UI load with claims + `verify_history`, 1,000 messages',
     'vtext': 'Vercel stream, 10,000 text deltas',
     'vstream': 'Vercel stream, 1,000 tool calls',
     'atext': 'AG-UI stream, 10,000 text deltas',
@@ -86,12 +88,30 @@ def _workload(row: str) -> Callable[[], Any]:
         case 'vload':
             plain = [_plain(m) for m in adapter.dump_messages(messages)]
             return lambda: adapter.load_messages(plain)
+        case 'verify':
+            return _verify_workload(adapter, adapter.dump_messages(messages))
         case 'text':
             text = bench_streams.ours_text()
             return lambda: adapter.encode_events(text, **stream_options)
         case _:
             tools = bench_streams.ours_tools()
             return lambda: adapter.encode_events(tools, **stream_options)
+
+
+def _verify_workload(adapter: Any, dumped: Any) -> Callable[[], Any]:
+    """What an endpoint pays for a signed history: load it with its claims, then verify it."""
+    from uibridge.core.provenance import default_keyring
+    from uibridge.core.verification import SignatureClaims, verify_history
+
+    keyring = default_keyring()
+
+    def work() -> None:
+        claims = SignatureClaims()
+        verified = verify_history(adapter.load_messages(dumped, claims=claims), claims, keyring)
+        if verified.dropped:
+            raise SystemExit(f'the signed history did not verify whole: {verified.dropped}')
+
+    return work
 
 
 def _request(row: str) -> Callable[[], Any]:

@@ -26,10 +26,23 @@ def without_extras(value: Any) -> Any:
     return value
 
 
-def as_verified(messages: list[Any]) -> list[Any]:
-    """`messages` as `verify_history` keeps them when every part verifies: the messages with parts, each
-    response without the fields no signature covers and a provider may act on."""
-    unvouched = {'provider_response_id': None, 'provider_details': None}
-    return [
-        m.model_copy(update=unvouched) if getattr(m, 'kind', None) == 'response' else m for m in messages if m.parts
-    ]
+def agent_view(messages: list[Any]) -> list[tuple[str, list[Any], Any, dict[str, Any]]]:
+    """What `verify_history` leaves of each message of client history for the agent: its kind, parts and
+    instructions, and of its metadata the keys a signature covers (a response's `client` marks, its state). Every
+    other field of a client's copy is reset (`tests/core/test_default_deny.py`)."""
+    view: list[tuple[str, list[Any], Any, dict[str, Any]]] = []
+    for message in messages:
+        metadata: dict[str, Any] = dict(message.metadata or {}) if message.kind == 'response' else {}
+        covered: dict[str, Any] = {}
+        marks = {k: v for k, v in (metadata.get('uibridge_answered_by') or {}).items() if v == 'client'}
+        if marks:
+            covered['uibridge_answered_by'] = marks
+        if 'uibridge_state' in metadata:
+            covered['uibridge_state'] = metadata['uibridge_state']
+        view.append((message.kind, message.parts, getattr(message, 'instructions', None), covered))
+    return view
+
+
+def as_verified(messages: list[Any]) -> list[tuple[str, list[Any], Any, dict[str, Any]]]:
+    """`agent_view` of `messages` as `verify_history` keeps them when every part verifies: those with parts."""
+    return agent_view([m for m in messages if m.parts])

@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Collection, Sequence
 from datetime import UTC, datetime
+from decimal import Decimal
 from typing import Any, cast
 
 from hypothesis import assume
@@ -167,20 +168,28 @@ def exchanges(
     return messages
 
 
-def javascript(value: Any, *, reverse: bool) -> Any:
-    """`value` as `JSON.parse` reads it: one number type (`1.0` is `1`, an integer past 2**53 a nearby
-    double); with `reverse`, every object's keys in another order. Dump the result with or without
-    `ensure_ascii` for `JSON.stringify`'s own escaping."""
+def javascript(value: Any) -> Any:
+    """`value` as `JSON.parse` then `JSON.stringify` give it back: one number type (a whole float is an integer
+    below 1e21, an integer past 2**53 the nearest double, written as JavaScript writes it), and an object's keys
+    that read as array indexes first, in numeric order. Dump the result with or without `ensure_ascii` for
+    `JSON.stringify`'s own escaping."""
     if value is None or isinstance(value, bool | str):
         return value
-    if isinstance(value, float):
-        return int(value) if value.is_integer() and abs(value) <= 2**53 else value
-    if isinstance(value, int):
-        return value if abs(value) <= 2**53 else javascript(float(value), reverse=reverse)
+    if isinstance(value, int) and abs(value) <= 2**53:
+        return value
+    if isinstance(value, int | float):
+        number = float(value)
+        # The shortest digits that give the double back, as JavaScript writes them (integers below 1e21).
+        return int(Decimal(repr(number))) if number.is_integer() and abs(number) < 1e21 else number
     if isinstance(value, dict):
-        items = list(cast('dict[str, Any]', value).items())
-        return {k: javascript(v, reverse=reverse) for k, v in (items[::-1] if reverse else items)}
-    return [javascript(item, reverse=reverse) for item in cast('list[Any]', value)]
+        items = [(k, javascript(v)) for k, v in cast('dict[str, Any]', value).items()]
+        indexes = sorted((int(k), k, v) for k, v in items if _is_index(k))
+        return {**{k: v for _, k, v in indexes}, **{k: v for k, v in items if not _is_index(k)}}
+    return [javascript(item) for item in cast('list[Any]', value)]
+
+
+def _is_index(key: str) -> bool:
+    return key.isascii() and key.isdigit() and str(int(key)) == key and int(key) < 2**32 - 1
 
 
 def edited(value: Any) -> Any:

@@ -49,7 +49,7 @@ def test_a_native_call_streams_its_arguments_and_its_return_joins_the_same_respo
     )
     [response] = collector.messages
     assert isinstance(response, ModelResponse)
-    assert response.parts == [call.model_copy(update={'args': {'query': 'x'}}), returned, TextPart(content='found')]
+    assert response.parts == [call.model_copy(update={'args': '{"query": "x"}'}), returned, TextPart(content='found')]
     assert collector.tool_call('ws1') is None  # no client or server tool answers it: not a pending call
 
 

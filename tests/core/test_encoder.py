@@ -192,7 +192,7 @@ def test_a_finished_call_waits_for_its_mark() -> None:
         ev.PartEnd(0),
         ev.ToolCallReady('c1', 'client'),
     ]
-    assert lines(events)[3:] == ['delta c1 {"a": 1}', "call c1 {'a': 1} mark=client error=None", 'finished']
+    assert lines(events)[3:] == ['delta c1 {"a": 1}', 'call c1 \'{"a": 1}\' mark=client error=None', 'finished']
 
 
 def test_a_mark_that_comes_while_the_call_streams_is_sent_at_its_end_and_the_last_one_counts() -> None:

@@ -44,6 +44,7 @@ from uibridge.core.events import (
     ToolResult,
     events_from_message,
 )
+from uibridge.core.json_text import compact_json
 
 T0 = datetime(2026, 1, 2, tzinfo=UTC)
 FILE = FilePart(content=BinaryContent(data=b'GIF', media_type='image/gif'), id='f1')
@@ -200,8 +201,10 @@ def test_deltas_build_text_thinking_and_tool_arguments() -> None:
     assert response.parts == [
         ThinkingPart(content='Let me think', signature='sig'),
         TextPart(content='Hello'),
-        ToolCallPart(tool_name='t', args={'city': 'Paris'}, tool_call_id='c'),
-        ToolCallPart(tool_name='t', args={'a': [1]}, tool_call_id='d'),
+        # Streamed arguments are the text the model wrote (what a client assembles and a signature covers),
+        # held as the dict only where that dict's compact text is the same text.
+        ToolCallPart(tool_name='t', args='{"city": "Paris"}', tool_call_id='c'),
+        ToolCallPart(tool_name='t', args='{"a": [1]}', tool_call_id='d'),
         ToolCallPart(tool_name='t', args='[1, 2]', tool_call_id='e'),  # not an object: kept as text
     ]
     assert response.model_name == 'm'
@@ -230,12 +233,15 @@ def test_parallel_tool_calls_may_interleave_their_arguments() -> None:
 
 
 @given(st.dictionaries(st.text(), st.integers() | st.text() | st.floats(allow_nan=False) | st.none(), max_size=4))
-def test_streamed_arguments_are_parsed_as_the_json_module_parses_them(args: dict[str, Any]) -> None:
-    for text in (json.dumps(args), json.dumps(args, ensure_ascii=False)):
+def test_streamed_arguments_are_the_text_streamed_and_its_dict_only_where_exact(args: dict[str, Any]) -> None:
+    for text in (json.dumps(args), json.dumps(args, ensure_ascii=False), compact_json(args)):
         [response] = collect(
             [PartStart(0, ToolCallPart(tool_name='t', tool_call_id='c')), PartDelta(0, text), PartEnd(0)]
         ).messages
-        assert response.parts == [ToolCallPart(tool_name='t', args=json.loads(text), tool_call_id='c')]
+        [call] = response.parts
+        assert isinstance(call, ToolCallPart) and call.args_as_json_str() == text
+        assert call.args_as_dict() == json.loads(text)
+        assert isinstance(call.args, dict) == (text == compact_json(args))
 
 
 def test_arguments_with_an_escaped_lone_surrogate_are_still_parsed() -> None:
@@ -243,7 +249,8 @@ def test_arguments_with_an_escaped_lone_surrogate_are_still_parsed() -> None:
     [response] = collect(
         [PartStart(0, ToolCallPart(tool_name='t', tool_call_id='c')), PartDelta(0, text), PartEnd(0)]
     ).messages
-    assert response.parts == [ToolCallPart(tool_name='t', args={'emoji': '\ud83d'}, tool_call_id='c')]
+    assert response.parts == [ToolCallPart(tool_name='t', args=text, tool_call_id='c')]
+    assert response.parts[0].args_as_dict() == {'emoji': '\ud83d'}
 
 
 def test_arguments_that_arrive_whole_are_kept_as_given() -> None:
@@ -419,7 +426,7 @@ def test_the_collector_finds_a_finished_tool_call_and_the_last_message_in_consta
     assert collector.tool_call('c1') is None  # still streaming: not a finished call yet
     collector.feed(PartEnd(0))
     call = collector.tool_call('c1')
-    assert call is not None and call.args == {'a': 1}
+    assert call is not None and call.args == '{"a": 1}'
     assert collector.last_message is not None and collector.last_message.parts == [call]
     assert collector.tool_call('unknown') is None
 
@@ -460,5 +467,5 @@ def test_a_surrogate_pair_cut_between_deltas_is_collected_as_its_character() -> 
     [response] = collect(events).messages
     assert response.parts == [
         TextPart(content='a😀b and a lone \udc00'),  # a half that never found its partner stays as it came
-        ToolCallPart(tool_name='t', args={'emoji': '😀'}, tool_call_id='c'),
+        ToolCallPart(tool_name='t', args='{"emoji": "😀"}', tool_call_id='c'),
     ]

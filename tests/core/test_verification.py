@@ -60,6 +60,12 @@ def signed(
     return claims
 
 
+def agent_view(messages: list[ModelMessage]) -> list[tuple[str, list[Any]]]:
+    """What verification keeps of client history: each message's kind and parts (every other field of a client's
+    copy is reset: `test_default_deny.py`)."""
+    return [(message.kind, message.parts) for message in messages]
+
+
 def tool_ids(messages: list[ModelMessage]) -> list[tuple[str, str]]:
     return [
         (type(part).__name__, part.tool_call_id)
@@ -79,8 +85,9 @@ def test_a_signed_history_is_kept_whole_and_untouched() -> None:
         ModelResponse(parts=[call('c')]),  # pending: ends the history
     ]
     verified = verify_history(history, signed(history), KEYRING)
-    assert verified.messages == history
-    assert all(a is b for a, b in zip(verified.messages, history, strict=True))
+    assert agent_view(verified.messages) == agent_view(history)
+    kept = [part for message in verified.messages for part in message.parts]
+    assert all(a is b for a, b in zip(kept, [part for message in history for part in message.parts], strict=True))
     assert verified.dropped == {}
     assert len(verified.feedback) == 1
 
@@ -95,7 +102,7 @@ def test_an_unanswered_call_and_a_forged_sibling_result_leave_no_hole() -> None:
     ]
     verified = verify_history(history, signed(history, skip=(forged_call, forged_result)), KEYRING)
     assert tool_ids(verified.messages) == []
-    assert verified.messages == [user(), ModelResponse(parts=[TextPart(content='ok')], timestamp=history[3].timestamp)]
+    assert agent_view(verified.messages) == agent_view([user(), ModelResponse(parts=[TextPart(content='ok')])])
 
 
 def test_orphan_and_second_results_are_dropped() -> None:
@@ -149,7 +156,7 @@ def test_a_call_stays_pending_beside_a_sibling_the_server_answered() -> None:
         ModelRequest(parts=[result('a')]),
     ]
     verified = verify_history(history, signed(history), KEYRING)
-    assert verified.messages == history and verified.dropped == {}
+    assert agent_view(verified.messages) == agent_view(history) and verified.dropped == {}
     assert [c.tool_call_id for c in pending_tool_calls(verified.messages)] == ['b']
     # Once the conversation moves on, it no longer waits: the unanswered call goes.
     history.append(user('never mind'))
@@ -266,7 +273,7 @@ def test_a_provider_run_call_and_its_return_are_kept_only_together() -> None:
         ModelResponse(parts=[call_a, return_a, call_b, return_b, TextPart(content='Found it.')], timestamp=T0),
     ]
     whole = verify_history(history, signed(history), KEYRING)
-    assert whole.messages == history and whole.dropped == {}
+    assert agent_view(whole.messages) == agent_view(history) and whole.dropped == {}
     # A call that does not verify takes its (signed) return with it, and a return that does not, its call:
     # a provider refuses a result block without its call (and the reverse).
     for skipped in (call_a, return_a):

@@ -109,8 +109,8 @@ async def test_messages_tool_loop_keeps_thinking_signatures() -> None:
             ThinkingPart(content='Two cities; call the tool for each.', signature=SIGNATURE, provider_name='anthropic'),
             ThinkingPart(content='', id='redacted_thinking', signature=REDACTED, provider_name='anthropic'),
             TextPart(content='Let me check both.'),
-            ToolCallPart(tool_name='get_weather', args={'city': 'Paris'}, tool_call_id='toolu_paris'),
-            ToolCallPart(tool_name='get_weather', args={'city': 'Tokyo'}, tool_call_id='toolu_tokyo'),
+            ToolCallPart(tool_name='get_weather', args='{"city": "Paris"}', tool_call_id='toolu_paris'),  # as streamed
+            ToolCallPart(tool_name='get_weather', args='{"city": "Tokyo"}', tool_call_id='toolu_tokyo'),
         ],
         model_name=MODEL,
         provider_name='anthropic',

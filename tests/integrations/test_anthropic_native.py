@@ -129,7 +129,7 @@ async def test_web_search_streams_the_server_tool_its_results_a_cited_answer_and
     searched = ModelResponse(
         parts=[
             TextPart(content="I'll search for that."),
-            call.model_copy(update={'args': {'query': 'weather paris today'}}),
+            call.model_copy(update={'args': '{"query": "weather paris today"}'}),  # as streamed
             NativeToolReturnPart(
                 tool_name='web_search', content=SEARCH_RESULTS, tool_call_id='srvtoolu_01', provider_name='anthropic'
             ),
@@ -253,7 +253,7 @@ async def test_document_citations_and_code_execution() -> None:
                     TextPart(content='said 10%', citations=[cited[2].citation, cited[3].citation]),
                     NativeToolCallPart(
                         tool_name='code_execution',
-                        args={'code': 'print(round(1.12 * 250, 1))'},
+                        args='{"code": "print(round(1.12 * 250, 1))"}',
                         tool_call_id='srvtoolu_02',
                         provider_name='anthropic',
                     ),

@@ -145,8 +145,9 @@ async def test_chat_completions_tool_loop() -> None:
     first = ModelResponse(
         parts=[
             TextPart(content='Checking both cities.'),
-            ToolCallPart(tool_name='get_weather', args={'city': 'Paris'}, tool_call_id='call_paris'),
-            ToolCallPart(tool_name='get_weather', args={'city': '東京 🗼'}, tool_call_id='call_tokyo'),
+            # The arguments as the model streamed them: the text a signature covers and the next request sends back.
+            ToolCallPart(tool_name='get_weather', args='{"city": "Paris"}', tool_call_id='call_paris'),
+            ToolCallPart(tool_name='get_weather', args='{"city": "東京 🗼"}', tool_call_id='call_tokyo'),
         ],
         model_name='gpt-4o-mini-2024-07-18',
         provider_name='openai',
@@ -180,12 +181,12 @@ async def test_chat_completions_tool_loop() -> None:
                 {
                     'id': 'call_paris',
                     'type': 'function',
-                    'function': {'name': 'get_weather', 'arguments': '{"city":"Paris"}'},
+                    'function': {'name': 'get_weather', 'arguments': '{"city": "Paris"}'},
                 },
                 {
                     'id': 'call_tokyo',
                     'type': 'function',
-                    'function': {'name': 'get_weather', 'arguments': '{"city":"東京 🗼"}'},
+                    'function': {'name': 'get_weather', 'arguments': '{"city": "東京 🗼"}'},
                 },
             ],
         },
@@ -260,7 +261,7 @@ async def test_responses_tool_loop_with_reasoning_summaries_and_encrypted_reason
             ThinkingPart(
                 content="I'll call the tool.", id='rs_1', provider_name='openai', signature='gAAAAB-encrypted-reasoning'
             ),
-            ToolCallPart(tool_name='get_weather', args={'city': 'Paris'}, tool_call_id='call_paris'),
+            ToolCallPart(tool_name='get_weather', args='{"city": "Paris"}', tool_call_id='call_paris'),
         ],
         model_name='o4-mini-2025-04-16',
         provider_name='openai',
@@ -294,7 +295,7 @@ async def test_responses_tool_loop_with_reasoning_summaries_and_encrypted_reason
             ],
             'encrypted_content': 'gAAAAB-encrypted-reasoning',
         },
-        {'type': 'function_call', 'call_id': 'call_paris', 'name': 'get_weather', 'arguments': '{"city":"Paris"}'},
+        {'type': 'function_call', 'call_id': 'call_paris', 'name': 'get_weather', 'arguments': '{"city": "Paris"}'},
         {'type': 'function_call_output', 'call_id': 'call_paris', 'output': '18C, sunny'},
     ]
     assert responses_conform(sent['input'])

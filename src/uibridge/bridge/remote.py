@@ -8,12 +8,12 @@ bounds as it does any agent's. The protocol's side is a client (`uibridge.client
 - Approvals, both ways. The remote asks with an id of its own; the frontend is asked with the endpoint's (only
   the endpoint can mint one, for that call in that thread). The remote's ids ride back to the frontend in the
   answer's message metadata (`uibridge_remote`), so the next turn, whose approvals the endpoint has verified,
-  resumes the remote with the ids it asked with; where the frontend did not keep them (an AG-UI client keeps no
-  metadata sent after a message began), the endpoint's own id is sent, which is the remote's too when the remote
-  is a uibridge server sharing the secret, and which a Vercel AI SDK route takes whatever it is. A kept id is the
-  frontend's copy, unsigned: the endpoint verified the answer itself for its own call, and the id names one of the
-  remote's pending interrupts of the same turn, so an edited one can only answer another call the user could
-  answer anyway.
+  resumes the remote with the ids it asked with (read from the frontend's copy, `run.input`); where the frontend
+  did not keep them (an AG-UI client keeps no metadata sent after a message began), the endpoint's own id is
+  sent, which is the remote's too when the remote is a uibridge server sharing the secret, and which a Vercel AI
+  SDK route takes whatever it is. A kept id is the frontend's copy, unsigned: the endpoint verified the answer
+  itself for its own call, and the id names one of the remote's pending interrupts of the same turn, so an
+  edited one can only answer another call the user could answer anyway.
 - Client tools, both ways: the frontend's tools are the remote's client tools; a call the remote leaves to its
   client is a call the frontend answers, and the answer reaches the remote in the next turn's history.
 - State: an AG-UI frontend's `state` is AG-UI input, editable by its user by design, and the remote is the agent
@@ -70,7 +70,9 @@ class RemoteAgent(ABC):
         """What the agent's protocol client is made with."""
 
     async def __call__(self, run: AgentRun) -> AsyncIterator[ev.AgentEvent]:
-        remembered = remote_approval_ids(run.messages)
+        # The frontend's copy of its history (`run.input`): the agent's (`run.messages`) keeps no message metadata
+        # from a client, which no signature covers. These ids need none (see the module docstring).
+        remembered = remote_approval_ids(run.input.history if run.input is not None else run.messages)
         approvals = [
             ToolApproval(
                 approval_id=remembered.get(approval.tool_call_id or '', approval.approval_id),

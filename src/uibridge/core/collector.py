@@ -15,7 +15,7 @@ from . import events as ev
 from .citations import Citation
 from .factories import new_list
 from .json_patch import apply_patch
-from .json_text import parse_json
+from .json_text import tool_args
 from .messages import (
     FinishReason,
     ModelMessage,
@@ -391,10 +391,6 @@ def _paired(text: str) -> str:
 
 
 def _parse_args(args: str | dict[str, Any] | None) -> str | dict[str, Any] | None:
-    if not isinstance(args, str):
-        return args
-    try:
-        parsed = parse_json(args)
-    except ValueError:
-        return args
-    return parsed if isinstance(parsed, dict) else args  # pyright: ignore[reportUnknownVariableType]
+    # The dict only where it gives the streamed text back exactly: the text is what the model wrote, what a
+    # client assembles from the deltas, and what the call's signature covers (`json_text.tool_args`).
+    return tool_args(args) if isinstance(args, str) else args

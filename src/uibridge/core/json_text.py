@@ -50,7 +50,23 @@ def compact_json(value: Any) -> str:
 
 
 def _compact_json_reference(value: Any) -> str:
-    return json.dumps(json_values.dump_python(value, mode='json'), separators=(',', ':'), ensure_ascii=False)
+    try:
+        plain = json_values.dump_python(value, mode='json')
+    except UnicodeEncodeError:
+        plain = _with_surrogates(value)  # pydantic-core will not write a lone surrogate; the `json` module will
+    return json.dumps(plain, separators=(',', ':'), ensure_ascii=False)
+
+
+def _with_surrogates(value: Any) -> Any:
+    """`json_values.dump_python(value, mode='json')` for a value holding a lone surrogate (half of a character a
+    provider cut in two): plain JSON walked here, anything else as pydantic writes it."""
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return value
+    if isinstance(value, dict):
+        return {_wire_key(key): _with_surrogates(item) for key, item in cast('dict[Any, Any]', value).items()}
+    if isinstance(value, (list, tuple)):
+        return [_with_surrogates(item) for item in cast('list[Any]', value)]
+    return _with_surrogates(json_values.dump_python(value, mode='json'))  # a model, a date: no surrogate in it
 
 
 def indented_json(value: Any) -> str:
@@ -138,13 +154,19 @@ def parse_json(text: str) -> Any:
 
 
 def tool_args(text: str) -> str | dict[str, Any]:
-    """A tool call's argument text as a stored history holds it: the dict, when the text is a JSON object; else
-    the text as it is (a model's arguments need not be JSON, and the model must see what it wrote)."""
+    """A tool call's argument text as a stored history holds it: the dict, when the text is a JSON object written
+    exactly as `compact_json` writes that dict; else the text as it is (a model's arguments need not be JSON nor
+    compact, and the model must see exactly what it wrote: `args_as_json_str` gives either back as `text`)."""
     try:
         parsed: dict[str, Any] | None = parse_json(text)  # checked below: no `cast()` call per tool call
     except ValueError:
         return text
-    return parsed if isinstance(parsed, dict) else text
+    if not isinstance(parsed, dict):
+        return text
+    try:
+        return parsed if compact_json(parsed) == text else text
+    except (ValueError, RecursionError):
+        return text
 
 
 json_string: Callable[[str], str] = encode_basestring

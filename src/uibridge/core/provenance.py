@@ -3,15 +3,18 @@
 A browser holds the conversation between turns and sends it back whole, so everything in it is the client's
 word unless the server can check it. Whatever the server authors and a client echoes back (a response's
 text, thinking, tool calls and files; the results of tools the server ran; tool retry prompts; retry
-feedback; approval requests) carries an HMAC-SHA256 over a canonical form of its *neutral* content, written
+feedback; approval requests) carries an HMAC-SHA256 over its *neutral* content, written
 by the adapters into the protocol's metadata channel and checked on the way back in
 (`uibridge.core.verification`). What a client may author is a short, explicit list: user prompts, the
 results of calls the server addressed to a client tool, and answers to approval requests.
 
-The canonical form is what survives every JavaScript client's re-serialization: keys sorted, numbers as
-JavaScript holds them (`1.0` and `1` alike; integers past 2**53 as the nearest double), strings compared
-as code points (escaping is irrelevant), non-finite numbers as `null` (what the wire writes). Anything that
-changes what the model would see changes the canonical form, so an edited item no longer verifies.
+A signature covers every field of the part in the form the model or a provider reads it: text as it is, a
+tool call's argument text exactly as the server wrote it (`args_as_json_str`), JSON values (a result, its
+metadata, a retry's errors) as their exact text (`uibridge.core.exact_json`), timestamps as ISO text, ids. A
+client's copy verifies only when it gives all of that back byte for byte; where a protocol's JavaScript client
+cannot give a JSON value's text back (whole floats, integers past 2**53, keys made of digits), the adapter
+carries the text beside it. A text's citations (validated models of strings and small integers, rebuilt in
+their fields' order) are covered in `canonical_json` form: sorted keys, numbers as JavaScript holds them.
 
 Keys: `Keyring(secret)` takes one secret or a list (the first signs, all verify: rotate by putting the new
 key first). `default_keyring()` reads `UIBRIDGE_SECRET` (several keys separated by commas); with none set,
@@ -33,6 +36,8 @@ from typing import Any, TypeAlias, cast
 import orjson
 
 from . import messages as m
+from .exact_json import exact_text
+from .json_text import iso_utc
 from .json_text import wire_ready as _wire_ready
 
 __all__ = [
@@ -43,6 +48,7 @@ __all__ = [
     'approval_matches',
     'canonical_json',
     'default_keyring',
+    'retry_content',
 ]
 
 logger = logging.getLogger('uibridge')
@@ -118,6 +124,15 @@ class Keyring:
         domain, payload = _claim(part, client)
         return self.verify(domain, payload, signature)
 
+    # ---------------------------------------------------------------------------------------- state
+
+    def sign_state(self, state: Any) -> str:
+        """The signature of the shared state a response leaves (`metadata['uibridge_state']`): its exact text."""
+        return self.sign('state', _strings_json([exact_text(state)]))
+
+    def verify_state(self, state: Any, signature: object) -> bool:
+        return self.verify('state', _strings_json([exact_text(state)]), signature)
+
     # ----------------------------------------------------------------------------------- approvals
 
     def approval_id(self, thread_id: str, call: m.ToolCallPart) -> str:
@@ -128,7 +143,7 @@ class Keyring:
     def approval_ids(self, thread_id: str, call: m.ToolCallPart) -> tuple[str, ...]:
         """The approval ids every key gives `call` (the first is the one `approval_id` mints): computed once
         per call, an answer is then checked with `approval_matches`, however many answers name the call."""
-        payload = canonical_json([thread_id, call.tool_call_id, call.tool_name, call.args_as_dict()])
+        payload = _strings_json([thread_id, call.tool_call_id, call.tool_name, call.args_as_json_str()])
         return tuple('apr_' + self._mac(base, 'approval', payload)[len(_SIGNATURE_PREFIX) :] for base in self._macs)
 
     def verify_approval(self, approval_id: object, thread_id: str, call: m.ToolCallPart) -> bool:
@@ -150,8 +165,9 @@ _compare = hmac.compare_digest
 
 _DOMAINS = {
     domain: domain.encode() + b'\x00'
-    for domain in ('text', 'thinking', 'tool-call', 'tool-call/client', 'tool-return', 'retry-prompt',
-                   'retry-feedback', 'file', 'approval')
+    for domain in ('text', 'text/id', 'text/cited', 'thinking', 'thinking/provider', 'tool-call', 'tool-call/client',
+                   'tool-return', 'retry-prompt', 'retry-feedback', 'native-tool-call', 'native-tool-return', 'file',
+                   'approval', 'state')
 }  # fmt: skip
 
 
@@ -189,14 +205,20 @@ def default_keyring() -> Keyring:
 
 
 def _claim(part: SignedPart, client: bool) -> tuple[str, bytes]:
-    """The domain and canonical payload a part's signature covers: everything the model is shown of it."""
+    """The domain and payload a part's signature covers: every field of the part (`part_kind` aside), each in
+    the form the model or a provider reads it. JSON values are covered as their exact text (`exact_json`), so a
+    client's copy verifies only when it gives that text back byte for byte."""
     if isinstance(part, m.TextPart):
         # What the text cites is shown beside it: a client may not add or change a source. A citation of no
         # source cites nothing, and no protocol carries one: it is left out, so the text verifies after a trip.
         cited = [c.model_dump(mode='json', exclude_none=True) for c in part.citations or () if c.sources]
         if cited:
-            return 'text/cited', canonical_json([part.content, cited])
-        return 'text', _strings_json(part.content)  # strings alone: nothing a round trip could change
+            covered: list[Any] = [part.content, cited] if part.id is None else [part.content, cited, part.id]
+            return 'text/cited', canonical_json(covered)
+        if part.id is None:
+            return 'text', _strings_json(part.content)  # strings alone: nothing a round trip could change
+        # The id is a provider's item id (OpenAI Responses sends it back as the output message's): signed.
+        return 'text/id', _strings_json([part.content, part.id])
     if isinstance(part, m.ThinkingPart):
         if part.id is None and part.provider_name is None:
             return 'thinking', _strings_json([part.content, part.signature])
@@ -205,40 +227,61 @@ def _claim(part: SignedPart, client: bool) -> tuple[str, bytes]:
         return 'thinking/provider', _strings_json([part.content, part.signature, part.id, part.provider_name])
     if isinstance(part, m.ToolCallPart):
         domain = 'tool-call/client' if client else 'tool-call'
-        return domain, canonical_json([part.tool_call_id, part.tool_name, part.args_as_dict()])
+        return domain, _strings_json([part.tool_call_id, part.tool_name, part.args_as_json_str()])
     if isinstance(part, m.ToolReturnPart):
-        return 'tool-return', canonical_json([part.tool_call_id, part.tool_name, part.outcome, part.content])
+        payload = [
+            part.tool_call_id,
+            part.tool_name,
+            part.outcome,
+            exact_text(part.content),
+            exact_text(part.metadata),
+            iso_utc(part.timestamp),
+        ]
+        return 'tool-return', _strings_json(payload)
     if isinstance(part, m.RetryPromptPart):
-        return 'retry-prompt', canonical_json([part.tool_call_id, part.tool_name, _errors(part.content, False)])
+        content = exact_text(retry_content(part.content))
+        return 'retry-prompt', _strings_json([part.tool_call_id, part.tool_name, content, iso_utc(part.timestamp)])
     if isinstance(part, m.RetryFeedbackPart):
-        return 'retry-feedback', canonical_json([part.cause, _errors(part.content, True)])
+        content = exact_text(retry_content(part.content, disclosed=True))
+        return 'retry-feedback', _strings_json([part.cause, content, iso_utc(part.timestamp)])
     if isinstance(part, m.NativeToolCallPart):
-        return 'native-tool-call', canonical_json(
-            [part.tool_call_id, part.tool_name, part.provider_name, part.args_as_dict()]
-        )
+        payload = [part.tool_call_id, part.tool_name, part.provider_name, part.args_as_json_str()]
+        return 'native-tool-call', _strings_json(payload)
     if isinstance(part, m.NativeToolReturnPart):
-        payload = [part.tool_call_id, part.tool_name, part.provider_name, part.content]
-        return 'native-tool-return', canonical_json(payload)
+        payload = [
+            part.tool_call_id,
+            part.tool_name,
+            part.provider_name,
+            exact_text(part.content),
+            iso_utc(part.timestamp),
+        ]
+        return 'native-tool-return', _strings_json(payload)
     if isinstance(part, m.OpaquePart):
         raise TypeError('an opaque part is never sent to a client, so never signed')
     assert isinstance(part, m.FilePart)
     digest = hashlib.sha256(part.content.data).hexdigest()
-    return 'file', canonical_json([part.content.media_type, digest])
+    return 'file', _strings_json([part.content.media_type, digest, part.id])
 
 
-def _strings_json(value: str | list[str | None]) -> bytes:
+def _strings_json(value: str | Sequence[str | None]) -> bytes:
     try:
         return _dumps(value)
     except TypeError:
         return _ascii_json(value).encode()  # a lone surrogate
 
 
-def _errors(content: Any, without_input: bool) -> Any:
-    """Retry content as the UI carries it: an error's `ctx` never travels, nor (for feedback) its `input`."""
+_ERROR_KEYS = ('type', 'loc', 'msg', 'input', 'url')
+_DISCLOSED_ERROR_KEYS = ('type', 'loc', 'msg', 'url')
+
+
+def retry_content(content: Any, *, disclosed: bool = False) -> Any:
+    """A retry's content as the UI carries it and a signature covers it: an error's `ctx` never travels, nor (for
+    feedback, `disclosed`) its `input`; each error's keys in `ErrorDetails`' order, the order validation gives
+    a client's copy back in (and keys it does not know left out, as validation leaves them out)."""
     if isinstance(content, str):
         return content
-    dropped = ('ctx', 'input') if without_input else ('ctx',)
-    return [{k: v for k, v in error.items() if k not in dropped} for error in cast('list[dict[str, Any]]', content)]
+    keys = _DISCLOSED_ERROR_KEYS if disclosed else _ERROR_KEYS
+    return [{key: error[key] for key in keys if key in error} for error in cast('list[dict[str, Any]]', content)]
 
 
 def canonical_json(value: Any) -> bytes:

@@ -37,7 +37,7 @@ from .messages import (
     VideoUrl,
 )
 from .provenance import Keyring
-from .verification import SignatureClaims, Verified, pending_tool_calls, verify_history
+from .verification import RESERVED_METADATA_KEY, SignatureClaims, Verified, pending_tool_calls, verify_history
 
 __all__ = ['sanitize_messages', 'sanitize_verified']
 
@@ -74,12 +74,16 @@ def sanitize_messages(
       application checks that the handles a client names are the client's own).
     - Pending tool calls (`pending_tool_calls`: unanswered calls of the last response) are dropped unless
       their id is in `resolved_tool_call_ids` (calls the server itself approved or is waiting on).
+    - pydantic-ai's reserved metadata key (`__pydantic_ai__`) is dropped from every message's metadata.
     - A message left with no parts is dropped.
     """
     if keyring is not None:
         verified = verify_history(messages, claims if claims is not None else SignatureClaims(), keyring)
     else:
-        verified = Verified(messages=list(messages))
+        verified = Verified(messages=[_without_reserved(message) for message in messages])
+        verified.reserved = sum(
+            message.metadata is not None and RESERVED_METADATA_KEY in message.metadata for message in messages
+        )
     return _sanitize(
         verified, strip_system_prompts, allowed_file_url_schemes, resolved_tool_call_ids, allow_file_handles
     )
@@ -109,6 +113,8 @@ def _sanitize(
 ) -> list[ModelMessage]:
     allowed = _Allowed(frozenset(scheme.strip().lower() for scheme in allowed_file_url_schemes), allow_file_handles)
     removed: set[str] = {'unverified'} if verified.dropped else set()
+    if verified.reserved:
+        removed.add('reserved')
     result: list[ModelMessage] = []
     verified_feedback = verified.feedback
     for message in verified.messages:
@@ -149,6 +155,18 @@ def _sanitize(
     _strip_dangling_tool_calls(result, frozenset(resolved_tool_call_ids), removed)
     _warn(removed)
     return result
+
+
+def _without_reserved(message: ModelMessage) -> ModelMessage:
+    """`message` without pydantic-ai's reserved metadata key (framework state, never a client's to set), its own
+    keys kept and `metadata` reset to `None` when nothing else is left: what pydantic-ai does to untrusted history.
+    (With a keyring, `verify_history` resets the whole metadata of client history instead.)"""
+    metadata = message.metadata
+    if not metadata or RESERVED_METADATA_KEY not in metadata:
+        return message
+    kept = {key: value for key, value in metadata.items() if key != RESERVED_METADATA_KEY}
+    return message.model_copy(update={'metadata': kept or None})
+
 
 
 class _Allowed:
@@ -242,10 +260,13 @@ _WARNINGS = {
     "server's provider account (allow_file_handles=False).",
     'tool_calls': 'Tool calls at the end of client history that the server did not resolve were removed: '
     'a client cannot make the server run a tool by writing a call.',
+    'reserved': "Client history carried metadata under pydantic-ai's reserved `__pydantic_ai__` key, where "
+    'pydantic-ai keeps state it acts on: it was dropped (with the rest of the message metadata of client history, '
+    'which no signature covers).',
 }
 
 
 def _warn(removed: set[str]) -> None:
-    for category in ('unverified', 'system', 'urls', 'file_handles', 'tool_calls'):
+    for category in ('unverified', 'reserved', 'system', 'urls', 'file_handles', 'tool_calls'):
         if category in removed:
             warn(_WARNINGS[category], stacklevel=4)

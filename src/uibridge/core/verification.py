@@ -11,9 +11,15 @@ and records it in `SignatureClaims`. `verify_history` then keeps:
 - a `RetryFeedbackPart` or tool-less `RetryPromptPart` whose signature verifies;
 - user prompts and system prompts (whether a client may send a system prompt is `sanitize_messages`'s call);
 
-and drops the rest, and a response's `provider_response_id` and `provider_details` (unsigned, and a provider
-may act on them) unless the server vouches for the whole response (`SignatureClaims.vouch`: its own stored
-history); then makes the history well formed for a provider: a call that no kept result answers
+and drops the rest. Default-deny for everything else: a kept message is rebuilt from its kept parts (whose
+signatures cover every field they have) and nothing more, unless the server vouches for the whole message
+(`SignatureClaims.vouch`: its own stored history). A response's model and provider names, timestamp, finish
+reason, usage, provider response id and details, and its metadata (the application's keys, pydantic-ai's
+reserved `__pydantic_ai__`, uibridge's bookkeeping) are the client's word and are reset: its metadata keeps only
+the `client` marks of its verified calls (which their signatures cover) and the shared state it carries when
+that state's own signature verifies (`Keyring.sign_state`); a request's metadata is reset too (its
+`instructions` are `sanitize_messages`' to strip). Then the history is made well formed for a provider: a
+call that no kept result answers
 is dropped unless it is still pending (`pending_tool_calls`: a call of the last response, with nothing but
 answers to that response's other calls after it), so every call has exactly one result, no result is an
 orphan, and the calls left unanswered are the pending ones.
@@ -25,12 +31,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from . import messages as m
 from .errors import InputError
+from .events import ANSWERED_BY_METADATA_KEY, STATE_METADATA_KEY
 from .provenance import Keyring, SignedPart
+from .trusted import construct, replace
 
-__all__ = ['Claim', 'SignatureClaims', 'Verified', 'pending_tool_calls', 'verify_history']
+__all__ = ['RESERVED_METADATA_KEY', 'Claim', 'SignatureClaims', 'Verified', 'pending_tool_calls', 'verify_history']
+
+RESERVED_METADATA_KEY = '__pydantic_ai__'
+"""The metadata key pydantic-ai keeps framework state under and acts on in later runs: never taken from a client
+(pydantic-ai's own `sanitize_messages` drops it from untrusted history too, keeping the rest)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,23 +57,33 @@ class SignatureClaims:
     """The signatures a decoder read beside the parts it built, by part (identity, not equality: two equal
     texts in a history are two claims). Holds the parts, so an id is never reused while the claims live."""
 
-    __slots__ = ('_claims', '_vouched')
+    __slots__ = ('_claims', '_states', '_vouched')
 
     def __init__(self) -> None:
         self._claims: dict[int, tuple[object, Claim]] = {}
-        self._vouched: dict[int, m.ModelResponse] = {}
+        self._states: dict[int, tuple[m.ModelResponse, str]] = {}
+        self._vouched: dict[int, m.ModelMessage] = {}
 
     def add(self, part: object, signature: object, *, client: bool = False) -> None:
         """Record what the client claims for `part`; anything but a string is no claim at all."""
         if isinstance(signature, str) and signature:
             self._claims[id(part)] = (part, Claim(signature, client is True))
 
-    def vouch(self, response: m.ModelResponse) -> None:
-        """`response` is the server's own (its stored history), fields no signature covers included."""
-        self._vouched[id(response)] = response
+    def add_state(self, response: m.ModelResponse, signature: object) -> None:
+        """Record the signature the client sent for the shared state `response` carries (`uibridge_state`)."""
+        if isinstance(signature, str) and signature:
+            self._states[id(response)] = (response, signature)
 
-    def vouched(self, response: m.ModelResponse) -> bool:
-        return self._vouched.get(id(response)) is response
+    def state_signature(self, response: m.ModelResponse) -> str | None:
+        found = self._states.get(id(response))
+        return found[1] if found is not None and found[0] is response else None
+
+    def vouch(self, message: m.ModelMessage) -> None:
+        """`message` is the server's own (its stored history), fields no signature covers included."""
+        self._vouched[id(message)] = message
+
+    def vouched(self, message: m.ModelMessage) -> bool:
+        return self._vouched.get(id(message)) is message
 
     def get(self, part: object) -> Claim | None:
         found = self._claims.get(id(part))
@@ -78,6 +101,8 @@ class Verified:
     feedback: set[int] = field(default_factory=set[int])
     """`id()`s of the retry feedback parts that verified: the application's own, kept through sanitizing."""
     dropped: dict[str, int] = field(default_factory=dict[str, int])
+    reserved: int = 0
+    """How many messages came with pydantic-ai's reserved metadata key (`__pydantic_ai__`), which is reset."""
 
     def drop(self, kind: str) -> None:
         self.dropped[kind] = self.dropped.get(kind, 0) + 1
@@ -90,7 +115,7 @@ def verify_history(messages: Sequence[m.ModelMessage], claims: SignatureClaims, 
     """
     _refuse_duplicate_calls(messages)
     result = Verified(messages=[])
-    kept: list[tuple[m.ModelMessage, list[m.ModelRequestPart] | list[m.ModelResponsePart]]] = []
+    kept: list[tuple[m.ModelMessage, list[m.ModelRequestPart] | list[m.ModelResponsePart], dict[str, str]]] = []
     open_calls: dict[str, bool] = {}
     """The kept calls of the last response that no result has answered yet: id -> addressed to a client tool."""
     open_response: list[m.ModelResponsePart] | None = None
@@ -123,7 +148,7 @@ def verify_history(messages: Sequence[m.ModelMessage], claims: SignatureClaims, 
                     result.drop(part.part_kind)
             response_parts = _pair_native_parts(response_parts, result)
             open_response = response_parts
-            kept.append((message, response_parts))
+            kept.append((message, response_parts, {call: 'client' for call, client in open_calls.items() if client}))
             continue
         request_parts: list[m.ModelRequestPart] = []
         answers_only = True
@@ -158,22 +183,45 @@ def verify_history(messages: Sequence[m.ModelMessage], claims: SignatureClaims, 
                 _drop_unanswered(open_response, open_calls, result)
             open_response = None
             open_calls = {}
-        kept.append((message, request_parts))
+        kept.append((message, request_parts, {}))
 
-    for message, parts in kept:
+    for message, parts, client_marks in kept:
         if not parts:
             continue
-        update: dict[str, object] = {} if len(parts) == len(message.parts) else {'parts': parts}
-        if (
-            isinstance(message, m.ModelResponse)
-            and (message.provider_response_id or message.provider_details)
-            and not claims.vouched(message)
-        ):
-            # No signature covers them, and a provider may act on them (a stored response a later request
-            # continues from, by id): a client's word for them is not the server's.
-            update['provider_response_id'] = update['provider_details'] = None
-        result.messages.append(message.model_copy(update=update) if update else message)
+        if claims.vouched(message):
+            result.messages.append(message if len(parts) == len(message.parts) else replace(message, {'parts': parts}))
+        else:
+            result.messages.append(_client_copy(message, parts, client_marks, claims, keyring, result))
     return result
+
+
+def _client_copy(
+    message: m.ModelMessage,
+    parts: list[m.ModelRequestPart] | list[m.ModelResponsePart],
+    client_marks: dict[str, str],
+    claims: SignatureClaims,
+    keyring: Keyring,
+    result: Verified,
+) -> m.ModelMessage:
+    """A message of client-held history as the agent gets it: its kept parts, and of its own fields only what a
+    signature covers; every other field at its default (see the module docstring). No field of the client's
+    copy is trusted for being there: model names select provider behaviour, metadata is where pydantic-ai and
+    applications keep state they act on, and a client could otherwise make its words pass for theirs."""
+    metadata = message.metadata
+    if metadata and RESERVED_METADATA_KEY in metadata:
+        result.reserved += 1
+    if isinstance(message, m.ModelRequest):
+        return construct(m.ModelRequest, {'parts': parts, 'instructions': message.instructions})
+    own: dict[str, Any] = {}
+    if client_marks:
+        own[ANSWERED_BY_METADATA_KEY] = client_marks  # the marks the calls' own signatures covered
+    if metadata and STATE_METADATA_KEY in metadata:
+        state = metadata[STATE_METADATA_KEY]
+        if keyring.verify_state(state, claims.state_signature(message)):
+            own[STATE_METADATA_KEY] = state
+        else:
+            result.drop('state')
+    return construct(m.ModelResponse, {'parts': parts, 'metadata': own or None})
 
 
 def pending_tool_calls(history: Sequence[m.ModelMessage]) -> list[m.ToolCallPart]:

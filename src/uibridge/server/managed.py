@@ -64,8 +64,8 @@ def stored_claims(messages: Sequence[ModelMessage], keyring: Keyring, claims: Si
     the server's own, so all of it verifies (a call to a client tool marked as such, so that the client's
     answer to it is taken, as when the client held it)."""
     for message in messages:
+        claims.vouch(message)
         if isinstance(message, ModelResponse):
-            claims.vouch(message)
             marks = answered_by(message.metadata)
             for part in message.parts:
                 client = isinstance(part, ToolCallPart) and marks.get(part.tool_call_id) == 'client'

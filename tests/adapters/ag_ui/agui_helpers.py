@@ -205,8 +205,8 @@ def client_view(messages: Sequence[Any]) -> list[dict[str, Any]]:
                 call['function']['arguments'] = json.loads(call['function']['arguments'])
         record = ((data.get('metadata') or {}).get('uibridge') or {}).get('response')
         if isinstance(record, dict):
-            for late in ('finish_reason', 'metadata', *LATE_RESPONSE_FIELDS):
-                record.pop(late, None)
+            for late in ('finish_reason', 'metadata', 'state_sig', 'state_json', *LATE_RESPONSE_FIELDS):
+                record.pop(late, None)  # the state's signature and text go with the metadata that holds it
         result.append(data)
     return result
 

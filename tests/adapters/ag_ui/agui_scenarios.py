@@ -349,7 +349,9 @@ def every_new_event() -> Scenario:
             PartStart(0, NativeToolCallPart(tool_name='code_execution', args={'code': '1+1'}, tool_call_id='ce_1')),
             PartEnd(0),
             ToolCallReady('ce_1', 'client'),  # a mark on a provider-run call is no client's work: ignored
-            NativeToolResult(NativeToolReturnPart(tool_name='code_execution', content=['2'], tool_call_id='ce_1')),
+            NativeToolResult(
+                NativeToolReturnPart(tool_name='code_execution', content=['2'], tool_call_id='ce_1', timestamp=T0)
+            ),
             PartStart(1, ToolCallPart(tool_name='confirm', args={'q': 'ok?'}, tool_call_id='call_n')),
             PartEnd(1),
             ToolCallReady('call_n', 'client'),

@@ -25,6 +25,7 @@ from agui_helpers import (
 )
 from agui_scenarios import KEYRING, Scenario, random_scenario, scenarios
 
+from neutral_views import agent_view, as_verified
 from uibridge import (
     ModelMessage,
     ModelResponse,
@@ -156,7 +157,7 @@ def test_what_the_real_client_holds_verifies_whole(runs: dict[str, Any], name: s
         sent.append({'id': f'answer-{call_id}', 'role': 'tool', 'toolCallId': call_id, 'content': 'from the page'})
     loaded, verified, claimed = _verified(scenario, sent)
     assert verified.dropped == {}
-    assert verified.messages == loaded
+    assert agent_view(verified.messages) == as_verified(loaded)
     server_written = [p for m in loaded for p in m.parts if not isinstance(p, UserPromptPart | SystemPromptPart)]
     assert claimed == len(server_written) - len(pending)
 

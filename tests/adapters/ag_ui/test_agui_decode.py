@@ -54,7 +54,7 @@ def test_chunk_events_end_at_the_next_event_of_another_kind_and_unanswered_calls
     [response] = collected(events)
     assert response.parts == [
         TextPart(content='Hello'),
-        ToolCallPart(tool_name='get_local_time', args={'tz': 'UTC'}, tool_call_id='c1'),
+        ToolCallPart(tool_name='get_local_time', args='{"tz": "UTC"}', tool_call_id='c1'),  # as the model wrote it
     ]
     assert [(e.tool_call_id, e.answered_by) for e in events if isinstance(e, ev.ToolCallReady)] == [('c1', 'client')]
 

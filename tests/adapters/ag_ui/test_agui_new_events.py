@@ -14,7 +14,7 @@ from ag_ui.core import ActivitySnapshotEvent, RawEvent, StateSnapshotEvent
 from agui_helpers import comparable_history, sse_events
 from agui_scenarios import DOC_SOURCE, SEARCH_RETURN, T0, WEB_SOURCE
 
-from neutral_views import as_verified
+from neutral_views import agent_view, as_verified
 from uibridge import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from uibridge.adapters.ag_ui import AGUIEventStream, dump_messages, encode_events, load_messages
 from uibridge.core import events as ev
@@ -249,7 +249,7 @@ def test_a_native_call_streams_signed_at_once_and_is_never_pending() -> None:
     end = stream[4]['metadata']['uibridge']
     assert end['native'] is True and end['provider_name'] == 'openai'
     assert KEYRING.verify_part(
-        NativeToolCallPart(tool_name='web_search', args={'q': 'x'}, tool_call_id='ws', provider_name='openai'),
+        NativeToolCallPart(tool_name='web_search', args='{"q": "x"}', tool_call_id='ws', provider_name='openai'),
         end['sig'],
     )
     result = stream[5]
@@ -310,7 +310,7 @@ def test_native_parts_citations_and_usage_round_trip_signed() -> None:
     assert comparable_history(loaded) == comparable_history(history)
     assert loaded[1].parts[2] == history[1].parts[2]  # citations and all
     verified = verify_history(loaded, claims, KEYRING)
-    assert verified.dropped == {} and verified.messages == as_verified(loaded)
+    assert verified.dropped == {} and agent_view(verified.messages) == as_verified(loaded)
     assert len(claims) == 5
     again = json.loads(
         json.dumps([m.model_dump(mode='json', by_alias=True) for m in dump_messages(loaded, keyring=KEYRING)])

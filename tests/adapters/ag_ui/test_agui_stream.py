@@ -299,7 +299,8 @@ def test_each_end_event_carries_the_whole_record_and_the_finished_parts_signatur
         'response': _sig(starts['REASONING_MESSAGE_START'])['response'],
         'part': {'sig': KEYRING.sign_part(thinking)},
     }
-    assert _sig(ends['TEXT_MESSAGE_END']) == {'part': {'id': 't1', 'sig': KEYRING.sign_part(TextPart(content='Hello'))}}
+    signed_text = KEYRING.sign_part(TextPart(content='Hello', id='t1'))  # the id is the provider's: signed too
+    assert _sig(ends['TEXT_MESSAGE_END']) == {'part': {'id': 't1', 'sig': signed_text}}
     assert _sig(starts['TEXT_MESSAGE_START']) == {'part': {'id': 't1'}}
 
 

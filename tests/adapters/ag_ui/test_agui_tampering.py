@@ -157,7 +157,9 @@ def test_response_fields_a_provider_acts_on_are_never_the_clients_word() -> None
     response = result.messages[1]
     assert isinstance(response, ModelResponse)
     assert response.provider_response_id is None and response.provider_details is None
-    assert len(response.parts) == 4 and response.model_name == 'm'
+    # Default-deny: of a client's copy of a response, the agent gets the parts whose signatures verify, and none
+    # of the response's own fields (`tests/core/test_default_deny.py`).
+    assert len(response.parts) == 4 and loaded[1].model_name == 'm' and response.model_name is None
 
 
 _CALL = {

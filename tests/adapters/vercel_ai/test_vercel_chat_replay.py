@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from vercel_ai_cases import MESSAGE_SCENARIOS, history_ui, model_view, run_client_check, scenario_stream
 
-from neutral_views import as_verified
+from neutral_views import agent_view, as_verified
 from uibridge import ModelMessage, ModelResponse
 from uibridge.adapters.vercel_ai import load_messages
 from uibridge.core.provenance import default_keyring
@@ -64,7 +64,7 @@ def test_the_chat_s_messages_verify_whole(replayed: dict[str, Any], name: str) -
     loaded = load_messages(replayed[name]['messages'], claims=claims)
     result = verify_history(loaded, claims, default_keyring())
     assert result.dropped == {}
-    assert result.messages == as_verified(loaded)
+    assert agent_view(result.messages) == as_verified(loaded)
 
 
 def test_the_state_part_holds_the_latest_state_and_reaches_on_data(replayed: dict[str, Any]) -> None:

@@ -74,7 +74,7 @@ def test_an_invalid_call_from_another_server_is_answered_with_its_error_and_a_pr
     # The invalid call's answer came before the next call began: the model is shown one call, its error, the next.
     first, error, second, result = collected(events)
     assert first.parts == [ToolCallPart(tool_name='t', args='"oops"', tool_call_id='c1')]  # the input's JSON, as loaded
-    assert second.parts == [ToolCallPart(tool_name='t', args={'q': 1}, tool_call_id='c2')]
+    assert second.parts == [ToolCallPart(tool_name='t', args='{"q": 1}', tool_call_id='c2')]  # the streamed text
     answers = [(p.tool_call_id, p.content, p.outcome) for m in (error, result) for p in m.parts]
     assert answers == [('c1', 'bad input', 'failed'), ('c2', 'whole', 'success')]
     assert not [e for e in events if isinstance(e, ev.ToolCallReady)]

@@ -24,6 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from vercel_ai_cases import HISTORIES, RANDOM_SCENARIOS, ROOT, T0, T1, answer_client_tools, pydantic_ai_history
 
+from neutral_views import agent_view, as_verified
 from uibridge import (
     ModelMessage,
     ModelRequest,
@@ -66,7 +67,7 @@ def verified(ui: list[dict[str, Any]], keyring: Keyring | None = None) -> tuple[
 def assert_whole(ui: list[dict[str, Any]]) -> list[ModelMessage]:
     loaded, result = verified(ui)
     assert result.dropped == {}
-    assert result.messages == [m for m in loaded if m.parts]  # what holds no part at all is not kept
+    assert agent_view(result.messages) == as_verified(loaded)  # what holds no part at all is not kept
     return loaded
 
 
@@ -104,7 +105,7 @@ def test_what_a_run_produced_verifies_once_dumped_and_answered(name: str) -> Non
     assert result.dropped == {}
     assert len(pending_tool_calls(result.messages)) >= waiting
     if not waiting:
-        assert result.messages == [m for m in loaded if m.parts]
+        assert agent_view(result.messages) == as_verified(loaded)
 
 
 def test_loading_without_claims_gives_the_same_messages() -> None:
@@ -132,14 +133,14 @@ histories = exchanges(
 
 
 @settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(histories, st.booleans(), st.booleans())
+@given(histories, st.booleans())
 def test_signed_histories_verify_whole_after_javascript_re_serialization(
-    history: list[ModelMessage], reverse: bool, ascii_only: bool
+    history: list[ModelMessage], ascii_only: bool
 ) -> None:
     ui = ui_json(history)
     assert_whole(ui)
     # What a browser sends back: JSON.parse then JSON.stringify, as useChat does with its messages.
-    echoed = json.loads(json.dumps(javascript(ui, reverse=reverse), ensure_ascii=ascii_only))
+    echoed = json.loads(json.dumps(javascript(ui), ensure_ascii=ascii_only))
     loaded = assert_whole(echoed)
     assert len(signed_parts(loaded)) == len(signed_parts(load_messages(ui)))
 
@@ -165,12 +166,20 @@ def _edit_sites(ui: list[dict[str, Any]]) -> list[tuple[str, int, int]]:
                 sites.append(('file', i, j))
             if kind.startswith('tool-'):
                 sites += [('tool-name', i, j), ('input', i, j)]
+                ours_call = part['callProviderMetadata']['uibridge']
+                if isinstance(ours_call.get('args_json', ours_call.get('args')), str):
+                    sites.append(('args text', i, j))  # the text the agent reads, where `input` cannot give it
                 state = part['state']
                 if state in ('output-available', 'output-error', 'output-denied'):
                     sites.append(('result', i, j))
                 if state == 'output-error' and 'retry' not in part['resultProviderMetadata']['uibridge']:
                     sites.append(('outcome', i, j))
     return sites
+
+
+def _edited_text(text: str, edit: Any) -> str:
+    """A carried exact text (`core.exact_json`) edited as its value: the value `edit` gives, written compact."""
+    return json.dumps(edit(json.loads(text)), separators=(',', ':'), ensure_ascii=False)
 
 
 def _apply(ui: list[dict[str, Any]], site: tuple[str, int, int]) -> None:
@@ -187,7 +196,11 @@ def _apply(ui: list[dict[str, Any]], site: tuple[str, int, int]) -> None:
     elif what == 'tool-name':
         part['type'] += '_x'
     elif what == 'input':
-        part['input'] = {**part['input'], 'injected': True}
+        part['input'] = {**part['input'], 'injected': True}  # what the UI shows: it must show the signed text
+    elif what == 'args text':
+        ours = part['callProviderMetadata']['uibridge']
+        key = 'args_json' if 'args_json' in ours else 'args'
+        ours[key] = _edited_text(ours[key], lambda args: {**args, 'injected': True})
     elif what == 'outcome':
         ours = part['resultProviderMetadata']['uibridge']
         ours['outcome'] = 'interrupted' if ours.get('outcome', 'failed') == 'failed' else 'failed'
@@ -198,18 +211,28 @@ def _apply(ui: list[dict[str, Any]], site: tuple[str, int, int]) -> None:
         assert feedback is not None
         part['text'] = render_retry_feedback(feedback)  # still a valid marker: only its signature can tell
     elif part['state'] == 'output-available':
-        part['output'] = edited(part['output'])
+        ours = part['resultProviderMetadata']['uibridge']
+        if 'content_json' in ours:
+            ours['content_json'] = _edited_text(ours['content_json'], edited)
+        else:
+            part['output'] = edited(part['output'])
     elif part['state'] == 'output-error':
         ours = part['resultProviderMetadata']['uibridge']
-        if 'retry' in ours:
+        if 'retry' in ours and 'content_json' in ours['retry']:
+            ours['retry']['content_json'] = _edited_text(ours['retry']['content_json'], edited)
+        elif 'retry' in ours:
             ours['retry']['content'] = edited(ours['retry']['content'])
+        elif 'content_json' in ours:
+            ours['content_json'] = _edited_text(ours['content_json'], edited)
         elif 'content' in ours:
             ours['content'] = edited(ours['content'])
         else:
             part['errorText'] = edited(part['errorText'])
     else:  # a denial: its content rides in the result fields, or is the approval's reason
         result = part['callProviderMetadata']['uibridge']['result']
-        if 'content' in result:
+        if 'content_json' in result:
+            result['content_json'] = _edited_text(result['content_json'], edited)
+        elif 'content' in result:
             result['content'] = edited(result['content'])
         else:
             part['approval']['reason'] = edited(part['approval']['reason'])

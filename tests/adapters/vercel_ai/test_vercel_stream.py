@@ -313,7 +313,8 @@ def test_text_and_reasoning_end_with_their_whole_metadata_signed() -> None:
     (text_end,) = [c for c in chunks if c['type'] == 'text-end']
     ours = text_end['providerMetadata']['uibridge']
     assert ours['id'] == 't_1' and 'response' in ours
-    assert keyring.verify_part(TextPart(content='Hello'), ours['sig'])
+    assert keyring.verify_part(TextPart(content='Hello', id='t_1'), ours['sig'])
+    assert not keyring.verify_part(TextPart(content='Hello'), ours['sig'])  # the id is signed too
     (reasoning_end,) = [c for c in chunks if c['type'] == 'reasoning-end']
     ours = reasoning_end['providerMetadata']['uibridge']
     assert ours['signature'] == 'provider-sig'
@@ -330,7 +331,7 @@ def test_a_client_tool_call_is_sent_once_with_its_signed_mark() -> None:
     (available,) = _available(chunks_of(body))  # once: a second one would run the client tool twice (onToolCall)
     ours = available['providerMetadata']['uibridge']
     assert ours['client'] is True
-    finished = ToolCallPart(tool_name='locate', args={'precise': True}, tool_call_id='c')
+    finished = ToolCallPart(tool_name='locate', args='{"precise": true}', tool_call_id='c')  # as the model wrote it
     assert default_keyring().verify_part(finished, ours['sig'], client=True)
     assert not default_keyring().verify_part(finished, ours['sig'])
 
@@ -390,7 +391,10 @@ def test_a_denial_in_the_continued_message_is_sent_with_the_call_metadata_the_cl
     assert 'reason' not in answer  # the client's own answer stays as it wrote it
     ours = answer['providerMetadata']['uibridge']
     content = 'The user denied this call: Too risky'
-    denial = ToolReturnPart(tool_name='delete_all', content=content, tool_call_id='call_a1', outcome='denied')
+    stamp = datetime.fromisoformat(ours['result']['timestamp'])
+    denial = ToolReturnPart(
+        tool_name='delete_all', content=content, tool_call_id='call_a1', outcome='denied', timestamp=stamp
+    )
     assert ours['result']['content'] == content  # the client's reason is 'Too risky'
     assert default_keyring().verify_part(denial, ours['result']['sig'])
     assert 'sig' in ours and 'response' in ours  # the call's, echoed as the client sent them
@@ -419,7 +423,7 @@ def test_an_approval_asked_while_the_call_streams_is_asked_when_it_ends() -> Non
     (available,) = _available(chunks)
     assert available['providerMetadata']['uibridge']['approval'] is True
     (request,) = [c for c in chunks if c['type'] == 'tool-approval-request']
-    finished = ToolCallPart(tool_name='delete', args={'all': True}, tool_call_id='c')
+    finished = ToolCallPart(tool_name='delete', args='{"all": true}', tool_call_id='c')
     assert default_keyring().verify_approval(request['approvalId'], 'chat-1', finished)
 
 

@@ -69,9 +69,10 @@ def test_state_after_feedback_closed_the_step_goes_out_at_the_end() -> None:
     feedback = RetryFeedback(RetryFeedbackPart(content='Try again.', cause='model_retry', timestamp=T1))
     events: list[AgentEvent] = [ResponseStart(), PartStart(0, TextPart(content='x')), PartEnd(0), feedback]
     chunks, _ = run([*events, StateSnapshot({'a': 2}), RunFinished()])
-    assert types(chunks)[-3:] == ['data-retry-feedback', 'data-state', 'finish']
+    # The state's signature follows it in the message metadata, once the state is final.
+    assert types(chunks)[-4:] == ['data-retry-feedback', 'data-state', 'message-metadata', 'finish']
     chunks, _ = run([*events, StateSnapshot({'a': 2}), ResponseStart(), RunFinished()])
-    assert types(chunks)[-4:] == ['start-step', 'data-state', 'finish-step', 'finish']
+    assert types(chunks)[-5:] == ['start-step', 'data-state', 'finish-step', 'message-metadata', 'finish']
 
 
 def test_named_steps_and_raw_events_send_nothing() -> None:

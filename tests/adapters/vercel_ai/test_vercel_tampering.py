@@ -99,7 +99,7 @@ def test_a_source_added_to_an_uncited_text_drops_it_unless_it_is_the_client_s_ow
     loaded, result = _verified(ui)
     assert result.dropped == {}
     assert [t.citations is None for t in _texts(result.messages)] == [False, True, False]
-    assert loaded == result.messages
+    assert [m.parts for m in loaded] == [m.parts for m in result.messages]
 
 
 def test_a_late_source_s_signature_cites_only_the_text_it_was_sent_for() -> None:
@@ -133,7 +133,8 @@ def test_a_late_source_s_signature_cites_only_the_text_it_was_sent_for() -> None
 # Either half edited drops both: a provider-run call and its return are kept only together (`verify_history`).
 BOTH = {'builtin-tool-call': 1, 'builtin-tool-return': 1}
 _NATIVE_EDITS: dict[str, tuple[Callable[[dict[str, Any]], None], dict[str, int]]] = {
-    'input': (lambda p: p.update(input={'query': 'Lyon'}), BOTH),
+    'input': (lambda p: p.update(input={'query': 'Lyon'}), BOTH),  # what the UI shows must be the signed text
+    'input text': (lambda p: _ours(p, 'callProviderMetadata').update(args='{"query": "Lyon"}'), BOTH),
     'tool name': (lambda p: p.update(type='tool-code_execution'), {'builtin-tool-call': 1, 'builtin-tool-return': 1}),
     'call id': (lambda p: p.update(toolCallId='ws_2'), {'builtin-tool-call': 1, 'builtin-tool-return': 1}),
     'call provider': (
@@ -208,7 +209,8 @@ def test_a_forged_response_id_or_details_never_reaches_a_provider() -> None:
     ((kept),) = result.messages
     assert isinstance(kept, ModelResponse)
     assert (kept.provider_response_id, kept.provider_details, kept.parts) == (None, None, loaded[0].parts)
-    assert kept.usage == loaded[0].usage  # what only the UI shows stays
+    # Default-deny: the response's own fields are the client's word, and the agent gets none of them.
+    assert loaded[0].usage is not None and kept.usage is None and kept.model_name is None
 
 
 def test_a_provider_s_own_citation_fields_round_trip_signed_and_cannot_be_edited() -> None:

@@ -9,6 +9,7 @@ import base64
 from typing import Any, cast
 
 from ...core.citations import Citation
+from ...core.exact_json import carry_exact
 from ...core.feedback import render_retry_feedback, retry_feedback_payload
 from ...core.json_text import compact_json
 from ...core.media import kind_name, media_kind
@@ -90,6 +91,7 @@ def tool_message(part: ToolReturnPart | RetryPromptPart, keyring: Keyring) -> Dr
                 draft['error'] = part.model_response_str()
         if part.metadata is not None:
             part_record['metadata'] = part.metadata
+            carry_exact(part_record, 'metadata', part.metadata)  # a JavaScript object: its exact text if need be
     part_record[SIG_KEY] = keyring.sign_part(part)
     draft['_uib'] = {'part': part_record}
     return draft

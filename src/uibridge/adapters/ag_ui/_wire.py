@@ -7,7 +7,8 @@ echoes both back unchanged: a message's `metadata` object and its `encryptedValu
   - `response`: on the first AG-UI message of a `ModelResponse`: `timestamp`, and when set `model_name`,
     `provider_name`, `finish_reason`, `metadata` (the response's application metadata, `core.metadata`, with
     the uibridge keys AG-UI has no other place for, `RECORD_METADATA_KEYS`: approval marks and custom data).
-    It also marks where a response starts, so two responses in a row stay two on load.
+    It also marks where a response starts, so two responses in a row stay two on load. When the metadata holds
+    the shared state, `state_sig` signs it (and `state_json` carries its exact text where the object cannot).
   - `request`: on the first AG-UI message of a `ModelRequest` that has `instructions` or `metadata` (the
     same), or that directly follows another request (the same start marker).
   - `part`: what the AG-UI message cannot say about the part it carries: `timestamp`, a system prompt's
@@ -46,6 +47,7 @@ __all__ = [
     'METADATA_KEY',
     'RECORD_METADATA_KEYS',
     'SIG_KEY',
+    'STATE_SIG_KEY',
     'WIRE_KEY',
     'iso',
     'marker',
@@ -66,6 +68,8 @@ message metadata and the shared state after it (the live stream sends the last t
 WIRE_KEY = 'uibridge'
 SIG_KEY = 'sig'
 """A server-authored part's signature (`Keyring.sign_part`), in its record or marker."""
+STATE_SIG_KEY = 'state_sig'
+"""The signature of the state a response record's `metadata` carries (`Keyring.sign_state`)."""
 
 message_adapter: pydantic.TypeAdapter[Message] = pydantic.TypeAdapter(Message)
 

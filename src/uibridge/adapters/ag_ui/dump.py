@@ -56,6 +56,8 @@ from ag_ui.core import (
 )
 
 from ...core import messages as m
+from ...core.events import STATE_METADATA_KEY
+from ...core.exact_json import carry_exact
 from ...core.metadata import ANSWERED_BY_METADATA_KEY, answered_by, app_metadata
 from ...core.provenance import Keyring
 from ...core.records import response_fields
@@ -72,7 +74,7 @@ from ._drafts import (
     tool_call_wire,
     tool_message,
 )
-from ._wire import METADATA_KEY, RECORD_METADATA_KEYS, SIG_KEY, WIRE_KEY, iso, warn
+from ._wire import METADATA_KEY, RECORD_METADATA_KEYS, SIG_KEY, STATE_SIG_KEY, WIRE_KEY, iso, warn
 
 __all__ = [
     'call_record',
@@ -270,11 +272,16 @@ def _request_drafts(message: m.ModelRequest, keyring: Keyring, *, follows_reques
 # ------------------------------------------------------------------------------------------ responses
 
 
-def response_record(message: m.ModelResponse) -> dict[str, Any]:
+def response_record(message: m.ModelResponse, keyring: Keyring | None = None) -> dict[str, Any]:
+    """A response's record; with `keyring`, the signature of the state its metadata carries (`state_sig`, and its
+    exact text `state_json` where the record's JSON object cannot give it back: `core.exact_json`)."""
     record = response_fields(message)
     own_metadata = _own_metadata(message.metadata)
     if own_metadata:
         record['metadata'] = own_metadata
+        if keyring is not None and STATE_METADATA_KEY in own_metadata:
+            state = own_metadata[STATE_METADATA_KEY]
+            carry_exact(record, 'state', state)[STATE_SIG_KEY] = keyring.sign_state(state)
     return record
 
 
@@ -320,5 +327,5 @@ def _response_drafts(message: m.ModelResponse, keyring: Keyring) -> list[Draft]:
     if dropped_files:
         warn('AG-UI messages have no place for files a model produced: FileParts were left out of the dump.')
     if drafts:
-        drafts[0]['_uib'] = {'response': response_record(message), **drafts[0]['_uib']}
+        drafts[0]['_uib'] = {'response': response_record(message, keyring), **drafts[0]['_uib']}
     return drafts

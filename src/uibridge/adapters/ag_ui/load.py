@@ -33,7 +33,6 @@ source, a provider's file handle the neutral model has no form for. The rest of 
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, cast, get_args
 
@@ -50,7 +49,9 @@ from ag_ui.core import (
 )
 
 from ...core.errors import InputError
-from ...core.json_text import parse_json, tool_args
+from ...core.events import STATE_METADATA_KEY
+from ...core.exact_json import carried_value, read_exact
+from ...core.json_text import tool_args
 from ...core.messages import (
     ErrorDetails,
     ModelMessage,
@@ -86,6 +87,7 @@ from ._wire import (
     METADATA_KEY,
     RECORD_METADATA_KEYS,
     SIG_KEY,
+    STATE_SIG_KEY,
     WIRE_KEY,
     message_adapter,
     records,
@@ -240,7 +242,14 @@ class _Loader:
         values = {'parts': parts, 'metadata': metadata}
         if rec:
             values.update(read_response_fields(rec))
-        self.result.append(construct(ModelResponse, values))
+        state_sig = None
+        if STATE_METADATA_KEY in metadata:
+            metadata[STATE_METADATA_KEY] = carried_value(rec, 'state', metadata[STATE_METADATA_KEY])
+            state_sig = rec.get(STATE_SIG_KEY)
+        response = construct(ModelResponse, values)
+        if state_sig is not None and self.claims is not None:
+            self.claims.add_state(response, state_sig)
+        self.result.append(response)
 
     def _assistant(self, message: AssistantMessage, part_record: dict[str, Any], parts: list[Any]) -> None:
         calls = message.tool_calls or ()
@@ -295,10 +304,11 @@ class _Loader:
         if isinstance(sent, str):
             content = sent
             if as_json:
-                try:
-                    content = parse_json(sent)
-                except ValueError:
-                    as_json = False
+                # Only JSON written exactly as the server writes it: other text (a duplicate key, spacing) stays
+                # text, which verifies as nothing the server signed.
+                as_json, read = read_exact(sent)
+                if as_json:
+                    content = read
         else:
             content = user_content(sent, index)
         if part_record.get('kind') == 'retry-prompt':
@@ -319,7 +329,7 @@ class _Loader:
             content = error
         fields['content'] = content
         fields['outcome'] = outcome
-        fields['metadata'] = part_record.get('metadata')
+        fields['metadata'] = carried_value(part_record, 'metadata', part_record.get('metadata'))
         return construct(ToolReturnPart, fields)
 
     def _native_return(self, message: ToolMessage, part_record: dict[str, Any], index: int) -> ModelResponsePart | None:
@@ -330,8 +340,8 @@ class _Loader:
         content: Any = message.content
         if isinstance(content, str):
             if part_record.get('json') is True:
-                with contextlib.suppress(ValueError):
-                    content = parse_json(content)
+                exact, read = read_exact(content)
+                content = read if exact else content
         else:
             content = user_content(content, index)
         fields: dict[str, Any] = {

@@ -197,7 +197,7 @@ class AGUIEventStream(RunOutcome, StreamEncoder[_Open]):
         response stands then: what a `ResponseInfo` or `MessageMetadata` set before it is in it)."""
         ours: dict[str, Any] = {}
         if self._record_due:
-            ours['response'] = response_record(self._responses[-1])
+            ours['response'] = response_record(self._responses[-1], self._keyring)
             self._record_due = False
         if part:
             ours['part'] = part

@@ -15,8 +15,9 @@ import pydantic
 
 from ...core.content import is_data_url
 from ...core.errors import InputError
+from ...core.exact_json import carried_value
 from ...core.feedback import retry_feedback_from_marker
-from ...core.json_text import compact_json
+from ...core.json_text import compact_json, parse_json
 from ...core.media import URL_PARTS, URL_PARTS_BY_KIND, media_kind
 from ...core.messages import (
     BinaryContent,
@@ -33,6 +34,7 @@ from ...core.messages import (
     UserPromptPart,
 )
 from ...core.metadata import app_metadata
+from ...core.provenance import canonical_json
 from ...core.records import read_response_fields
 from ...core.trusted import construct
 from ...core.verification import SignatureClaims
@@ -120,8 +122,21 @@ def user_file(part: FileUIPart, path: str) -> UserContent:
 
 
 def call_args(value: Any, fields: dict[str, Any]) -> str | dict[str, Any] | None:
+    """A call's arguments: the raw text or exact text its metadata carries, else `input` (see `_provider_metadata`).
+    Exact text that no dict gives back stays text, which then verifies as nothing the server signed.
+
+    Where the text is carried, `input` is what the UI shows (and what a user approves): when it is not that
+    text's value as JavaScript holds it, the client edited one or the other, and `input` is returned, whose text
+    is not the signed one either, so the call does not verify."""
     if 'args' in fields and (fields['args'] is None or isinstance(fields['args'], str)):
-        return fields['args']
+        text: str | None = fields['args']
+        return text if _shows(value, text) else value  # pyright: ignore[reportUnknownVariableType]
+    exact = fields.get('args_json')
+    if isinstance(exact, str):
+        read = carried_value(fields, 'args', None)
+        if not isinstance(read, dict):
+            return exact
+        return read if _shows(value, exact) else value  # pyright: ignore[reportUnknownVariableType]
     if isinstance(value, dict):
         value = cast('dict[str, Any]', value)
         if list(value) == ['INVALID_JSON'] and isinstance(value['INVALID_JSON'], str):
@@ -130,6 +145,25 @@ def call_args(value: Any, fields: dict[str, Any]) -> str | dict[str, Any] | None
     if value is None:
         return None
     return compact_json(value)
+
+
+def _shows(value: Any, text: str | None) -> bool:
+    """Whether `input` (`value`) is what the UI makes of the argument text: its JSON object as JavaScript holds it
+    (a text that is no JSON object is shown as `{"INVALID_JSON": text}`; no arguments as `{}`)."""
+    if not isinstance(value, dict):
+        return False
+    if not text:
+        return not value
+    try:
+        parsed = parse_json(text)
+    except ValueError:
+        parsed = None
+    if not isinstance(parsed, dict):
+        parsed = {'INVALID_JSON': text}
+    try:
+        return canonical_json(value) == canonical_json(parsed)
+    except (ValueError, RecursionError):
+        return False
 
 
 def tool_call(part: ToolUIPart | DynamicToolUIPart, call_fields: dict[str, Any]) -> ToolCallPart:
@@ -166,23 +200,24 @@ def result_part(part: ToolUIPart | DynamicToolUIPart, fields: dict[str, Any]) ->
     stamp: dict[str, Any] = {'timestamp': timestamp} if timestamp is not None else {}
     name, call_id = part.tool_name, part.tool_call_id
     if state == 'output-error' and isinstance(fields.get('retry'), dict):
+        retry = cast('dict[str, Any]', fields['retry'])
         try:
-            content = _retry_content.validate_python(cast('dict[str, Any]', fields['retry']).get('content'))
+            content = _retry_content.validate_python(carried_value(retry, 'content', retry.get('content')))
         except pydantic.ValidationError:
             content = None
         if content is not None:
             return construct(RetryPromptPart, {'content': content, 'tool_name': name, 'tool_call_id': call_id, **stamp})
     outcome = fields.get('outcome')
-    metadata = fields.get('metadata')
+    metadata = carried_value(fields, 'metadata', fields.get('metadata'))
     if state == 'output-available':
-        content: Any = part.output
+        content: Any = carried_value(fields, 'content', part.output)
         outcome = outcome if outcome == 'interrupted' else 'success'
     elif state == 'output-error':
-        content = fields.get('content', part.error_text)
+        content = carried_value(fields, 'content', fields.get('content', part.error_text))
         outcome = outcome if outcome in ('failed', 'interrupted', 'denied') else 'failed'  # denied: ai 5 and 6
     else:
         reason = part.approval.reason if part.approval is not None else None
-        content = fields.get('content', reason or DENIED)
+        content = carried_value(fields, 'content', fields.get('content', reason or DENIED))
         outcome = 'denied'
     return construct(
         ToolReturnPart,
@@ -203,6 +238,9 @@ class _Discarded(SignatureClaims):
     __slots__ = ()
 
     def add(self, part: object, signature: object, *, client: bool = False) -> None:
+        return None
+
+    def add_state(self, response: ModelResponse, signature: object) -> None:
         return None
 
 

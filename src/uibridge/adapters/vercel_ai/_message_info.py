@@ -6,7 +6,9 @@
   the message's last response (`uibridge_state`, where the collector keeps a run's state) and keeps where the
   part sat (`state_at` in the sidecar: the step within the message, its `position` among the step's parts and
   `slot` among its UI-only parts), so a dump writes it back in place; without that, at the end of the step of
-  the response that holds it.
+  the response that holds it. The state's signature (`state_sig`, `Keyring.sign_state`) and, where the part
+  cannot give it back exactly, its text (`state_json`) ride in the message metadata's `uibridge` entry (the
+  stream sends them at its end); a state without one is the client's (`state_unsigned` in the sidecar).
 - **Message metadata** (`UIMessage.metadata`): the application's keys (`uibridge_message_metadata`, merged over
   the message's responses) at top level; under the reserved `uibridge` key, the late response info: `steps`,
   by the step's index within the message, each step's `usage` (non-zero counts), `model_name`,
@@ -23,7 +25,9 @@ from collections.abc import Iterable
 from typing import Any, cast
 
 from ...core.events import MESSAGE_METADATA_KEY, STATE_METADATA_KEY
+from ...core.exact_json import carried_value, carry_exact
 from ...core.messages import ModelResponse
+from ...core.provenance import Keyring
 from ...core.records import read_response_fields, response_fields
 from ...core.usage import Usage, add_usage
 from ._provider_metadata import PROVIDER_KEY, SIDECAR_KEY, jsonable, response_info, sidecar
@@ -31,6 +35,7 @@ from .types import DataUIPart, UIMessagePart
 
 __all__ = [
     'STATE_ID',
+    'STATE_SIG_KEY',
     'STATE_TYPE',
     'is_state_part',
     'keep_state',
@@ -38,6 +43,8 @@ __all__ = [
     'message_metadata',
     'part_record',
     'read_message_metadata',
+    'read_state',
+    'state_fields',
     'state_part',
     'state_placement',
     'summary',
@@ -45,6 +52,7 @@ __all__ = [
 
 STATE_TYPE = 'data-state'
 STATE_ID = 'state'
+STATE_SIG_KEY = 'state_sig'
 _COUNTS = set(Usage.model_fields)  # a stored history's own extra keys are no count the UI shows
 _LATEST = ('model_name', 'provider_name', 'finish_reason', 'provider_response_id')
 
@@ -99,24 +107,46 @@ def summary(entries: Iterable[Any]) -> dict[str, Any]:
     return latest
 
 
-def message_metadata(responses: list[ModelResponse], kept: Any = None) -> Any:
+def message_metadata(responses: list[ModelResponse], kept: Any = None, keyring: Keyring | None = None) -> Any:
     """`UIMessage.metadata` for an assistant message made of `responses` (`kept`: what load kept of a client's
-    metadata that is no object, written back as it was)."""
+    metadata that is no object, written back as it was); with `keyring`, the signature of the state the message
+    leaves (`state_fields`)."""
     if kept is not None:
         return kept
     metadata: dict[str, Any] = {}
     steps: dict[str, Any] = {}
+    state: tuple[Any] | None = None
     for step, response in enumerate(responses):
         if response.metadata:
             app = response.metadata.get(MESSAGE_METADATA_KEY)
             if isinstance(app, dict):
                 metadata.update(cast('dict[str, Any]', jsonable(app)))
+            if STATE_METADATA_KEY in response.metadata:
+                state = (response.metadata[STATE_METADATA_KEY],)
         info = late_info(response)
         if info is not None:
             steps[str(step)] = info
     if steps:
         metadata[PROVIDER_KEY] = {**summary(steps.values()), 'steps': steps}
+    if state is not None and keyring is not None and not sidecar(responses[-1].metadata).get('state_unsigned'):
+        metadata[PROVIDER_KEY] = {**metadata.get(PROVIDER_KEY, {}), **state_fields(state[0], keyring)}
     return metadata or None
+
+
+def state_fields(state: Any, keyring: Keyring) -> dict[str, Any]:
+    """What the message metadata's `uibridge` entry carries for the state a message leaves: its signature
+    (`state_sig`), and its exact text (`state_json`) where the `data-state` part cannot give it back."""
+    return carry_exact({STATE_SIG_KEY: keyring.sign_state(state)}, 'state', state)
+
+
+def read_state(metadata: Any, state: Any) -> tuple[Any, Any]:
+    """The state a message's `data-state` part holds, as its metadata's exact text gives it back when it carries
+    one, and the signature it came with."""
+    ours = cast('dict[str, Any]', metadata).get(PROVIDER_KEY) if isinstance(metadata, dict) else None
+    if not isinstance(ours, dict):
+        return state, None
+    fields = cast('dict[str, Any]', ours)
+    return carried_value(fields, 'state', state), fields.get(STATE_SIG_KEY)
 
 
 def read_message_metadata(metadata: dict[str, Any], responses: list[ModelResponse]) -> None:
@@ -141,14 +171,17 @@ def read_message_metadata(metadata: dict[str, Any], responses: list[ModelRespons
         last.metadata = {**(last.metadata or {}), MESSAGE_METADATA_KEY: app}
 
 
-def keep_state(responses: list[ModelResponse], state: Any, placement: tuple[int, int, int]) -> None:
-    """The state a message's `data-state` part holds, on its last response, with where the part sat."""
+def keep_state(responses: list[ModelResponse], state: Any, placement: tuple[int, int, int], *, signed: bool) -> None:
+    """The state a message's `data-state` part holds, on its last response, with where the part sat (and
+    `state_unsigned` when the message carried no signature for it: a client's own, which a dump leaves so)."""
     last = responses[-1]
     metadata = dict(last.metadata or {})
     metadata[STATE_METADATA_KEY] = state
     step, position, slot = placement
     side = dict(cast('dict[str, Any]', metadata.get(SIDECAR_KEY) or {}))
     side['state_at'] = {'step': step, 'position': position, 'slot': slot}
+    if not signed:
+        side['state_unsigned'] = True
     metadata[SIDECAR_KEY] = side
     last.metadata = metadata
 

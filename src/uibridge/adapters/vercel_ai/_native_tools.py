@@ -5,9 +5,10 @@ A `NativeToolCallPart` and the `NativeToolReturnPart` that answers it (both in o
 `tool-output-available` chunks with `providerExecuted: true` (which keep `onToolCall` from running it). Both are
 response parts: loading puts the return in the response beside its call, never in a request, and nothing ever
 waits for it (no approval, no client). Call metadata (`callProviderMetadata.uibridge`) holds `sig`, the step's
-`response` record on its first part, the raw `args` where `input` cannot give them back and the call's
-`provider_name`; result metadata holds `sig`, `timestamp`, the return's `provider_name`, and `position` when the
-return is not right after its call in the response (for an `ai` 5 client, which keeps no result metadata, under
+`response` record on its first part, the raw `args` (or `args_json`) where `input` cannot give them back and the
+call's `provider_name`; result metadata holds `sig`, `timestamp`, the return's `provider_name`, `content_json`
+where `output` cannot give the content back (`core.exact_json.carry_exact`), and `position` when the return is
+not right after its call in the response (for an `ai` 5 client, which keeps no result metadata, under
 `result` in the call metadata, as for any tool). Each is signed in its own domain (`core.provenance`).
 """
 
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any, cast
 
+from ...core.exact_json import carried_value, carry_exact
 from ...core.messages import NativeToolCallPart, NativeToolReturnPart, ToolCallPart
 from ...core.trusted import construct
 from ._load_parts import call_args
@@ -48,7 +50,7 @@ def native_call_fields(call: NativeToolCallPart, response: dict[str, Any] | None
 
 
 def native_result_fields(result: NativeToolReturnPart, sig: str | None, position: int | None) -> dict[str, Any]:
-    fields: dict[str, Any] = {'timestamp': iso(result.timestamp)}
+    fields: dict[str, Any] = carry_exact({'timestamp': iso(result.timestamp)}, 'content', result.content)
     if sig is not None:
         fields[SIG_KEY] = sig
     if result.provider_name is not None:
@@ -102,9 +104,10 @@ def native_return(part: ToolUIPart | DynamicToolUIPart, fields: dict[str, Any]) 
     """The return a provider-executed tool part holds, if it is answered (an error's text is its content)."""
     if part.state not in ('output-available', 'output-error'):
         return None
+    sent = part.output if part.state == 'output-available' else part.error_text
     values: dict[str, Any] = {
         'tool_name': part.tool_name,
-        'content': part.output if part.state == 'output-available' else part.error_text,
+        'content': carried_value(fields, 'content', sent),
         'tool_call_id': part.tool_call_id,
         'provider_name': cast('str', fields['provider_name']) if isinstance(fields.get('provider_name'), str) else None,
     }

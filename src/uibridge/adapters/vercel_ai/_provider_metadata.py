@@ -21,12 +21,15 @@ carries what the neutral model holds and a UI part has no field for. The client 
   `metadata` of the response;
 - `request` on the first part dumped from a request: `instructions`, app `metadata`, and `new` when the
   request must not merge with the one before it;
-- `args` in call metadata: the raw argument string, where `input` cannot give it back;
+- `args` in call metadata: the raw argument string, where `input` cannot give it back; `args_json`: the exact
+  text of dict arguments that JavaScript would give back as other text (`core.exact_json`: whole floats,
+  integers past 2**53, keys made of digits), which the signature covers;
 - in result metadata (under `result` in the call metadata of a denial, which has no result metadata):
   `timestamp`, `index` (the result's place in its request: parallel results arrive in any order, the UI keeps
   them with their calls), the tool's `metadata`, a failure's `outcome` and non-text `content` (a denial's text
   `content` too, when the approval's reason is the client's own and says something else), and `retry`, the
-  exact content of a tool-bound `RetryPromptPart`.
+  exact content of a tool-bound `RetryPromptPart`; beside the content, the metadata and the retry's content,
+  `content_json` / `metadata_json` when JavaScript would give them back as other text (`core.exact_json.carry_exact`).
 
 **`ModelRequest.metadata` / `ModelResponse.metadata['uibridge_vercel_ai']`** (the sidecar) carries what only the
 UI holds, so that `dump_messages(load_messages(ui)) == ui`:
@@ -53,6 +56,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, TypeAlias, cast
 
+from ...core.exact_json import carry_exact, exact_text, survives_javascript
 from ...core.feedback import retry_feedback_payload
 from ...core.json_text import iso_utc as iso
 from ...core.json_text import json_values, parse_iso
@@ -68,7 +72,7 @@ from ...core.messages import (
     ToolReturnPart,
 )
 from ...core.metadata import app_metadata
-from ...core.provenance import Keyring
+from ...core.provenance import Keyring, retry_content
 from ...core.records import response_fields, thinking_fields
 from .types import UIModel, part_json
 
@@ -155,7 +159,8 @@ def tool_input(call: ToolCallPart) -> Any:
 def tool_call_metadata(
     call: ToolCallPart, response: dict[str, Any] | None, sig: str | None = None, mark: Any = None
 ) -> dict[str, Any]:
-    """`args` is kept verbatim only where `input` cannot give it back: no arguments at all, or a JSON string.
+    """The argument text is kept verbatim only where `input` cannot give it back: no arguments at all, a JSON
+    string (`args`), or a dict that JavaScript would give back as other text (`args_json`, `exact_json`).
     `mark` is who answers the call (`ANSWERED_BY_METADATA_KEY`): `client` rides signed beside `sig`."""
     fields: dict[str, Any] = {}
     args = call.args
@@ -165,6 +170,8 @@ def tool_call_metadata(
         as_dict = call.args_as_dict()
         if list(as_dict) != ['INVALID_JSON']:
             fields['args'] = args
+    elif not survives_javascript(args):
+        fields['args_json'] = exact_text(args)
     if response is not None:
         fields['response'] = response
     if sig is not None:
@@ -211,10 +218,12 @@ def tool_result(
         text = part.model_response()
         if text.endswith(RETRY_SUFFIX):
             text = text[: -len(RETRY_SUFFIX)]
-        fields['retry'] = {'content': json_ready(part.content)}
+        fields['retry'] = carry_exact({'content': json_ready(part.content)}, 'content', retry_content(part.content))
         return 'output-error', text, fields
     if part.metadata is not None:
         fields['metadata'] = json_ready(part.metadata)
+        carry_exact(fields, 'metadata', part.metadata)
+    carry_exact(fields, 'content', part.content)
     if part.outcome == 'success':
         return 'output-available', json_ready(part.content), fields
     text = part.model_response_str()

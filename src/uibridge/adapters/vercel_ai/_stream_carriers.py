@@ -3,7 +3,8 @@
 
 - `MessageCarrier`: what belongs to the whole assistant message. The shared state as one `data-state` part (id
   `state`, data = the whole state after the event), sent at the event inside a step, else when the next step
-  starts (or at the end); message metadata as `message-metadata` with the application's keys at top level;
+  starts (or at the end), its signature in the message metadata at the end; message metadata as
+  `message-metadata` with the application's keys at top level;
   late response info as `message-metadata` under `uibridge`: the step's entry by its index within the message
   (counting the continued message's steps) and the message's new totals, which the client's deep merge adds to
   what it holds. It also amends the collector's messages the way loading reads the client's message back;
@@ -28,7 +29,7 @@ from ...core.messages import (
 )
 from ...core.provenance import Keyring
 from ._frames import chunk_writer
-from ._message_info import STATE_ID, STATE_TYPE, is_state_part, late_info, state_placement, summary
+from ._message_info import STATE_ID, STATE_TYPE, is_state_part, late_info, state_fields, state_placement, summary
 from ._native_tools import native_call_fields, native_input, native_result_fields
 from ._provider_metadata import PROVIDER_KEY, SIDECAR_KEY, sidecar
 from ._sources import source_parts
@@ -57,8 +58,10 @@ _output_available = chunk_writer(ToolOutputAvailableChunk)
 class MessageCarrier:
     """The message-wide state of one stream: steps counted, the state's place, the steps' late info sent."""
 
-    def __init__(self, continued: UIMessage | None) -> None:
+    def __init__(self, continued: UIMessage | None, keyring: Keyring | None = None) -> None:
         self._continued = continued
+        self._keyring = keyring
+        self._state_sent = False
         self._offset = 0
         self._steps: dict[int, dict[str, Any]] = {}
         """Each step's late info as the client holds it (the continued message's, then this run's)."""
@@ -104,6 +107,7 @@ class MessageCarrier:
             self._state_due = True
             return b''
         self._state_due = False
+        self._state_sent = True
         if self._state_at is None:
             self._state_at = self._continued_state_at() or (self._step, len(self._response.parts), self._ui_only)
         return _data(type=STATE_TYPE, id=STATE_ID, data=state)
@@ -139,9 +143,13 @@ class MessageCarrier:
         out = b''
         if self._state_due and self._response is not None:
             self._state_due = False
+            self._state_sent = True
             if self._state_at is None:
                 self._state_at = self._continued_state_at() or (self._step, len(self._response.parts), self._ui_only)
             out += _data(type=STATE_TYPE, id=STATE_ID, data=state)
+        if self._state_sent and self._keyring is not None:
+            # The state the message now holds, signed once it is final (`_message_info.state_fields`).
+            out += _metadata(message_metadata={PROVIDER_KEY: state_fields(state, self._keyring)})
         return out + self.response_info() if self._response is not None else out
 
     def amend(self, messages: list[ModelMessage]) -> list[ModelMessage]:

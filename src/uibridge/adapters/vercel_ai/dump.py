@@ -161,7 +161,7 @@ def dump_messages(
             drafts.append(draft)
         previous_was_request = True
 
-    return downgrade_messages([_finish(index, draft) for index, draft in enumerate(drafts)], sdk_version)
+    return downgrade_messages([_finish(index, draft, signer) for index, draft in enumerate(drafts)], sdk_version)
 
 
 def _is_tool_result(part: Any) -> TypeIs[ToolReturnPart | RetryPromptPart]:
@@ -202,9 +202,9 @@ def _holds_state(response: ModelResponse) -> bool:
     return response.metadata is not None and STATE_METADATA_KEY in response.metadata
 
 
-def _finish(index: int, draft: _Draft) -> UIMessage:
+def _finish(index: int, draft: _Draft, keyring: Keyring) -> UIMessage:
     if draft.role == 'assistant':
-        draft.metadata = message_metadata(draft.responses, draft.metadata)
+        draft.metadata = message_metadata(draft.responses, draft.metadata, keyring)
     if draft.inserts:
         for at, part in sorted(draft.inserts, key=lambda item: item[0]):
             draft.parts.insert(at, part)

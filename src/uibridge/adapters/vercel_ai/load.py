@@ -61,7 +61,7 @@ from ._load_parts import (
     user_part,
 )
 from ._load_step import Step as _Step
-from ._message_info import is_state_part, keep_state, read_message_metadata
+from ._message_info import is_state_part, keep_state, read_message_metadata, read_state
 from ._part_kinds import FILE, KINDS, STEP, TEXT, TOOL, has_step_start, kind_of
 from ._peer_history import peer_messages
 from ._provider_metadata import DERIVED_ID, SIDECAR_KEY, SIG_KEY, derived_message_id
@@ -241,7 +241,9 @@ class _Loader:
             if isinstance(metadata, dict):
                 read_message_metadata(cast('dict[str, Any]', metadata), self.message_responses)
             if state is not None:
-                keep_state(self.message_responses, *state)
+                value, signature = read_state(metadata, state[0])
+                keep_state(self.message_responses, value, state[1], signed=isinstance(signature, str))
+                self.claims.add_state(self.message_responses[-1], signature)
 
     def _state_placement(self) -> tuple[int, int, int]:
         """Where a `data-state` part sits: its step in the message, its position and UI-only slot there."""

@@ -198,7 +198,7 @@ class VercelAIEventStream(ToolHooks, MessageHooks, StreamEncoder[_OpenPart]):
         self._step_open = False
         self._info_pending = False
         self._current: ModelResponse | None = None
-        self._message = MessageCarrier(continued)
+        self._message = MessageCarrier(continued, self._keyring)
         self._text_slots: dict[int, int] = {}
         """The slot of each text part of the current response, by its event index (for a late citation)."""
         self._native_slots: dict[str, int] = {}
