@@ -32,6 +32,8 @@ from typing import Any
 
 import httpx
 import pytest
+from e2e_support import DRIVERS, run_node, run_nodes, scenarios_spec, serve
+
 from corpus_support import (
     ACCOUNT,
     ARGS_TEXT,
@@ -45,8 +47,6 @@ from corpus_support import (
     results,
     transfer_calls,
 )
-from e2e_support import DRIVERS, run_node, run_nodes, scenarios_spec, serve
-
 from uibridge import ModelMessagesTypeAdapter, TextPart
 from uibridge.adapters import ag_ui, vercel_ai
 from uibridge.core.exact_json import exact_text
