@@ -32,6 +32,7 @@ from telemetry_support import (
 )
 
 from uibridge.server import create_app
+from uibridge.server.limits import QuotaRefusal, QuotaRequest
 from uibridge.server.store import MemoryStore
 
 pytestmark = pytest.mark.anyio
@@ -205,6 +206,41 @@ async def test_refused_requests_are_counted_by_reason_and_start_no_run() -> None
         ('GET vercel-ai', '404'), ('POST ag-ui', '415'), ('POST vercel-ai', '422'), ('PUT ag-ui', '405'),
     ]  # fmt: skip
     assert all(span.status.status_code == StatusCode.UNSET for span in otel.spans())  # a 4xx is the client's
+
+
+async def test_a_413_names_the_limit_it_passed() -> None:
+    otel, agent = Otel(), Agent()
+    refused_chats: set[str] = set()
+
+    async def quota(request: QuotaRequest) -> QuotaRefusal | None:
+        return QuotaRefusal('over quota', status=413) if request.chat_id in refused_chats else None
+
+    options: dict[str, Any] = {'max_body_bytes': 4000, 'max_messages': 3, 'max_chat_messages': 5, 'quota': quota}
+    async with app_client(agent, managed=True, telemetry=otel.telemetry(), **options) as client:
+        too_big = body('vercel-ai', chat='big', prompt='x' * 5000)
+        assert (await client.post('/api/chat', json=too_big)).status_code == 413
+        too_many = body('ag-ui', chat='many')
+        too_many['messages'] = [{'id': f'u{n}', 'role': 'user', 'content': 'hi'} for n in range(4)]
+        assert (await client.post('/ag-ui', json=too_many)).status_code == 413
+        # A turn stores 4 messages (the prompt, two responses around a tool result): the third turn's prompt would
+        # take the chat past `max_chat_messages`.
+        for turn in range(3):
+            answer = await client.post('/api/chat', json=body('vercel-ai', chat='full', prompt=f'turn {turn}'))
+            assert answer.status_code == (200 if turn < 2 else 413)
+        refused_chats.add('refused')
+        assert (await client.post('/api/chat', json=body('vercel-ai', chat='refused'))).status_code == 413
+    keys = ('uibridge.protocol', 'uibridge.rejection.reason')
+    reasons = {tuple(p.attributes[key] for key in keys): p.value for p in otel.points('uibridge.requests.rejected')}
+    assert reasons == {
+        ('vercel-ai', 'max_body_bytes'): 1,
+        ('ag-ui', 'max_messages'): 1,
+        ('vercel-ai', 'max_chat_messages'): 1,
+        ('vercel-ai', 'quota'): 1,
+    }
+    refused = [span for span in otel.spans() if (span.attributes or {}).get('http.response.status_code') == 413]
+    assert sorted((span.attributes or {})['uibridge.rejection.reason'] for span in refused) == [
+        'max_body_bytes', 'max_chat_messages', 'max_messages', 'quota',
+    ]  # fmt: skip
 
 
 @pytest.mark.parametrize('protocol', PROTOCOLS)

@@ -10,7 +10,8 @@ Spans:
   propagator; the span is then of kind SERVER), else a new trace's root. `http.request.method`,
   `http.response.status_code`, `uibridge.protocol`, `uibridge.request.id`,
   `uibridge.response.time_to_first_byte` (seconds); a 4xx has `error.type` (the status) and
-  `uibridge.rejection.reason`; a 5xx or an exception sets the span's error status;
+  `uibridge.rejection.reason` (for a 413, the limit: `max_body_bytes`, `max_chat_messages`, `max_chat_bytes`, ...,
+  or `quota`); a 5xx or an exception sets the span's error status;
 - a run span, `"invoke_agent {agent}"`, its child and the current span while the agent runs (an
   instrumented agent's own spans nest under it): `gen_ai.operation.name` (`invoke_agent`), `gen_ai.agent.name`,
   `gen_ai.conversation.id` (the chat, or AG-UI thread), `uibridge.run.id`, `uibridge.run.status`,
@@ -98,7 +99,9 @@ _REASONS = {
     415: 'unsupported_media_type',
     422: 'invalid_request',
 }
-"""`uibridge.rejection.reason` by status: what each 4xx of an endpoint means (`body.py`, `limits.py`)."""
+"""`uibridge.rejection.reason` by status: what each 4xx of an endpoint means (`body.py`, `limits.py`), unless the
+refusal names its reason (`Rejected.reason`: a 413 names the limit it passed, `max_body_bytes`, `max_chat_bytes`
+and the others, or `quota`, as does a quota's 429)."""
 
 
 def _uibridge_version() -> str:
@@ -230,7 +233,7 @@ class RequestSpan:
             if isinstance(error, Exception):
                 span.set_status(Status(StatusCode.ERROR, error_type))
         elif status is not None and 400 <= status < 500:
-            reason = _REASONS.get(status, 'client_error')
+            reason = request.rejection or _REASONS.get(status, 'client_error')
             attributes[ERROR_TYPE] = str(status)
             attributes['uibridge.rejection.reason'] = reason
             meters.rejected.add(

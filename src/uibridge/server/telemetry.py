@@ -39,7 +39,15 @@ if TYPE_CHECKING:
 
     from .otel import Instruments, RequestSpan, RunSpan
 
-__all__ = ['RUN_LOG_FIELDS', 'Observer', 'RequestObservation', 'RunSummary', 'Telemetry', 'observe_run']
+__all__ = [
+    'RUN_LOG_FIELDS',
+    'Observer',
+    'RequestObservation',
+    'RunSummary',
+    'Telemetry',
+    'note_rejection',
+    'observe_run',
+]
 
 logger = logging.getLogger('uibridge.server')
 
@@ -166,7 +174,19 @@ class RequestObservation:
     `send`, which adds the request id and notes the status and the time of the first body byte (the app's
     `ResponseWatch` when `RequestIdMiddleware` made one, else the endpoint's own)."""
 
-    __slots__ = ('_headers', '_scope', '_token', 'arrived', 'method', 'observer', 'send', 'span', 'streaming', 'watch')
+    __slots__ = (
+        '_headers',
+        '_scope',
+        '_token',
+        'arrived',
+        'method',
+        'observer',
+        'rejection',
+        'send',
+        'span',
+        'streaming',
+        'watch',
+    )
 
     def __init__(self, observer: Observer, scope: Scope, headers: Mapping[str, str], send: Send) -> None:
         self.observer = observer
@@ -180,6 +200,8 @@ class RequestObservation:
         self.watch: ResponseWatch = watch
         self.method: str = scope.get('method', '')
         self.streaming = False
+        self.rejection: str | None = None
+        """Why the request was refused, when its status alone does not say (`note_rejection`)."""
         self.span: RequestSpan | None = None
         self._scope = scope
         self._headers = headers
@@ -228,6 +250,14 @@ class RequestObservation:
         if self.span is not None and _streams(message):
             self.streaming = True
             self.span.stream_started()
+
+
+def note_rejection(reason: str | None) -> None:
+    """Tell the current request's telemetry why the endpoint refuses it (`Rejected.reason`: which limit a 413
+    passed), for `uibridge.rejection.reason`."""
+    observation = _current.get()
+    if observation is not None:
+        observation.rejection = reason
 
 
 def _streams(message: Message) -> bool:
