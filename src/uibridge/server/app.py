@@ -53,6 +53,8 @@ def create_app(agent: Agent | None = None, *, page: bool = False, **options: Unp
     With `store=` (a `ChatStore`, or a URL for `store_from_url`), both endpoints keep server-managed history
     in that one store, and each also answers `GET {api}/{chatId}` (the stored messages),
     `GET {api}/{chatId}/stream` (resume the chat's stream) and `DELETE {api}/{chatId}/stream` (stop its run).
+    `stream_log=` (a `redis://` URL, with `store=` a URL) keeps the streams' logs there and the chats in
+    the store (`store_from_url`'s `stream_log`): `store='postgresql://…', stream_log='redis://…'`.
     A store made here from a URL is closed when the app shuts down. Without a store,
     `GET /api/chat/{chatId}/stream` answers 204 (nothing to resume).
 
@@ -69,11 +71,18 @@ def create_app(agent: Agent | None = None, *, page: bool = False, **options: Unp
         agent = DemoAgent()
     options['secret'] = Keyring.of(options.get('secret', options.pop('approval_secret', None)))
     store = options.get('store')
-    owned = store_from_url(store) if isinstance(store, str) else None  # one store, so one ledger, for both
+    stream_log = options.pop('stream_log', None)
+    if stream_log is not None and not isinstance(store, str):
+        raise ValueError(
+            'stream_log= goes with store= given as a URL (create_app makes both, and closes both at shutdown); '
+            'for a store object, pass store=SplitStore(store, RedisStreamLog(url)) and close it yourself'
+        )
+    # One store, so one ledger, for both endpoints.
+    owned = store_from_url(store, stream_log=stream_log) if isinstance(store, str) else None
     if owned is not None:
         options['store'] = owned
     chat_store = cast('ChatStore | None', options.get('store'))
-    shared = cast('EndpointOptions', options)  # `vercel_sdk_version` popped: what both endpoints take
+    shared = cast('EndpointOptions', options)  # `vercel_sdk_version`, `stream_log` popped: what both endpoints take
     vercel = VercelAIEndpoint(agent, sdk_version=sdk_version, **shared)
     ag_ui = AGUIEndpoint(agent, **shared)
 
