@@ -208,6 +208,40 @@ async def test_refused_requests_are_counted_by_reason_and_start_no_run() -> None
     assert all(span.status.status_code == StatusCode.UNSET for span in otel.spans())  # a 4xx is the client's
 
 
+async def test_measurements_are_made_outside_uibridges_spans_so_exemplars_point_at_the_servers_span() -> None:
+    """The SDK's default exemplar filter keeps one for a measurement made while a sampled span is current. uibridge
+    measures in the context its request arrived in: none of its own spans is an exemplar's, and a server's span
+    (an ASGI instrumentation's), when there is one, is."""
+    otel = Otel()
+    server = otel.tracer_provider.get_tracer('asgi-server')
+    async with app_client(Agent(), managed=False, telemetry=otel.telemetry()) as client:
+        assert (await client.post(API['vercel-ai'], json=body('vercel-ai', chat='alone'))).status_code == 200
+        with server.start_as_current_span('POST /api/chat') as outer:
+            assert (await client.post(API['vercel-ai'], json=body('vercel-ai', chat='served'))).status_code == 200
+    ours = {span.context.span_id for span in otel.spans() if span.name != 'POST /api/chat'}  # pyright: ignore[reportOptionalMemberAccess]
+    assert len(ours) == 4  # two requests, two runs
+    # One collection: the SDK hands each exemplar to one collection only.
+    exemplars: dict[str, set[int | None]] = {}
+    data = otel.reader.get_metrics_data()
+    assert data is not None
+    for metric in (m for resource in data.resource_metrics for scope in resource.scope_metrics for m in scope.metrics):
+        for point in metric.data.data_points:
+            exemplars.setdefault(metric.name, set()).update(e.span_id for e in point.exemplars)  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownArgumentType]
+    server_span = outer.get_span_context().span_id
+    assert exemplars['gen_ai.client.operation.duration'] == {server_span}
+    assert exemplars['gen_ai.client.token.usage'] == {server_span}
+    assert exemplars['uibridge.request.time_to_first_byte'] == {server_span}
+    # The token counts carry the conventions' attributes (and the protocol), not the run's status.
+    tokens = otel.point('gen_ai.client.token.usage', **{'gen_ai.token.type': 'input'})
+    assert dict(tokens.attributes) == {
+        'uibridge.protocol': 'vercel-ai',
+        'gen_ai.operation.name': 'invoke_agent',
+        'gen_ai.provider.name': 'acme',
+        'gen_ai.response.model': 'm-1',
+        'gen_ai.token.type': 'input',
+    }
+
+
 async def test_a_413_names_the_limit_it_passed() -> None:
     otel, agent = Otel(), Agent()
     refused_chats: set[str] = set()

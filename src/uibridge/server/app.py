@@ -11,16 +11,16 @@ from typing import cast
 
 import anyio
 from starlette.applications import Starlette
-from starlette.middleware import Middleware
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 from typing_extensions import Unpack
 
 from ..core.provenance import Keyring
 from .ag_ui import AGUIEndpoint
 from .options import AppOptions, EndpointOptions, check_bool, check_sdk_version
-from .request_ids import RequestIdMiddleware
+from .request_ids import REQUEST_ID_HEADER, request_id_for
 from .run import Agent
 from .store import ChatStore, store_from_url
 from .vercel_ai import VercelAIEndpoint
@@ -88,16 +88,17 @@ def create_app(agent: Agent | None = None, *, page: bool = False, **options: Unp
 
     async def nothing_to_resume(request: Request) -> Response:
         # `useChat({resume: true})` asks here for a stream to resume; runs do not outlive their request.
-        return Response(status_code=204)
+        return Response(status_code=204, headers=_request_id(request))
 
     async def healthz(request: Request) -> Response:
-        return JSONResponse({'status': 'ok'}, headers=_NO_STORE)
+        return JSONResponse({'status': 'ok'}, headers=_NO_STORE | _request_id(request))
 
     async def readyz(request: Request) -> Response:
         reason = None if chat_store is None else await _store_unavailable(chat_store)
+        headers = _NO_STORE | _request_id(request)
         if reason is None:
-            return JSONResponse({'status': 'ready'}, headers=_NO_STORE)
-        return JSONResponse({'status': 'unavailable', 'reason': reason}, status_code=503, headers=_NO_STORE)
+            return JSONResponse({'status': 'ready'}, headers=headers)
+        return JSONResponse({'status': 'unavailable', 'reason': reason}, status_code=503, headers=headers)
 
     routes = [
         Route('/healthz', healthz, methods=['GET']),
@@ -122,13 +123,28 @@ def create_app(agent: Agent | None = None, *, page: bool = False, **options: Unp
             if owned is not None:
                 await owned.aclose()
 
-    # Every answer names its request (`x-request-id`), the probes' and the page's too; the endpoints take its id.
-    app = Starlette(routes=routes, lifespan=lifespan, middleware=[Middleware(RequestIdMiddleware)])
+    # Every answer names its request (`x-request-id`): the endpoints' (each adds it to its own), the probes' and
+    # the page's, and the router's refusals (an unknown path, a method a route does not take).
+    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={HTTPException: _refused})
     app.state.vercel_ai = vercel
     app.state.ag_ui = ag_ui
     app.state.agent = agent
     app.state.store = chat_store
     return app
+
+
+def _request_id(request: Request) -> dict[str, str]:
+    """The `x-request-id` header of an answer of `create_app`'s own (the endpoints add theirs)."""
+    return {REQUEST_ID_HEADER: request_id_for(request.headers)}
+
+
+async def _refused(request: Request, error: Exception) -> Response:
+    """The router's refusal (404 for an unknown path, 405 for a method a route does not take), naming its request."""
+    assert isinstance(error, HTTPException)
+    headers = {**(error.headers or {}), **_request_id(request)}
+    if error.status_code in (204, 304):  # answers that have no body
+        return Response(status_code=error.status_code, headers=headers)
+    return PlainTextResponse(error.detail, status_code=error.status_code, headers=headers)
 
 
 async def _store_unavailable(store: ChatStore) -> str | None:
@@ -161,10 +177,11 @@ def _page_routes(*, demo: bool) -> list[Route]:
     favicon = FAVICON_PATH.read_bytes()
 
     async def index(request: Request) -> Response:
-        return HTMLResponse(html, headers={'cache-control': 'no-cache'})
+        return HTMLResponse(html, headers={'cache-control': 'no-cache'} | _request_id(request))
 
     async def icon(request: Request) -> Response:
         # The page links it; without it, a browser asks for /favicon.ico and logs the 404 as a console error.
-        return Response(favicon, media_type='image/svg+xml', headers={'cache-control': 'max-age=86400'})
+        headers = {'cache-control': 'max-age=86400'} | _request_id(request)
+        return Response(favicon, media_type='image/svg+xml', headers=headers)
 
     return [Route('/', index, methods=['GET']), Route('/favicon.svg', icon, methods=['GET'])]
