@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -124,6 +125,10 @@ ANSWER = 'success (no tool calls)'
 """What pydantic-ai's test model answers a prompt when it called no tool."""
 
 
+def texts(message: dict[str, Any]) -> list[str]:
+    return [part['text'] for part in message['parts'] if part['type'] == 'text']
+
+
 def test_the_quickstart_app_answers_the_real_clients(venvs: dict[str, Path], app_dir: Path, tmp_path: Path) -> None:
     with started(venvs['full'], ['-m', 'uvicorn', 'app:app'], app_dir) as base:
         spec = {'api': base + '/api/chat', 'scenarios': [
@@ -132,10 +137,19 @@ def test_the_quickstart_app_answers_the_real_clients(venvs: dict[str, Path], app
         (step,) = run_node('e2e_vercel.mjs', spec)['hello']['steps']
         assert (step['error'], step['status'], step['valid']) == (None, 'ready', True)
         _, assistant = step['messages']
-        assert [p['text'] for p in assistant['parts'] if p['type'] == 'text'] == [ANSWER]
-        # `useChat({resume: true})` asks on mount; without a store there is nothing to resume.
-        assert httpx.get(f'{base}/api/chat/quickstart/stream').status_code == 204
+        assert texts(assistant) == [ANSWER]
+        # A managed app: the chat is the server's, in the file the README names ...
+        stored = httpx.get(f'{base}/api/chat/quickstart').json()
+        assert [m['role'] for m in stored] == ['user', 'assistant'] and texts(stored[1]) == [ANSWER]
+        assert (app_dir / 'chats.db').is_file()
         assert httpx.get(base + '/readyz').json() == {'status': 'ready'}
+        # ... and the real client that loses its connection mid-answer resumes it (`resume: true` on a reload).
+        resumed = run_node('vercel_resume.mjs', {'api': base + '/api/chat', 'lastOnly': True, 'runs': [
+            {'name': 'dropped', 'chatId': 'quickstart-resumed', 'text': 'Hello!', 'dropAfter': 1},
+        ]})['dropped']  # fmt: skip
+        assert (resumed['dropped'], resumed['resumeStatus'], resumed['status']) == (True, 200, 'ready')
+        assert [m['role'] for m in resumed['messages']] == ['user', 'assistant']
+        assert texts(resumed['messages'][1]) == [ANSWER]
         assert run_snippet('ag-ui.mjs', base, tmp_path) == ANSWER + '\n'
 
 

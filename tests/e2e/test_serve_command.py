@@ -194,6 +194,14 @@ REFUSED = {
     'a demo option': (['pkg.chat:agent', '--delay', '1'], '--delay is an option of the demo agent, not of'),
     'a secret on the command line': (['--secret', 'hunter2'], 'set UIBRIDGE_SECRET in the environment'),
     'a bad store URL': (['pkg.chat:agent', '--store', 'postgres-ish:'], "unsupported store URL 'postgres-ish:'"),
+    'a stream log without a store': (
+        ['pkg.chat:agent', '--stream-log', 'redis://127.0.0.1:6379/0'],
+        '--stream-log keeps the stream logs of a store apart: it needs --store too',
+    ),
+    'a stream log not in Redis': (
+        ['pkg.chat:agent', '--store', 'memory:', '--stream-log', 'sqlite:///logs.db'],
+        "unsupported stream log URL 'sqlite:///logs.db': expected 'redis://host:port/N'",
+    ),
 }
 
 

@@ -1,5 +1,6 @@
 """Request ids: the client's `x-request-id` when plausible, else a fresh one, echoed on every answer: streams,
-JSON errors, the stored chat, resume, the probes, a route that does not exist; once, under `create_app` or not."""
+JSON errors, the stored chat, resume, the probes, a route that does not exist, a method a route does not take;
+once, under `create_app` or not. And a stream's frames after its first body byte go around the watch."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ import pytest
 from telemetry_support import CHAT, Agent, body
 
 from uibridge.server import VercelAIEndpoint, create_app
-from uibridge.server.request_ids import MAX_REQUEST_ID_LENGTH, request_id_for, with_request_id
+from uibridge.server.asgi import Message
+from uibridge.server.outbox import Outbox
+from uibridge.server.request_ids import MAX_REQUEST_ID_LENGTH, ResponseWatch, request_id_for, settled, with_request_id
 from uibridge.server.store import MemoryStore
 
 pytestmark = pytest.mark.anyio
@@ -63,6 +66,7 @@ async def test_every_answer_of_the_app_names_its_request_once() -> None:
             'readyz': await client.get('/readyz'),
             'page': await client.get('/'),
             'no such route': await client.get('/nowhere'),
+            'no such method': await client.post('/healthz'),
         }
     assert [name for name, answer in answers.items() if answer.headers.get_list('x-request-id') == []] == []
     assert {name: len(answer.headers.get_list('x-request-id')) for name, answer in answers.items()} == dict.fromkeys(
@@ -73,6 +77,8 @@ async def test_every_answer_of_the_app_names_its_request_once() -> None:
     assert all(GENERATED.fullmatch(chosen) for chosen in others)
     assert len(set(others)) == len(others)
     assert [answers['JSON error'].status_code, answers['unknown chat'].status_code] == [422, 404]
+    assert [answers['no such route'].status_code, answers['no such method'].status_code] == [404, 405]
+    assert sorted(answers['no such method'].headers['allow'].split(', ')) == ['GET', 'HEAD']  # its own headers kept
 
 
 async def test_an_endpoint_mounted_alone_echoes_the_id_itself() -> None:
@@ -82,3 +88,24 @@ async def test_an_endpoint_mounted_alone_echoes_the_id_itself() -> None:
         refused = await client.get('/', headers={'x-request-id': 'alone-2'})
     assert stream.headers.get_list('x-request-id') == ['alone-1']
     assert (refused.status_code, refused.headers.get_list('x-request-id')) == (405, ['alone-2'])
+
+
+async def test_a_watch_steps_aside_once_the_first_body_byte_is_sent() -> None:
+    sent: list[Message] = []
+
+    async def server_send(message: Message) -> None:
+        sent.append(message)
+
+    watch = ResponseWatch('id-1', server_send)
+    outbox = Outbox(watch.send)
+    assert settled(watch.send) == watch.send
+    await watch.send({'type': 'http.response.start', 'status': 200, 'headers': []})
+    await watch.send({'type': 'http.response.body', 'body': b'', 'more_body': True})  # no byte yet
+    assert settled(watch.send) == watch.send and watch.first_byte is None
+    outbox.put(b'first')
+    await outbox.finish(b'')  # one batch: the first body byte, through the watch
+    assert watch.first_byte is not None and watch.status == 200
+    assert outbox.send is server_send  # the frames after it go straight to the server's send
+    assert settled(server_send) is server_send
+    assert [m.get('body') for m in sent] == [None, b'', b'first']
+    assert sent[0]['headers'] == [(b'x-request-id', b'id-1')]

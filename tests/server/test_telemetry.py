@@ -32,6 +32,7 @@ from telemetry_support import (
 )
 
 from uibridge.server import create_app
+from uibridge.server.limits import QuotaRefusal, QuotaRequest
 from uibridge.server.store import MemoryStore
 
 pytestmark = pytest.mark.anyio
@@ -205,6 +206,75 @@ async def test_refused_requests_are_counted_by_reason_and_start_no_run() -> None
         ('GET vercel-ai', '404'), ('POST ag-ui', '415'), ('POST vercel-ai', '422'), ('PUT ag-ui', '405'),
     ]  # fmt: skip
     assert all(span.status.status_code == StatusCode.UNSET for span in otel.spans())  # a 4xx is the client's
+
+
+async def test_measurements_are_made_outside_uibridges_spans_so_exemplars_point_at_the_servers_span() -> None:
+    """The SDK's default exemplar filter keeps one for a measurement made while a sampled span is current. uibridge
+    measures in the context its request arrived in: none of its own spans is an exemplar's, and a server's span
+    (an ASGI instrumentation's), when there is one, is."""
+    otel = Otel()
+    server = otel.tracer_provider.get_tracer('asgi-server')
+    async with app_client(Agent(), managed=False, telemetry=otel.telemetry()) as client:
+        assert (await client.post(API['vercel-ai'], json=body('vercel-ai', chat='alone'))).status_code == 200
+        with server.start_as_current_span('POST /api/chat') as outer:
+            assert (await client.post(API['vercel-ai'], json=body('vercel-ai', chat='served'))).status_code == 200
+    ours = {span.context.span_id for span in otel.spans() if span.name != 'POST /api/chat'}  # pyright: ignore[reportOptionalMemberAccess]
+    assert len(ours) == 4  # two requests, two runs
+    # One collection: the SDK hands each exemplar to one collection only.
+    exemplars: dict[str, set[int | None]] = {}
+    data = otel.reader.get_metrics_data()
+    assert data is not None
+    for metric in (m for resource in data.resource_metrics for scope in resource.scope_metrics for m in scope.metrics):
+        for point in metric.data.data_points:
+            exemplars.setdefault(metric.name, set()).update(e.span_id for e in point.exemplars)  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownArgumentType]
+    server_span = outer.get_span_context().span_id
+    assert exemplars['gen_ai.client.operation.duration'] == {server_span}
+    assert exemplars['gen_ai.client.token.usage'] == {server_span}
+    assert exemplars['uibridge.request.time_to_first_byte'] == {server_span}
+    # The token counts carry the conventions' attributes (and the protocol), not the run's status.
+    tokens = otel.point('gen_ai.client.token.usage', **{'gen_ai.token.type': 'input'})
+    assert dict(tokens.attributes) == {
+        'uibridge.protocol': 'vercel-ai',
+        'gen_ai.operation.name': 'invoke_agent',
+        'gen_ai.provider.name': 'acme',
+        'gen_ai.response.model': 'm-1',
+        'gen_ai.token.type': 'input',
+    }
+
+
+async def test_a_413_names_the_limit_it_passed() -> None:
+    otel, agent = Otel(), Agent()
+    refused_chats: set[str] = set()
+
+    async def quota(request: QuotaRequest) -> QuotaRefusal | None:
+        return QuotaRefusal('over quota', status=413) if request.chat_id in refused_chats else None
+
+    options: dict[str, Any] = {'max_body_bytes': 4000, 'max_messages': 3, 'max_chat_messages': 5, 'quota': quota}
+    async with app_client(agent, managed=True, telemetry=otel.telemetry(), **options) as client:
+        too_big = body('vercel-ai', chat='big', prompt='x' * 5000)
+        assert (await client.post('/api/chat', json=too_big)).status_code == 413
+        too_many = body('ag-ui', chat='many')
+        too_many['messages'] = [{'id': f'u{n}', 'role': 'user', 'content': 'hi'} for n in range(4)]
+        assert (await client.post('/ag-ui', json=too_many)).status_code == 413
+        # A turn stores 4 messages (the prompt, two responses around a tool result): the third turn's prompt would
+        # take the chat past `max_chat_messages`.
+        for turn in range(3):
+            answer = await client.post('/api/chat', json=body('vercel-ai', chat='full', prompt=f'turn {turn}'))
+            assert answer.status_code == (200 if turn < 2 else 413)
+        refused_chats.add('refused')
+        assert (await client.post('/api/chat', json=body('vercel-ai', chat='refused'))).status_code == 413
+    keys = ('uibridge.protocol', 'uibridge.rejection.reason')
+    reasons = {tuple(p.attributes[key] for key in keys): p.value for p in otel.points('uibridge.requests.rejected')}
+    assert reasons == {
+        ('vercel-ai', 'max_body_bytes'): 1,
+        ('ag-ui', 'max_messages'): 1,
+        ('vercel-ai', 'max_chat_messages'): 1,
+        ('vercel-ai', 'quota'): 1,
+    }
+    refused = [span for span in otel.spans() if (span.attributes or {}).get('http.response.status_code') == 413]
+    assert sorted((span.attributes or {})['uibridge.rejection.reason'] for span in refused) == [
+        'max_body_bytes', 'max_chat_messages', 'max_messages', 'quota',
+    ]  # fmt: skip
 
 
 @pytest.mark.parametrize('protocol', PROTOCOLS)

@@ -11,16 +11,16 @@ from typing import cast
 
 import anyio
 from starlette.applications import Starlette
-from starlette.middleware import Middleware
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 from typing_extensions import Unpack
 
 from ..core.provenance import Keyring
 from .ag_ui import AGUIEndpoint
 from .options import AppOptions, EndpointOptions, check_bool, check_sdk_version
-from .request_ids import RequestIdMiddleware
+from .request_ids import REQUEST_ID_HEADER, request_id_for
 from .run import Agent
 from .store import ChatStore, store_from_url
 from .vercel_ai import VercelAIEndpoint
@@ -53,6 +53,8 @@ def create_app(agent: Agent | None = None, *, page: bool = False, **options: Unp
     With `store=` (a `ChatStore`, or a URL for `store_from_url`), both endpoints keep server-managed history
     in that one store, and each also answers `GET {api}/{chatId}` (the stored messages),
     `GET {api}/{chatId}/stream` (resume the chat's stream) and `DELETE {api}/{chatId}/stream` (stop its run).
+    `stream_log=` (a `redis://` URL, with `store=` a URL) keeps the streams' logs there and the chats in
+    the store (`store_from_url`'s `stream_log`): `store='postgresql://…', stream_log='redis://…'`.
     A store made here from a URL is closed when the app shuts down. Without a store,
     `GET /api/chat/{chatId}/stream` answers 204 (nothing to resume).
 
@@ -69,26 +71,34 @@ def create_app(agent: Agent | None = None, *, page: bool = False, **options: Unp
         agent = DemoAgent()
     options['secret'] = Keyring.of(options.get('secret', options.pop('approval_secret', None)))
     store = options.get('store')
-    owned = store_from_url(store) if isinstance(store, str) else None  # one store, so one ledger, for both
+    stream_log = options.pop('stream_log', None)
+    if stream_log is not None and not isinstance(store, str):
+        raise ValueError(
+            'stream_log= goes with store= given as a URL (create_app makes both, and closes both at shutdown); '
+            'for a store object, pass store=SplitStore(store, RedisStreamLog(url)) and close it yourself'
+        )
+    # One store, so one ledger, for both endpoints.
+    owned = store_from_url(store, stream_log=stream_log) if isinstance(store, str) else None
     if owned is not None:
         options['store'] = owned
     chat_store = cast('ChatStore | None', options.get('store'))
-    shared = cast('EndpointOptions', options)  # `vercel_sdk_version` popped: what both endpoints take
+    shared = cast('EndpointOptions', options)  # `vercel_sdk_version`, `stream_log` popped: what both endpoints take
     vercel = VercelAIEndpoint(agent, sdk_version=sdk_version, **shared)
     ag_ui = AGUIEndpoint(agent, **shared)
 
     async def nothing_to_resume(request: Request) -> Response:
         # `useChat({resume: true})` asks here for a stream to resume; runs do not outlive their request.
-        return Response(status_code=204)
+        return Response(status_code=204, headers=_request_id(request))
 
     async def healthz(request: Request) -> Response:
-        return JSONResponse({'status': 'ok'}, headers=_NO_STORE)
+        return JSONResponse({'status': 'ok'}, headers=_NO_STORE | _request_id(request))
 
     async def readyz(request: Request) -> Response:
         reason = None if chat_store is None else await _store_unavailable(chat_store)
+        headers = _NO_STORE | _request_id(request)
         if reason is None:
-            return JSONResponse({'status': 'ready'}, headers=_NO_STORE)
-        return JSONResponse({'status': 'unavailable', 'reason': reason}, status_code=503, headers=_NO_STORE)
+            return JSONResponse({'status': 'ready'}, headers=headers)
+        return JSONResponse({'status': 'unavailable', 'reason': reason}, status_code=503, headers=headers)
 
     routes = [
         Route('/healthz', healthz, methods=['GET']),
@@ -113,13 +123,28 @@ def create_app(agent: Agent | None = None, *, page: bool = False, **options: Unp
             if owned is not None:
                 await owned.aclose()
 
-    # Every answer names its request (`x-request-id`), the probes' and the page's too; the endpoints take its id.
-    app = Starlette(routes=routes, lifespan=lifespan, middleware=[Middleware(RequestIdMiddleware)])
+    # Every answer names its request (`x-request-id`): the endpoints' (each adds it to its own), the probes' and
+    # the page's, and the router's refusals (an unknown path, a method a route does not take).
+    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={HTTPException: _refused})
     app.state.vercel_ai = vercel
     app.state.ag_ui = ag_ui
     app.state.agent = agent
     app.state.store = chat_store
     return app
+
+
+def _request_id(request: Request) -> dict[str, str]:
+    """The `x-request-id` header of an answer of `create_app`'s own (the endpoints add theirs)."""
+    return {REQUEST_ID_HEADER: request_id_for(request.headers)}
+
+
+async def _refused(request: Request, error: Exception) -> Response:
+    """The router's refusal (404 for an unknown path, 405 for a method a route does not take), naming its request."""
+    assert isinstance(error, HTTPException)
+    headers = {**(error.headers or {}), **_request_id(request)}
+    if error.status_code in (204, 304):  # answers that have no body
+        return Response(status_code=error.status_code, headers=headers)
+    return PlainTextResponse(error.detail, status_code=error.status_code, headers=headers)
 
 
 async def _store_unavailable(store: ChatStore) -> str | None:
@@ -152,10 +177,11 @@ def _page_routes(*, demo: bool) -> list[Route]:
     favicon = FAVICON_PATH.read_bytes()
 
     async def index(request: Request) -> Response:
-        return HTMLResponse(html, headers={'cache-control': 'no-cache'})
+        return HTMLResponse(html, headers={'cache-control': 'no-cache'} | _request_id(request))
 
     async def icon(request: Request) -> Response:
         # The page links it; without it, a browser asks for /favicon.ico and logs the 404 as a console error.
-        return Response(favicon, media_type='image/svg+xml', headers={'cache-control': 'max-age=86400'})
+        headers = {'cache-control': 'max-age=86400'} | _request_id(request)
+        return Response(favicon, media_type='image/svg+xml', headers=headers)
 
     return [Route('/', index, methods=['GET']), Route('/favicon.svg', icon, methods=['GET'])]

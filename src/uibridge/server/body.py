@@ -19,14 +19,25 @@ __all__ = ['MAX_JSON_DEPTH', 'Rejected', 'check_content_type', 'parse_json_objec
 
 
 class Rejected(Exception):
-    """A request the endpoint refuses before running anything."""
+    """A request the endpoint refuses before running anything. `reason`, when the status alone does not say it
+    (a 413: which limit), names it for telemetry (`uibridge.rejection.reason`): a limit's option name
+    (`max_body_bytes`, `max_chat_bytes`, ...) or `quota`, a short fixed word, never client input."""
 
-    def __init__(self, status: int, error: str, path: str = '', headers: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        status: int,
+        error: str,
+        path: str = '',
+        headers: dict[str, str] | None = None,
+        *,
+        reason: str | None = None,
+    ) -> None:
         super().__init__(error)
         self.status = status
         self.error = error
         self.path = path
         self.headers = headers or {}
+        self.reason = reason
 
 
 class Disconnected(Exception):
@@ -57,7 +68,7 @@ async def read_body(receive: Receive, content_length: str | None, limit: int) ->
         if not declared.isdigit() or len(declared) > 19:
             raise Rejected(400, 'invalid content-length')
         if int(declared) > limit:
-            raise Rejected(413, f'the body exceeds {limit} bytes')
+            raise Rejected(413, f'the body exceeds {limit} bytes', reason='max_body_bytes')
     chunks: list[bytes] = []
     size = 0
     while True:
@@ -67,7 +78,7 @@ async def read_body(receive: Receive, content_length: str | None, limit: int) ->
         chunk: bytes = message.get('body', b'')
         size += len(chunk)
         if size > limit:
-            raise Rejected(413, f'the body exceeds {limit} bytes')
+            raise Rejected(413, f'the body exceeds {limit} bytes', reason='max_body_bytes')
         chunks.append(chunk)
         if not message.get('more_body', False):
             return b''.join(chunks)

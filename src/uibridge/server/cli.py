@@ -115,6 +115,12 @@ def _parser() -> argparse.ArgumentParser:
         'history',
     )
     serve.add_argument(
+        '--stream-log',
+        metavar='URL',
+        help="with --store: keep the streams' logs in Redis (redis://host:port/N), the chats staying in the store "
+        '(postgresql://… for the chats, Redis for the live streams: resume on any host)',
+    )
+    serve.add_argument(
         '--lease', type=float, default=None, help="seconds a run's claim holds without a heartbeat (default 10)"
     )
     serve.add_argument(
@@ -167,6 +173,8 @@ def _check_options(args: argparse.Namespace) -> None:
             'a resume or a stop would reach the wrong one): use --store sqlite:///path.db on one host, or '
             'redis://… or postgresql://… across hosts'
         )
+    if args.stream_log is not None and args.store is None:
+        raise TargetError('--stream-log keeps the stream logs of a store apart: it needs --store too')
     if args.target is None and args.factory:
         raise TargetError('--factory needs MODULE:FACTORY, the function that makes your agent')
     remote = args.remote_ag_ui or args.remote_vercel
@@ -210,7 +218,7 @@ async def _build(args: argparse.Namespace) -> tuple[Starlette, ChatStore | None]
     from .app import create_app
 
     agent = await _agent(args)
-    store = None if args.store is None else _store(args.store, args.lease)
+    store = None if args.store is None else _store(args.store, args.lease, args.stream_log)
     app = create_app(
         agent,
         page=True,
@@ -252,7 +260,7 @@ def _serve_workers(args: argparse.Namespace, argv: list[str]) -> int:
 
     async def check() -> None:
         if args.store is not None:
-            store = _store(args.store, args.lease)
+            store = _store(args.store, args.lease, args.stream_log)
             try:
                 await _check_store(store)
             finally:
@@ -370,13 +378,13 @@ def _remote_agent(ag_ui: str | None, vercel: str | None) -> Agent | None:
     return RemoteAGUIAgent(ag_ui, tools=[page_tool])
 
 
-def _store(url: str, lease: float | None) -> ChatStore:
+def _store(url: str, lease: float | None, stream_log: str | None = None) -> ChatStore:
     from .store import store_from_url
 
     if url.lower().startswith('sqlite:///'):  # `make serve`'s file sits in an ignored folder a fresh clone lacks
         Path(url[len('sqlite:///') :]).parent.mkdir(parents=True, exist_ok=True)
     try:
-        return store_from_url(url, **({'lease': lease} if lease else {}))
+        return store_from_url(url, stream_log=stream_log, **({'lease': lease} if lease else {}))
     except ValueError as error:
         raise TargetError(str(error)) from None
     except ImportError as error:

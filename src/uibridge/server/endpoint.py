@@ -56,7 +56,7 @@ from .options import check_agent, check_bool, check_positive, check_strings
 from .run import Agent, AgentRun, OnComplete, history_state
 from .store import ChatStore, store_from_url
 from .streaming import stream_run
-from .telemetry import Observer, Telemetry, observe_run
+from .telemetry import Observer, Telemetry, note_rejection, observe_run
 
 __all__ = ['DEFAULT_BODY_TIMEOUT', 'DEFAULT_MAX_BODY_BYTES', 'ChatEndpoint', 'Checked', 'ProtocolBinding']
 
@@ -262,6 +262,7 @@ class ChatEndpoint(Generic[RequestT]):
             approvals = await first_uses(checked.approvals, self.approval_ledger)
             run, encoder = await off_loop(self.finish, checked, approvals, size=len(body))
         except Rejected as rejected:
+            note_rejection(rejected.reason)
             await _send_error(send, rejected.status, rejected.error, rejected.path, rejected.headers)
             return
         except Disconnected:

@@ -112,9 +112,17 @@ class ChatLimits:
         """Refuse (413) a run after which the chat, its `kept` stored messages and the `added` ones (their sizes
         in bytes), would be past a limit."""
         if len(kept) + len(added) > self.max_chat_messages:
-            raise Rejected(413, f'the chat would hold more than {self.max_chat_messages} messages (max_chat_messages)')
+            raise Rejected(
+                413,
+                f'the chat would hold more than {self.max_chat_messages} messages (max_chat_messages)',
+                reason='max_chat_messages',
+            )
         if sum(kept) + sum(added) > self.max_chat_bytes:
-            raise Rejected(413, f'the chat would hold more than {self.max_chat_bytes} bytes (max_chat_bytes)')
+            raise Rejected(
+                413,
+                f'the chat would hold more than {self.max_chat_bytes} bytes (max_chat_bytes)',
+                reason='max_chat_bytes',
+            )
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,7 +197,7 @@ class QuotaRefusal:
 
     def rejected(self) -> Rejected:
         headers = {} if self.retry_after is None else {'retry-after': str(self.retry_after)}
-        return Rejected(self.status, self.message, headers=headers)
+        return Rejected(self.status, self.message, headers=headers, reason='quota')
 
 
 Quota: TypeAlias = Callable[[QuotaRequest], Awaitable[QuotaRefusal | None]]
@@ -218,7 +226,9 @@ def check_limits(body: dict[str, Any], limits: RequestLimits) -> None:
     if isinstance(messages, list):
         items = cast('list[Any]', messages)
         if len(items) > limits.max_messages:
-            raise Rejected(413, f'more than {limits.max_messages} messages (max_messages)', 'messages')
+            raise Rejected(
+                413, f'more than {limits.max_messages} messages (max_messages)', 'messages', reason='max_messages'
+            )
         total = 0
         for index, message in enumerate(items):
             if not isinstance(message, dict):
@@ -233,11 +243,15 @@ def check_limits(body: dict[str, Any], limits: RequestLimits) -> None:
                         413,
                         f'more than {limits.max_parts_per_message} parts in one message (max_parts_per_message)',
                         f'messages.{index}.{key}',
+                        reason='max_parts_per_message',
                     )
                 total += count
                 if total > limits.max_parts:
                     raise Rejected(
-                        413, f'more than {limits.max_parts} parts in the request (max_parts)', f'messages.{index}.{key}'
+                        413,
+                        f'more than {limits.max_parts} parts in the request (max_parts)',
+                        f'messages.{index}.{key}',
+                        reason='max_parts',
                     )
     _walk(body, limits)
 
@@ -270,7 +284,11 @@ def _walk(body: dict[str, Any], limits: RequestLimits) -> None:
                         if not in_content and len(item) > limits.max_string_length:
                             _too_long((*path, index), limits)
         if budget < 0:  # checked once per container: what one container holds is bounded by the body size
-            raise Rejected(413, f'more than {limits.max_json_values} JSON values in the body (max_json_values)')
+            raise Rejected(
+                413,
+                f'more than {limits.max_json_values} JSON values in the body (max_json_values)',
+                reason='max_json_values',
+            )
 
 
 def _embedded_values(text: str, path: tuple[str | int, ...]) -> int:
@@ -292,7 +310,12 @@ def _check_string(key: str, value: str, path: tuple[str | int, ...], in_content:
         return  # what a tool or the application put there: bounded by the body size alone
     if _is_id_key(key):
         if len(value) > limits.max_id_length:
-            raise Rejected(413, f'an id longer than {limits.max_id_length} characters (max_id_length)', _join(path))
+            raise Rejected(
+                413,
+                f'an id longer than {limits.max_id_length} characters (max_id_length)',
+                _join(path),
+                reason='max_id_length',
+            )
         if not value.isascii() and LONE_SURROGATE.search(value):
             raise Rejected(422, 'an id that is not valid Unicode text (a lone surrogate)', _join(path))
     elif len(value) > limits.max_string_length:
@@ -304,6 +327,7 @@ def _too_long(path: tuple[str | int, ...], limits: RequestLimits) -> None:
         413,
         f'a string outside text content longer than {limits.max_string_length} characters (max_string_length)',
         _join(path),
+        reason='max_string_length',
     )
 
 

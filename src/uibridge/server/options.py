@@ -72,9 +72,11 @@ class VercelAIOptions(EndpointOptions, total=False):
 
 
 class AppOptions(EndpointOptions, total=False):
-    """`create_app`'s options: every endpoint's, and `vercel_sdk_version` (the Vercel endpoint's `sdk_version`)."""
+    """`create_app`'s options: every endpoint's, `vercel_sdk_version` (the Vercel endpoint's `sdk_version`), and
+    `stream_log` (a URL: where the store made from `store=`'s URL keeps its stream logs)."""
 
     vercel_sdk_version: SdkVersion
+    stream_log: str | None
 
 
 def check_sdk_version(value: object) -> SdkVersion:

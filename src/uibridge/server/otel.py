@@ -10,7 +10,8 @@ Spans:
   propagator; the span is then of kind SERVER), else a new trace's root. `http.request.method`,
   `http.response.status_code`, `uibridge.protocol`, `uibridge.request.id`,
   `uibridge.response.time_to_first_byte` (seconds); a 4xx has `error.type` (the status) and
-  `uibridge.rejection.reason`; a 5xx or an exception sets the span's error status;
+  `uibridge.rejection.reason` (for a 413, the limit: `max_body_bytes`, `max_chat_messages`, `max_chat_bytes`, ...,
+  or `quota`); a 5xx or an exception sets the span's error status;
 - a run span, `"invoke_agent {agent}"`, its child and the current span while the agent runs (an
   instrumented agent's own spans nest under it): `gen_ai.operation.name` (`invoke_agent`), `gen_ai.agent.name`,
   `gen_ai.conversation.id` (the chat, or AG-UI thread), `uibridge.run.id`, `uibridge.run.status`,
@@ -31,11 +32,17 @@ Metrics (every one with `uibridge.protocol`):
   `uibridge.run.status`, `error.type`, `gen_ai.provider.name`, `gen_ai.response.model`; its count is the runs
   by status (no separate counter: each measurement costs a request as much as a span's attribute set);
 - `gen_ai.client.token.usage` (histogram, `{token}`): a run's tokens by `gen_ai.token.type` (`input`,
-  `output`), when its responses reported usage;
+  `output`), with `gen_ai.operation.name`, `gen_ai.provider.name`, `gen_ai.response.model`, when its responses
+  reported usage;
 - `uibridge.request.time_to_first_byte` (histogram, s): by `http.request.method`, `http.response.status_code`;
 - `uibridge.requests.rejected` (counter): 4xx answers by `http.response.status_code` and
   `uibridge.rejection.reason`;
 - `uibridge.streams.active` (observable up-down counter): event streams being answered (runs and resumes).
+
+Every measurement is made when its request ends, in the context the request arrived in, none of uibridge's
+spans current (`RunMeasurements`): with the SDK's default exemplar filter, a measurement then carries an exemplar
+of the server's own span when one is current (an ASGI instrumentation's), and none of uibridge's, each of which
+would cost more than half a measurement again.
 """
 
 from __future__ import annotations
@@ -69,7 +76,7 @@ from .run import AgentRun, RunStatus
 if TYPE_CHECKING:
     from .telemetry import RequestObservation, RunSummary, Telemetry
 
-__all__ = ['Instruments', 'RequestSpan', 'RunSpan']
+__all__ = ['Instruments', 'RequestSpan', 'RunMeasurements', 'RunSpan']
 
 PROTOCOL = 'uibridge.protocol'
 RUN_STATUS = 'uibridge.run.status'
@@ -98,7 +105,9 @@ _REASONS = {
     415: 'unsupported_media_type',
     422: 'invalid_request',
 }
-"""`uibridge.rejection.reason` by status: what each 4xx of an endpoint means (`body.py`, `limits.py`)."""
+"""`uibridge.rejection.reason` by status: what each 4xx of an endpoint means (`body.py`, `limits.py`), unless the
+refusal names its reason (`Rejected.reason`: a 413 names the limit it passed, `max_body_bytes`, `max_chat_bytes`
+and the others, or `quota`, as does a quota's 429)."""
 
 
 def _uibridge_version() -> str:
@@ -192,31 +201,40 @@ class Instruments:
 
 
 class RequestSpan:
-    __slots__ = ('instruments', 'span', 'streaming', 'token')
+    __slots__ = ('chat_id', 'ended', 'instruments', 'run_measurements', 'span', 'streaming', 'token')
 
     def __init__(self, instruments: Instruments, span: Span, token: object) -> None:
         self.instruments = instruments
         self.span = span
         self.token = token
         self.streaming = False
+        self.chat_id: str | None = None
+        """The chat of the request's run, set on the span with its closing attributes."""
+        self.run_measurements: RunMeasurements | None = None
+        """The run's measurements, recorded once this span is no longer current (see `RunMeasurements`)."""
+        self.ended = False
 
     def stream_started(self) -> None:
         self.streaming = True
         self.instruments.meters.active[self.instruments.protocol] += 1
 
     def start_run(self, run: AgentRun) -> RunSpan:
-        return RunSpan(self.instruments, self.span, run)
+        self.chat_id = run.thread_id
+        return RunSpan(self.instruments, self, run)
 
     def end(self, request: RequestObservation, error: BaseException | None) -> None:
         instruments = self.instruments
         meters = instruments.meters
         span = self.span
         otel_context.detach(self.token)  # pyright: ignore[reportArgumentType]
+        self.ended = True
         if self.streaming:
             meters.active[instruments.protocol] -= 1
         status = request.status
         ttfb = request.ttfb
         attributes: dict[str, AttributeValue] = {}
+        if self.chat_id is not None:
+            attributes['gen_ai.conversation.id'] = self.chat_id
         if status is not None:
             attributes[STATUS_CODE] = status
         if ttfb is not None and status is not None:
@@ -230,7 +248,7 @@ class RequestSpan:
             if isinstance(error, Exception):
                 span.set_status(Status(StatusCode.ERROR, error_type))
         elif status is not None and 400 <= status < 500:
-            reason = _REASONS.get(status, 'client_error')
+            reason = request.rejection or _REASONS.get(status, 'client_error')
             attributes[ERROR_TYPE] = str(status)
             attributes['uibridge.rejection.reason'] = reason
             meters.rejected.add(
@@ -241,13 +259,47 @@ class RequestSpan:
             span.set_status(Status(StatusCode.ERROR))
         span.set_attributes(attributes)
         span.end()
+        if self.run_measurements is not None:
+            self.run_measurements.record()
+
+
+class RunMeasurements:
+    """A run's duration and token counts, recorded in the context the request arrived in (after its span was
+    detached), not while uibridge's spans are current: the SDK's default exemplar filter then keeps no exemplar
+    pointing at them, and an exemplar costs a measurement more than half again. Under a server's own span (ASGI
+    instrumentation), the measurements' exemplars point at that one."""
+
+    __slots__ = ('attributes', 'duration', 'meters', 'tokens')
+
+    def __init__(
+        self, meters: _Meters, duration: float, attributes: dict[str, AttributeValue], tokens: tuple[int, int] | None
+    ) -> None:
+        self.meters = meters
+        self.duration = duration
+        self.attributes = attributes
+        self.tokens = tokens
+
+    def record(self) -> None:
+        attributes = self.attributes
+        if self.tokens is not None:
+            # The token counts' attributes: the conventions' for `gen_ai.client.token.usage` (and the protocol),
+            # without the run's status and error: the fewer attributes, the cheaper each measurement.
+            counted = {
+                key: attributes[key] for key in (PROTOCOL, OPERATION, PROVIDER, RESPONSE_MODEL) if key in attributes
+            }
+            # A mapping of its own for each point, never changed after: the SDK may keep the one it is given as the
+            # point's attributes (1.30 does), so reusing one dict would give both points the last type.
+            self.meters.tokens.record(self.tokens[0], {**counted, 'gen_ai.token.type': 'input'})
+            self.meters.tokens.record(self.tokens[1], {**counted, 'gen_ai.token.type': 'output'})
+        self.meters.run_duration.record(self.duration, attributes)
 
 
 class RunSpan:
-    __slots__ = ('instruments', 'span', 'start_ns', 'token')
+    __slots__ = ('instruments', 'request_span', 'span', 'start_ns', 'token')
 
-    def __init__(self, instruments: Instruments, request_span: Span, run: AgentRun) -> None:
+    def __init__(self, instruments: Instruments, request_span: RequestSpan, run: AgentRun) -> None:
         self.instruments = instruments
+        self.request_span = request_span
         attributes: dict[str, AttributeValue] = {
             OPERATION: INVOKE_AGENT,
             'gen_ai.agent.name': instruments.agent_name,
@@ -258,7 +310,6 @@ class RunSpan:
         }
         if instruments.record_principal and run.principal is not None:
             attributes['user.id'] = run.principal
-        request_span.set_attribute('gen_ai.conversation.id', run.thread_id)
         self.start_ns = time.time_ns()
         self.span = span = instruments.tracer.start_span(
             instruments.run_name, kind=SpanKind.INTERNAL, attributes=attributes, start_time=self.start_ns
@@ -284,7 +335,6 @@ class RunSpan:
         if span.is_recording():
             self._describe(run, status, error_type, summary, new_messages)
         span.end()
-        meters = instruments.meters
         attributes: dict[str, AttributeValue] = {
             PROTOCOL: instruments.protocol,
             OPERATION: INVOKE_AGENT,
@@ -294,14 +344,14 @@ class RunSpan:
             attributes[PROVIDER] = summary.provider
         if summary.model is not None:
             attributes[RESPONSE_MODEL] = summary.model
-        if summary.usage_reported:
-            # A mapping of its own for each point, never changed after: the SDK may keep the one it is given as the
-            # point's attributes (1.30 does), so reusing one dict would give both points the last type.
-            meters.tokens.record(summary.input_tokens, {**attributes, 'gen_ai.token.type': 'input'})
-            meters.tokens.record(summary.output_tokens, {**attributes, 'gen_ai.token.type': 'output'})
         if error_type is not None:
             attributes[ERROR_TYPE] = error_type
-        meters.run_duration.record(duration, attributes)
+        tokens = (summary.input_tokens, summary.output_tokens) if summary.usage_reported else None
+        measurements = RunMeasurements(instruments.meters, duration, attributes, tokens)
+        if self.request_span.ended:  # a run outliving its request: nothing of uibridge's is current any more
+            measurements.record()
+        else:
+            self.request_span.run_measurements = measurements
 
     def _describe(
         self,

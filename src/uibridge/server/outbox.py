@@ -18,6 +18,9 @@ nothing is sent after it.
 
 Keep-alive comments come from the sender too, woken by `tick` when nothing was sent for a `keep_alive`, so they
 never overlap a batch or land inside one.
+
+Once the first batch is out, the batches go to `request_ids.settled(send)`: the endpoint's `ResponseWatch`,
+which has noted all it watches for by then, no longer stands between each batch and the socket.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from anyio import CancelScope
 from anyio.lowlevel import checkpoint
 
 from .asgi import Send
+from .request_ids import settled
 
 __all__ = ['DEFAULT_LIMIT', 'KEEP_ALIVE', 'Outbox', 'Send', 'StreamLog']
 
@@ -59,6 +63,7 @@ class Outbox:
         '_closed',
         '_ready',
         '_room',
+        '_settled',
         'delivering',
         'frames',
         'gone',
@@ -91,6 +96,8 @@ class Outbox:
         self.delivering = True
         """Whether the sender may still take frames: false once it ended, however it ended."""
         self._closed = False
+        self._settled = False
+        """Whether `send` has sent a body byte (and `settled` has had its say)."""
         self._ready: anyio.Event | None = None
         """Set by `put` or `close` when the sender waits for something to send."""
         self._room: anyio.Event | None = None
@@ -197,3 +204,7 @@ class Outbox:
             await self.send({'type': 'http.response.body', 'body': body, 'more_body': more})
         except OSError:
             self.abandon()
+            return
+        if not self._settled:
+            self._settled = True
+            self.send = settled(self.send)

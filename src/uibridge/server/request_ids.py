@@ -8,10 +8,11 @@ short safe set (letters, digits, `-_.:;=+/@`), which covers UUIDs, hex ids and t
 injection, a header split) out of logs and headers.
 
 Whatever the id, it is echoed in the answer's `x-request-id` header: streams, JSON errors and GET routes alike.
-A `ResponseWatch` wraps the answer's `send` to add it, and notes on the way what telemetry wants of the answer
-(its status, when its first body byte left). An endpoint makes one itself; `RequestIdMiddleware` makes one for
-every request to a whole app (`create_app` uses it), and an endpoint under it uses that one (`SCOPE_KEY`), so
-an answer's frames pass through one wrapper, not two.
+An endpoint wraps each answer's `send` in a `ResponseWatch`, which adds it and notes on the way what telemetry
+wants of the answer (its status, when its first body byte left); `create_app`'s own routes (the probes, the page)
+and its router's refusals (an unknown path, a method a route does not take) add it themselves. The watch has
+nothing left to do once the first body byte is out, and a stream's sender then sends around it (`settled`): a
+stream of many sends pays for the watch once, not once a frame.
 """
 
 from __future__ import annotations
@@ -20,26 +21,20 @@ import re
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TypeAlias
 
-from .asgi import Message, Receive, Scope, Send
+from .asgi import Message, Send
 
 __all__ = [
     'MAX_REQUEST_ID_LENGTH',
     'REQUEST_ID_HEADER',
-    'SCOPE_KEY',
-    'RequestIdMiddleware',
     'ResponseWatch',
     'request_id_for',
+    'settled',
     'with_request_id',
 ]
 
 REQUEST_ID_HEADER = 'x-request-id'
 MAX_REQUEST_ID_LENGTH = 128
-SCOPE_KEY = 'uibridge.response_watch'
-"""Where a request's `ResponseWatch` lives in its ASGI scope once an outer layer (the middleware) made it."""
-
-App: TypeAlias = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 _PLAUSIBLE = re.compile(rf'[A-Za-z0-9._:;=+/@-]{{1,{MAX_REQUEST_ID_LENGTH}}}')
 _HEADER = REQUEST_ID_HEADER.encode('latin-1')
@@ -66,7 +61,7 @@ class ResponseWatch:
     """One answer's `send`, wrapped (`send`): the request id added to its headers, its status and the time its
     first body byte left noted; `on_start` (when set) sees the `http.response.start` message."""
 
-    __slots__ = ('_send', 'arrived', 'first_byte', 'on_start', 'request_id', 'status')
+    __slots__ = ('arrived', 'first_byte', 'on_start', 'request_id', 'status', 'wrapped')
 
     def __init__(self, request_id: str, send: Send) -> None:
         self.request_id = request_id
@@ -74,9 +69,12 @@ class ResponseWatch:
         self.status: int | None = None
         self.first_byte: float | None = None
         self.on_start: Callable[[Message], None] | None = None
-        self._send = send
+        self.wrapped = send
+        """The `send` this one wraps."""
 
-    async def send(self, message: Message) -> None:
+    def send(self, message: Message) -> Awaitable[None]:
+        # A plain function handing back the wrapped send's awaitable, not a coroutine of its own awaiting it: a
+        # stream sends once a frame, and each of its frames then costs one function call here, not a coroutine.
         if self.first_byte is None:  # past the first body byte, a frame only passes through
             kind = message['type']
             if kind == 'http.response.start':
@@ -86,20 +84,14 @@ class ResponseWatch:
                     self.on_start(message)
             elif kind == 'http.response.body' and message.get('body'):
                 self.first_byte = time.perf_counter()
-        await self._send(message)
+        return self.wrapped(message)
 
 
-class RequestIdMiddleware:
-    """ASGI middleware: every HTTP answer of the app it wraps carries the request's id (see the module)."""
-
-    def __init__(self, app: App) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope['type'] != 'http':
-            await self.app(scope, receive, send)
-            return
-        headers = {key.decode('latin-1').lower(): value.decode('latin-1') for key, value in scope.get('headers', ())}
-        watch = ResponseWatch(request_id_for(headers), send)
-        scope[SCOPE_KEY] = watch
-        await self.app(scope, receive, watch.send)
+def settled(send: Send) -> Send:
+    """Where the rest of an answer can go once `send` has sent a body byte: a `ResponseWatch`'s `send` has noted
+    all it watches for by then, so the frames after it go straight to the send it wraps (one call each, not
+    two). Any other `send`, and a watch's before that byte, is its own."""
+    watch = getattr(send, '__self__', None)  # the watch a bound `ResponseWatch.send` belongs to
+    if isinstance(watch, ResponseWatch) and watch.first_byte is not None:
+        return watch.wrapped
+    return send

@@ -1,7 +1,8 @@
 """What an endpoint tells the operator: one log record per run, request ids, and OpenTelemetry when installed.
 
 Per request, `Observer.request` wraps the ASGI `send` of the endpoint's answer: it adds the `x-request-id`
-header (`request_ids`), and notes the status and when the first body byte left. Per run, `observe_run` (a
+header (`request_ids`), and notes the status and when the first body byte left (a stream's later frames go
+around it). Per run, `observe_run` (a
 `with` around the streamed run) notes when the run started and, when it ended, reads what it produced:
 `run.status`, `run.error`, and the encoder's new messages (token usage, model, provider, finish reasons, tool
 calls and their results). Nothing here runs per event: a stream's cost does not grow with telemetry.
@@ -30,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from ..core.messages import ModelMessage, ModelResponse
 from ..core.stream import EventStreamEncoder
 from .asgi import Message, Scope, Send
-from .request_ids import SCOPE_KEY, ResponseWatch, request_id_for
+from .request_ids import ResponseWatch, request_id_for
 from .run import AgentRun, RunStatus
 
 if TYPE_CHECKING:
@@ -39,7 +40,15 @@ if TYPE_CHECKING:
 
     from .otel import Instruments, RequestSpan, RunSpan
 
-__all__ = ['RUN_LOG_FIELDS', 'Observer', 'RequestObservation', 'RunSummary', 'Telemetry', 'observe_run']
+__all__ = [
+    'RUN_LOG_FIELDS',
+    'Observer',
+    'RequestObservation',
+    'RunSummary',
+    'Telemetry',
+    'note_rejection',
+    'observe_run',
+]
 
 logger = logging.getLogger('uibridge.server')
 
@@ -163,23 +172,32 @@ _current: ContextVar[RequestObservation | None] = ContextVar('uibridge_request',
 
 class RequestObservation:
     """One request as telemetry sees it (`Observer.request`): entered around its handling, answered through
-    `send`, which adds the request id and notes the status and the time of the first body byte (the app's
-    `ResponseWatch` when `RequestIdMiddleware` made one, else the endpoint's own)."""
+    `send`, which adds the request id and notes the status and the time of the first body byte (a
+    `ResponseWatch`)."""
 
-    __slots__ = ('_headers', '_scope', '_token', 'arrived', 'method', 'observer', 'send', 'span', 'streaming', 'watch')
+    __slots__ = (
+        '_headers',
+        '_scope',
+        '_token',
+        'arrived',
+        'method',
+        'observer',
+        'rejection',
+        'send',
+        'span',
+        'streaming',
+        'watch',
+    )
 
     def __init__(self, observer: Observer, scope: Scope, headers: Mapping[str, str], send: Send) -> None:
         self.observer = observer
         self.arrived = time.time_ns()
-        watch = scope.get(SCOPE_KEY)
-        if isinstance(watch, ResponseWatch):
-            self.send = send  # the middleware's watch wraps it already
-        else:
-            watch = ResponseWatch(request_id_for(headers), send)
-            self.send = watch.send
-        self.watch: ResponseWatch = watch
+        watch = self.watch = ResponseWatch(request_id_for(headers), send)
+        self.send = watch.send
         self.method: str = scope.get('method', '')
         self.streaming = False
+        self.rejection: str | None = None
+        """Why the request was refused, when its status alone does not say (`note_rejection`)."""
         self.span: RequestSpan | None = None
         self._scope = scope
         self._headers = headers
@@ -230,6 +248,14 @@ class RequestObservation:
             self.span.stream_started()
 
 
+def note_rejection(reason: str | None) -> None:
+    """Tell the current request's telemetry why the endpoint refuses it (`Rejected.reason`: which limit a 413
+    passed), for `uibridge.rejection.reason`."""
+    observation = _current.get()
+    if observation is not None:
+        observation.rejection = reason
+
+
 def _streams(message: Message) -> bool:
     for key, value in message.get('headers', ()):
         if key.lower() == b'content-type':
@@ -268,12 +294,16 @@ class RunObservation:
     ) -> None:
         duration = time.perf_counter() - self.start
         run = self.run
+        logged = self.request is not None and logger.isEnabledFor(logging.INFO)
+        if self.span is None and not logged:
+            return  # nobody to tell: the run's messages are not even read
         try:
             status, error_type = _outcome(run, error)
-            summary = RunSummary.of(self.encoder.new_messages)
+            new_messages = self.encoder.new_messages
+            summary = RunSummary.of(new_messages)
             if self.span is not None:
-                self.span.end(run, status, error_type, summary, duration, self.encoder.new_messages)
-            if self.request is not None and logger.isEnabledFor(logging.INFO):
+                self.span.end(run, status, error_type, summary, duration, new_messages)
+            if logged and self.request is not None:
                 _log_run(self.request, run, status, error_type, summary, duration)
         except Exception:
             logger.exception('Recording run %.64r failed', run.run_id)

@@ -1,6 +1,7 @@
 """The store suite's backends: memory, SQLite in a temporary directory, Redis against a real `redis-server`
-started here on a free loopback port, and PostgreSQL against a real throwaway cluster (Debian's `postgresql`
-binaries: `initdb` in a temporary directory, the server on a free loopback port), never a mock. Without
+started here on a free loopback port, PostgreSQL against a real throwaway cluster (Debian's `postgresql`
+binaries: `initdb` in a temporary directory, the server on a free loopback port), and the two together
+(`SplitStore`: the chats in PostgreSQL, the stream logs in Redis), never a mock. Without
 redis-server the Redis tests fail, not skip: CI installs it (.ci/run), so a missing server is a broken setup,
 not an optional test. Without PostgreSQL's binaries the PostgreSQL tests skip, saying why, on a developer's
 machine, and fail where `CI` is set."""
@@ -151,7 +152,7 @@ def postgres_url() -> Iterator[str]:
         shutil.rmtree(directory, ignore_errors=True)
 
 
-@pytest.fixture(params=['memory', 'sqlite', 'redis', 'postgresql'])
+@pytest.fixture(params=['memory', 'sqlite', 'redis', 'postgresql', 'postgresql+redis'])
 async def backend(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Backend]:
     name: str = request.param
     if name == 'memory':
@@ -175,13 +176,27 @@ async def backend(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterat
         def make(**timings: Any) -> Any:
             return RedisStore(url, prefix=prefix, **timings)
 
-    else:
+    elif name == 'postgresql':
         from uibridge.server.store.postgres import PostgresStore
 
         schema_url = postgres_schema(request.getfixturevalue('postgres_url'))
 
         def make(**timings: Any) -> Any:
             return PostgresStore(schema_url, pool_size=4, **timings)
+
+    else:  # the chats in PostgreSQL, the stream logs in Redis
+        from uibridge.server.store import SplitStore
+        from uibridge.server.store.postgres import PostgresStore
+        from uibridge.server.store.redis import RedisStreamLog
+
+        schema_url = postgres_schema(request.getfixturevalue('postgres_url'))
+        log_url: str = request.getfixturevalue('redis_url')
+        log_prefix = f'test-{uuid.uuid4().hex}'
+
+        def make(**timings: Any) -> Any:
+            return SplitStore(
+                PostgresStore(schema_url, pool_size=4, **timings), RedisStreamLog(log_url, prefix=log_prefix)
+            )
 
     backend = Backend(name, make)
     yield backend

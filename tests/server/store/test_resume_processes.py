@@ -1,5 +1,6 @@
 """Resumable streams between real processes: `python -m uibridge serve` producers and resumers sharing one
-Redis (started by conftest.py, never a mock) or one SQLite file, driven by the real `ai@7` client
+Redis (started by conftest.py, never a mock), one PostgreSQL for the chats with that Redis for the stream logs
+(`--stream-log`), or one SQLite file, driven by the real `ai@7` client
 (tests/clients/vercel_resume.mjs) and by plain HTTP.
 
 Each test asserts outcomes (what the client holds, what was stored, how a stream ended), never durations:
@@ -21,6 +22,7 @@ from typing import Any, NamedTuple
 
 import httpx
 import pytest
+from store_support import postgres_schema
 
 sys.path.insert(0, str(Path(__file__).parents[2] / 'e2e'))
 from e2e_support import run_node
@@ -40,15 +42,18 @@ def _free_port() -> int:
 
 @contextmanager
 def demo_servers(*stores: str) -> Iterator[list[tuple[str, subprocess.Popen[bytes]]]]:
-    """`python -m uibridge serve --store <store>` for each store, on free loopback ports, started side by side;
-    yields each one's base URL and process."""
+    """`python -m uibridge serve --store <store>` for each store (`--store <chats> --stream-log <log>` for one
+    given as `chats|log`), on free loopback ports, started side by side; yields each one's base URL and process."""
     env = {**os.environ, 'UIBRIDGE_SECRET': SECRET}
     servers: list[tuple[str, subprocess.Popen[bytes]]] = []
     try:
         for store in stores:
             port = _free_port()
-            args = [sys.executable, '-m', 'uibridge', 'serve', '--port', str(port), '--store', store, '--delay', '0',
+            chats, _, stream_log = store.partition('|')
+            args = [sys.executable, '-m', 'uibridge', 'serve', '--port', str(port), '--store', chats, '--delay', '0',
                     '--lease', str(LEASE), '--slow-seconds', str(SLOW_SECONDS)]  # fmt: skip
+            if stream_log:
+                args += ['--stream-log', stream_log]
             process = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             servers.append((f'http://127.0.0.1:{port}', process))
         deadline = time.monotonic() + HANG_GUARD
@@ -75,24 +80,42 @@ def demo_servers(*stores: str) -> Iterator[list[tuple[str, subprocess.Popen[byte
                 process.wait()
 
 
-class Servers(NamedTuple):
+class Shared(NamedTuple):
+    """Three processes sharing one store."""
+
     first: str
-    """A producer on Redis."""
+    """A producer."""
     second: str
-    """Another process on the same Redis, where streams are resumed."""
+    """Another process, where streams are resumed."""
     to_kill: tuple[str, subprocess.Popen[bytes]]
-    """A producer on the same Redis, for the one test that kills it."""
+    """A producer, for the one test that kills it."""
+
+
+class Servers(NamedTuple):
+    redis: Shared
+    """Sharing one Redis."""
+    split: Shared
+    """Sharing one PostgreSQL for the chats and one Redis for the stream logs (`--stream-log`)."""
     on_sqlite: str
     """A process with a SQLite store of its own."""
 
 
+SHARED = ('redis', 'split')
+
+
 @pytest.fixture(scope='module')
-def servers(redis_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Servers]:
+def servers(redis_url: str, postgres_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Servers]:
     """Every process this module drives, started at once (each test uses chats of its own)."""
     database = redis_url.rsplit('/', 1)[0] + '/3'  # a database of its own: the store suite's never meets these
+    split = postgres_schema(postgres_url) + '|' + redis_url.rsplit('/', 1)[0] + '/6'
     sqlite = f'sqlite:///{tmp_path_factory.mktemp("resume")}/chats.db'
-    with demo_servers(database, database, database, sqlite) as [first, second, to_kill, on_sqlite]:
-        yield Servers(first[0], second[0], to_kill, on_sqlite[0])
+    with demo_servers(*[database] * 3, *[split] * 3, sqlite) as started:
+        on_redis, on_split = started[:3], started[3:6]
+        yield Servers(
+            Shared(on_redis[0][0], on_redis[1][0], on_redis[2]),
+            Shared(on_split[0][0], on_split[1][0], on_split[2]),
+            started[6][0],
+        )
 
 
 def comparable(message: dict[str, Any]) -> dict[str, Any]:
@@ -131,8 +154,9 @@ def resume_spec(api: str, resume_api: str) -> dict[str, Any]:
     }
 
 
-def test_the_real_client_resumes_on_another_process_sharing_redis(servers: Servers) -> None:
-    first, second = servers.first, servers.second
+@pytest.mark.parametrize('shared', SHARED)
+def test_the_real_client_resumes_on_another_process_sharing_the_store(servers: Servers, shared: str) -> None:
+    first, second, _ = getattr(servers, shared)
     spec = {**resume_spec(first, second), 'lastOnly': True}
     result = run_node('vercel_resume.mjs', spec)
     check_resumed(result)
@@ -156,8 +180,9 @@ def _start_slow(client: httpx.Client, base: str, chat: str) -> Iterator[bytes]:
     return response.iter_raw()
 
 
-def test_a_killed_producer_leaves_a_stream_that_resumes_to_an_error(servers: Servers) -> None:
-    (first, producer), second = servers.to_kill, servers.second
+@pytest.mark.parametrize('shared', SHARED)
+def test_a_killed_producer_leaves_a_stream_that_resumes_to_an_error(servers: Servers, shared: str) -> None:
+    _, second, (first, producer) = getattr(servers, shared)
     chat = f'kill-{uuid.uuid4().hex[:8]}'
     with httpx.Client(timeout=HANG_GUARD) as client:
         chunks = _start_slow(client, first, chat)
@@ -181,8 +206,9 @@ def test_a_killed_producer_leaves_a_stream_that_resumes_to_an_error(servers: Ser
     assert again.status_code == 200 and '"type":"finish"' in again.text
 
 
-def test_a_stop_from_another_process_ends_the_run_and_keeps_its_partial_answer(servers: Servers) -> None:
-    first, second = servers.first, servers.second
+@pytest.mark.parametrize('shared', SHARED)
+def test_a_stop_from_another_process_ends_the_run_and_keeps_its_partial_answer(servers: Servers, shared: str) -> None:
+    first, second, _ = getattr(servers, shared)
     chat = f'stop-{uuid.uuid4().hex[:8]}'
     with httpx.Client(timeout=HANG_GUARD) as client:
         chunks = _start_slow(client, first, chat)

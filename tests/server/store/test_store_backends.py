@@ -14,7 +14,15 @@ from store_support import Backend, drain, reply, user
 import background
 from pydantic_ai_json import PYDANTIC_AI_EVERY_KIND, field_for_field, pydantic_ai_reading, uibridge_written
 from uibridge import ModelMessagesTypeAdapter
-from uibridge.server.store import ChatStore, MemoryStore, SchemaError, SchemaStatus, SqliteStore, store_from_url
+from uibridge.server.store import (
+    ChatStore,
+    MemoryStore,
+    SchemaError,
+    SchemaStatus,
+    SplitStore,
+    SqliteStore,
+    store_from_url,
+)
 from uibridge.server.store.sqlite import SCHEMA_VERSION as SQLITE_SCHEMA
 
 pytestmark = pytest.mark.anyio
@@ -23,6 +31,8 @@ HISTORY = [user('hi'), reply('hello')]
 
 
 async def stored_items(store: ChatStore, chat_id: str) -> list[bytes]:
+    if isinstance(store, SplitStore):
+        return await stored_items(store.chats, chat_id)
     if isinstance(store, SqliteStore):
         with sqlite3.connect(store.path) as connection:
             rows = connection.execute(

@@ -1,5 +1,6 @@
 """Several workers, real processes: `uvicorn --workers 2` (uvicorn's own command line, serving `workers_app.py`),
-one server per store that its workers can share (SQLite, Redis, PostgreSQL, each started by conftest.py). A run
+one server per store that its workers can share (SQLite, Redis, PostgreSQL, each started by conftest.py, and
+PostgreSQL with its stream logs in Redis). A run
 started on one worker resumes on the other through the real `ai@7` client (tests/clients/vercel_resume.mjs),
 and a stop sent to the other worker ends it. And `python -m uibridge serve --workers 2`: refused with the
 memory store (saying which store to use), serving with SQLite.
@@ -122,9 +123,13 @@ def _worker_pids(port: int) -> set[str]:
 
 @contextmanager
 def uvicorn_workers(store: str) -> Iterator[Workers]:
-    """`uvicorn --workers 2` serving `workers_app` with `store`, and a pinned port for each of its workers."""
+    """`uvicorn --workers 2` serving `workers_app` with `store` (`chats URL|stream log URL` for a store whose
+    stream logs live apart), and a pinned port for each of its workers."""
     port = _free_port()
-    env = {**os.environ, 'UIBRIDGE_SECRET': SECRET, 'WORKERS_STORE': store}
+    chats, _, stream_log = store.partition('|')
+    env = {**os.environ, 'UIBRIDGE_SECRET': SECRET, 'WORKERS_STORE': chats}
+    if stream_log:
+        env['WORKERS_STREAM_LOG'] = stream_log
     args = [sys.executable, '-m', 'uvicorn', '--factory', 'workers_app:make_app', '--app-dir', str(HERE),
             '--workers', '2', '--host', '127.0.0.1', '--port', str(port), '--log-level', 'warning']  # fmt: skip
     process = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -158,7 +163,7 @@ def _wait_until_serving(base: str, process: subprocess.Popen[bytes]) -> None:
         time.sleep(0.05)
 
 
-STORES = ('sqlite', 'redis', 'postgresql')
+STORES = ('sqlite', 'redis', 'postgresql', 'postgresql+redis')
 
 
 @pytest.fixture(scope='module')
@@ -170,6 +175,8 @@ def servers(
         'sqlite': f'sqlite:///{tmp_path_factory.mktemp("workers")}/chats.db',
         'redis': redis_url.rsplit('/', 1)[0] + '/4',  # a database of its own
         'postgresql': postgres_schema(postgres_url),
+        # The chats in PostgreSQL, the live stream logs in Redis (a database of its own).
+        'postgresql+redis': postgres_schema(postgres_url) + '|' + redis_url.rsplit('/', 1)[0] + '/5',
     }
     with ExitStack() as stack, ThreadPoolExecutor(len(urls)) as pool:
         starting = {name: pool.submit(stack.enter_context, uvicorn_workers(url)) for name, url in urls.items()}

@@ -7,7 +7,10 @@ async interface, `ChatStore`, with four backends chosen by URL (`store_from_url`
 - `redis://host:port/N`: any number of processes on any hosts, streams resumable on any (the `redis` extra);
 - `postgresql://user@host/db`: likewise, in PostgreSQL (the `postgres` extra).
 
-`RedisStore` and `PostgresStore` are not imported here (they need optional packages):
+Any of them can keep its stream logs apart, in Redis (`store_from_url(url, stream_log='redis://…')`, a
+`SplitStore`): PostgreSQL holding the chats and Redis the live stream logs, say.
+
+`RedisStore`, `RedisStreamLog` and `PostgresStore` are not imported here (they need optional packages):
 `uibridge.server.store.redis`, `uibridge.server.store.postgres`.
 """
 
@@ -15,16 +18,20 @@ from . import base
 from .base import *  # noqa: F403  the store interface, as `base.__all__` lists it
 from .memory import MemoryState, MemoryStore
 from .schema import SchemaError, SchemaStatus, VersionedStore
+from .split import SplitStore, StreamLog
 from .sqlite import SqliteStore
-from .urls import store_from_url
+from .urls import store_from_url, stream_log_from_url
 
 __all__ = [
     'MemoryState',
     'MemoryStore',
     'SchemaError',
     'SchemaStatus',
+    'SplitStore',
     'SqliteStore',
+    'StreamLog',
     'VersionedStore',
     'store_from_url',
+    'stream_log_from_url',
 ]
 __all__ += base.__all__

@@ -199,6 +199,12 @@ class ChatStore(ABC):
     async def load_messages(self, chat_id: str, principal: str) -> list[ModelMessage]:
         """The chat's history. Raises `ChatNotFound` when the chat is missing or another principal's."""
 
+    async def check_owner(self, chat_id: str, principal: str) -> None:
+        """Return when the chat exists and is `principal`'s; raise `ChatNotFound` otherwise. What a stream log
+        kept apart from the chats (`split.SplitStore`) asks before it serves a stream. The default reads the
+        history; each backend here overrides it with a lookup of the owner alone."""
+        await self.load_messages(chat_id, principal)
+
     # -- runs ----------------------------------------------------------------------------------------------
 
     @abstractmethod

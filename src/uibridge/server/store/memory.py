@@ -104,6 +104,9 @@ class MemoryStore(ChatStore):
     async def load_messages(self, chat_id: str, principal: str) -> list[ModelMessage]:
         return await load_history(list(self._chat(chat_id, principal).messages))
 
+    async def check_owner(self, chat_id: str, principal: str) -> None:
+        self._chat(chat_id, principal)
+
     async def claim(self, chat_id: str, principal: str, *, create: bool = False) -> RunClaim:
         chat = self._chat(chat_id, principal, create=create)
         if self._live_run(chat) is not None:

@@ -320,6 +320,11 @@ class PostgresStore(ChatStore):
             items = await self._history(connection, chat_id, principal)
         return await load_history(items)
 
+    async def check_owner(self, chat_id: str, principal: str) -> None:
+        row = await self._one('SELECT owner FROM uibridge_chats WHERE id = %s', (chat_id,))
+        if row is None or row[0] != principal:
+            raise ChatNotFound(chat_id)
+
     # -- runs ----------------------------------------------------------------------------------------------
 
     async def claim(self, chat_id: str, principal: str, *, create: bool = False) -> RunClaim:

@@ -20,26 +20,35 @@ Lua script, atomic in Redis. Readers `XREAD BLOCK` for `poll_interval` at a time
 they check the claim, and once it is gone without an end entry they write `end: lost` themselves, so every
 reader of a dead producer ends within `lease + poll_interval` seconds of its last heartbeat. A stop is the
 claim's `stop` field plus a pub/sub message that wakes the producer's `wait_for_stop` at once.
+
+`RedisStreamLog` is the same stream log without the chats, for a `split.SplitStore` whose chats another backend
+keeps (`store_from_url('postgresql://…', stream_log='redis://…')`). Its keys, under the chat's hash tag too:
+`P:{c}:log:run` (a hash, the producer's liveness: `id`, `ended`, expiring `lease` seconds after the last
+renewal), `P:{c}:log:latest` (the id of the chat's latest run) and `P:{c}:log:stream:<run>` (the Redis Stream,
+entries as above). Appends, ends, the readers' follow and their declaring a producer lost are the store's own
+scripts over these keys.
 """
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncGenerator, Sequence
-from typing import Any, Unpack
+from typing import Any, Literal, Unpack
 
 import anyio
 
 try:
     from redis.asyncio import Redis
+    from redis.commands.core import AsyncScript
 except ImportError as error:  # pragma: no cover - the message is the point
     raise ImportError("the Redis store needs the redis client: pip install 'uibridge[redis]'") from error
 
 from ...core.messages import ModelMessage
 from ._history_rows import decode_state, encode_messages, encode_state, load_history, outside_history
 from .base import KEEP_STATE, ChatBusy, ChatNotFound, ChatStore, ClaimLost, RunClaim, StreamAborted, Timings
+from .split import StreamLog
 
-__all__ = ['RedisStore']
+__all__ = ['RedisStore', 'RedisStreamLog']
 
 _OWNED = """
 local function owned(chat, principal, create)
@@ -177,6 +186,57 @@ return 2
 """
 
 
+# The stream log alone (`RedisStreamLog`): its own liveness hash and latest-run key in place of the claim and
+# the chat hash; appends, ends and declaring a producer lost are the scripts above.
+
+# KEYS: run, latest. ARGV: run id, lease ms, latest expiry ms.
+_LOG_OPEN = """
+redis.call('DEL', KEYS[1])
+redis.call('HSET', KEYS[1], 'id', ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[3])
+return 1
+"""
+
+# KEYS: run, stream, latest. ARGV: run id, lease ms, stream expiry ms. -> 0 lapsed | 1
+_LOG_RENEW = """
+if redis.call('HGET', KEYS[1], 'id') ~= ARGV[1] then return 0 end
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+if not redis.call('HGET', KEYS[1], 'ended') then redis.call('PEXPIRE', KEYS[2], ARGV[3]) end
+if redis.call('GET', KEYS[3]) == ARGV[1] then redis.call('PEXPIRE', KEYS[3], ARGV[3]) end
+return 1
+"""
+
+# KEYS: run, stream. ARGV: run id, ttl ms. -> 1. After the commit: the end `ok` unless the log has an end, and
+# the liveness hash gone. A log that lapsed meanwhile ends `ok` too unless a reader ended it first.
+_LOG_CLOSE = """
+local run = redis.call('HMGET', KEYS[1], 'id', 'ended')
+if run[1] == ARGV[1] then
+  if not run[2] then
+    redis.call('XADD', KEYS[2], '*', 'end', 'ok')
+    redis.call('PEXPIRE', KEYS[2], ARGV[2])
+  end
+  redis.call('DEL', KEYS[1])
+  return 1
+end
+local last = redis.call('XREVRANGE', KEYS[2], '+', '-', 'COUNT', 1)
+if last[1] and last[1][2][1] ~= 'end' then
+  redis.call('XADD', KEYS[2], '*', 'end', 'ok')
+  redis.call('PEXPIRE', KEYS[2], ARGV[2])
+end
+return 1
+"""
+
+# KEYS: latest, run. -> {1} no run yet | {2, latest run, 1 if its log is open}
+_LOG_LATEST = """
+local last = redis.call('GET', KEYS[1])
+if not last then return {1} end
+local run = redis.call('HMGET', KEYS[2], 'id', 'ended')
+if run[1] == last and not run[2] then return {2, last, 1} end
+return {2, last, 0}
+"""
+
+
 def _entries(reply: Any) -> list[tuple[bytes, dict[bytes, bytes]]]:
     """The entries of a one-stream XREAD reply: `[[key, entries]]` in RESP2, `{key: [entries]}` in RESP3."""
     if isinstance(reply, dict):
@@ -194,6 +254,49 @@ MAX_CONNECTIONS = 10_000
 """The connection pool's bound for a store made from a URL (Redis's own default `maxclients`)."""
 
 
+def _client(client: Redis | str) -> Redis:
+    # Each running run holds a connection (its stop subscription) and each live reader one (XREAD BLOCK):
+    # redis-py's default pool (100) would refuse the 101st stream of a process outright.
+    if isinstance(client, str):
+        return Redis.from_url(client, max_connections=MAX_CONNECTIONS)  # pyright: ignore[reportUnknownMemberType]
+    return client
+
+
+async def _follow(
+    redis: Redis,
+    declare_lost: AsyncScript,
+    chat_id: str,
+    run_id: str,
+    keys: tuple[str, str],
+    skip: int,
+    *,
+    poll_interval: float,
+    ttl: float,
+) -> AsyncGenerator[bytes, None]:
+    """A run's log (`keys`: its liveness hash, its stream) from chunk `skip`, then live to its end marker. Idle
+    for a poll interval, it checks the producer: gone with no end entry, the log ends `lost` (`_DECLARE_LOST`)."""
+    run_key, stream_key = keys
+    last_id: bytes | str = '0-0'
+    block = _ms(poll_interval)
+    while True:
+        entries = _entries(await redis.xread({stream_key: last_id}, count=256, block=block))
+        if not entries:
+            await declare_lost(keys=[run_key, stream_key], args=[run_id, _ms(ttl)])
+            continue
+        for entry_id, fields in entries:
+            last_id = entry_id
+            end: bytes | None = fields.get(b'end')
+            if end == b'ok':
+                return
+            if end is not None:
+                raise StreamAborted(chat_id, 'error' if end == b'error' else 'lost')
+            for chunk in fields.values():
+                if skip:
+                    skip -= 1
+                else:
+                    yield chunk
+
+
 class RedisStore(ChatStore):
     def __init__(
         self,
@@ -206,13 +309,7 @@ class RedisStore(ChatStore):
         `redis://` URL (the store makes the client and closes it). `prefix` starts every key."""
         super().__init__(**timings)
         self._owns_client = isinstance(client, str)
-        self.redis: Redis = (
-            # Each running run holds a connection (its stop subscription) and each live reader one (XREAD
-            # BLOCK): redis-py's default pool (100) would refuse the 101st stream of a process outright.
-            Redis.from_url(client, max_connections=MAX_CONNECTIONS)  # pyright: ignore[reportUnknownMemberType]
-            if isinstance(client, str)
-            else client
-        )
+        self.redis: Redis = _client(client)
         self.prefix = prefix
         register = self.redis.register_script
         self._open, self._claim, self._heartbeat = register(_OPEN), register(_CLAIM), register(_HEARTBEAT)
@@ -241,6 +338,10 @@ class RedisStore(ChatStore):
 
     async def load_messages(self, chat_id: str, principal: str) -> list[ModelMessage]:
         return await self._read_chat(chat_id, principal, create=False)
+
+    async def check_owner(self, chat_id: str, principal: str) -> None:
+        if await self.redis.hget(self._key(chat_id, 'chat'), 'owner') != principal.encode():  # pyright: ignore[reportGeneralTypeIssues, reportUnknownMemberType]
+            raise ChatNotFound(chat_id)
 
     async def claim(self, chat_id: str, principal: str, *, create: bool = False) -> RunClaim:
         run_id = uuid.uuid4().hex
@@ -343,30 +444,83 @@ class RedisStore(ChatStore):
         # An open stream is read even before its first chunk; an ended (or abandoned) one only until it expires.
         if reply[2] == 0 and not await self.redis.exists(stream_key):
             return None
-        return self._follow(chat_id, run_id, stream_key, max(start, 0))
+        keys = (self._key(chat_id, 'run'), stream_key)
+        return _follow(
+            self.redis,
+            self._declare_lost,
+            chat_id,
+            run_id,
+            keys,
+            max(start, 0),
+            poll_interval=self.poll_interval,
+            ttl=self.stream_ttl,
+        )
 
-    async def _follow(self, chat_id: str, run_id: str, stream_key: str, skip: int) -> AsyncGenerator[bytes, None]:
-        last_id: bytes | str = '0-0'
-        block = _ms(self.poll_interval)
-        while True:
-            entries = _entries(await self.redis.xread({stream_key: last_id}, count=256, block=block))
-            if not entries:
-                # Idle for a poll interval: if the claim is gone with no end entry, the producer died.
-                keys = [self._key(chat_id, 'run'), stream_key]
-                await self._declare_lost(keys=keys, args=[run_id, _ms(self.stream_ttl)])
-                continue
-            for entry_id, fields in entries:
-                last_id = entry_id
-                end: bytes | None = fields.get(b'end')
-                if end == b'ok':
-                    return
-                if end is not None:
-                    raise StreamAborted(chat_id, 'error' if end == b'error' else 'lost')
-                for chunk in fields.values():
-                    if skip:
-                        skip -= 1
-                    else:
-                        yield chunk
+    async def aclose(self) -> None:
+        if self._owns_client:
+            await self.redis.aclose()
+
+
+class RedisStreamLog(StreamLog):
+    """Stream logs in Redis for a `split.SplitStore` whose chats another backend keeps (see the module's
+    docstring for its keys)."""
+
+    def __init__(self, client: Redis | str, *, prefix: str = 'uibridge') -> None:
+        """`client`: a `redis.asyncio.Redis` made with `decode_responses=False` (left open by `aclose`), or a
+        `redis://` URL (the log makes the client and closes it). `prefix` starts every key."""
+        self._owns_client = isinstance(client, str)
+        self.redis: Redis = _client(client)
+        self.prefix = prefix
+        register = self.redis.register_script
+        self._open, self._renew, self._close = register(_LOG_OPEN), register(_LOG_RENEW), register(_LOG_CLOSE)
+        self._latest, self._append, self._end = register(_LOG_LATEST), register(_APPEND), register(_END)
+        self._declare_lost = register(_DECLARE_LOST)
+
+    def _key(self, chat_id: str, name: str) -> str:
+        return f'{self.prefix}:{{{chat_id}}}:log:{name}'
+
+    def _keys(self, chat_id: str, run_id: str) -> tuple[str, str]:
+        """The run's liveness hash and its stream."""
+        return self._key(chat_id, 'run'), self._key(chat_id, f'stream:{run_id}')
+
+    async def open(self, chat_id: str, run_id: str, *, lease: float, ttl: float) -> None:
+        keys = [self._key(chat_id, 'run'), self._key(chat_id, 'latest')]
+        await self._open(keys=keys, args=[run_id, _ms(lease), _ms(lease + ttl)])
+
+    async def renew(self, chat_id: str, run_id: str, *, lease: float, ttl: float) -> bool:
+        keys = [*self._keys(chat_id, run_id), self._key(chat_id, 'latest')]
+        return await self._renew(keys=keys, args=[run_id, _ms(lease), _ms(lease + ttl)]) == 1
+
+    async def append(self, chat_id: str, run_id: str, chunks: Sequence[bytes], *, lease: float, ttl: float) -> None:
+        reply = await self._append(keys=list(self._keys(chat_id, run_id)), args=[run_id, _ms(lease + ttl), *chunks])
+        if reply == 0:
+            raise ClaimLost(chat_id, run_id)
+        if reply == 2:
+            raise RuntimeError(f'the stream of run {run_id!r} already ended')
+
+    async def end(self, chat_id: str, run_id: str, *, outcome: Literal['ok', 'error'], ttl: float) -> bool:
+        return await self._end(keys=list(self._keys(chat_id, run_id)), args=[run_id, outcome, _ms(ttl)]) == 1
+
+    async def close(self, chat_id: str, run_id: str, *, ttl: float) -> None:
+        await self._close(keys=list(self._keys(chat_id, run_id)), args=[run_id, _ms(ttl)])
+
+    async def read(
+        self, chat_id: str, *, start: int, poll_interval: float, ttl: float
+    ) -> AsyncGenerator[bytes, None] | None:
+        reply: list[Any] = await self._latest(keys=[self._key(chat_id, 'latest'), self._key(chat_id, 'run')])
+        if reply[0] == 1:
+            return None
+        run_id = bytes(reply[1]).decode()
+        keys = self._keys(chat_id, run_id)
+        # An open log is read even before its first chunk; an ended (or abandoned) one only until it expires.
+        if reply[2] == 0 and not await self.redis.exists(keys[1]):
+            return None
+        return _follow(
+            self.redis, self._declare_lost, chat_id, run_id, keys, start, poll_interval=poll_interval, ttl=ttl
+        )
+
+    async def ping(self) -> None:
+        await self.redis.ping()  # pyright: ignore[reportUnknownMemberType]
 
     async def aclose(self) -> None:
         if self._owns_client:

@@ -319,6 +319,9 @@ class SqliteStore(ChatStore):
 
         return await load_history(await self._run(work))
 
+    async def check_owner(self, chat_id: str, principal: str) -> None:
+        await self._run(lambda connection: _owned(connection, chat_id, principal))
+
     # -- runs ----------------------------------------------------------------------------------------------
 
     async def claim(self, chat_id: str, principal: str, *, create: bool = False) -> RunClaim:
