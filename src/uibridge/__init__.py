@@ -9,6 +9,7 @@ feedback, signed history (`Keyring`, `verify_history`) and `sanitize_messages`. 
 # is exported by being added to its module, and the two lists cannot disagree).
 from .core import citations, content, events, messages, usage
 from .core.citations import *  # noqa: F403
+from .core.collector import MessageCollector
 from .core.content import *  # noqa: F403
 from .core.events import *  # noqa: F403
 from .core.feedback import render_retry_feedback, retry_feedback_from_payload, retry_feedback_payload
@@ -31,6 +32,7 @@ from .core.verification import SignatureClaims, verify_history
 __all__ = [
     'DataTag',
     'Keyring',
+    'MessageCollector',
     'RegisteredTag',
     'SignatureClaims',
     'UserError',

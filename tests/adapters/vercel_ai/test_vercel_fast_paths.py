@@ -50,7 +50,8 @@ from uibridge.adapters.vercel_ai.types import (
     part_json,
 )
 from uibridge.core import messages as uibridge_messages
-from uibridge.core.events import AgentEvent, MessageCollector
+from uibridge.core.collector import MessageCollector
+from uibridge.core.events import AgentEvent
 
 
 def _run_history(events: Sequence[AgentEvent], history: list[ModelMessage]) -> list[ModelMessage]:
