@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from anthropic import AsyncAnthropic
-from test_anthropic_integration import MODEL, messages_conform
+from anthropic_support import MODEL, messages_conform
 from vendor_replay import ReplayServer, consume, fixture, without_timestamps
 
 from uibridge import (

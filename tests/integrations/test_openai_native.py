@@ -8,7 +8,7 @@ import base64
 from typing import Any
 
 import pytest
-from test_openai_integration import client, responses_conform
+from openai_support import client, responses_conform
 from vendor_replay import ReplayServer, consume, fixture, without_timestamps
 
 from uibridge import (

@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from test_endpoint import approval_request, approving_agent, history, make, post, user
+from endpoint_support import approval_request, approving_agent, history, make, post, user
 
 from uibridge import (
     ImageUrl,
