@@ -731,8 +731,8 @@ def test_no_matching_pattern_can_backtrack() -> None:
     assert _backtracking_repeats(r'<(?=\s*/?\s*system)') != []
 
 
-# In a subprocess, so this process's registry stays as it is; started in the background from import
-# (tests/background.py).
+# In a subprocess, so this process's registry stays as it is; a job of tests/background.py, started beside the
+# tests before this one.
 MANY_TAGS_REGISTERED = background.run(
     [
         sys.executable,
