@@ -1,4 +1,5 @@
-"""The framing rules of issue 2, the Unicode decisions documented in `uibridge.core.framing`, and speed."""
+"""The framing rules (`wrap`, `neutralize_tags`, the tag registry), the Unicode decisions documented in
+`uibridge.core.framing`, and speed."""
 
 from __future__ import annotations
 

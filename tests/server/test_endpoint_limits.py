@@ -1,4 +1,4 @@
-"""Bounded work and clean failures (issue 11), in-process with the stand-in protocol; the same attacks against a
+"""Bounded work and clean failures, in-process with the stand-in protocol; the same attacks against a
 real uvicorn server are in tests/e2e/test_hostile_load.py."""
 
 from __future__ import annotations

@@ -4,7 +4,8 @@ A `RetryFeedbackPart` is the application's own feedback on an answer that answer
 output that failed validation, an answer with nothing usable in it, or a validator that raised `ModelRetry`.
 The stored part carries no wording; its `cause` picks a template here, at render time, so one history stays
 valid as the wording improves. Each template states the fact in the application's voice and adds no
-directive of its own (seed 003): the model is told what happened, not ordered about.
+directive of its own: the model is told what happened, not ordered about, since nobody wrote an order and the
+system voice should carry only what the application said.
 
 Anything in the text that the model itself wrote (validation error messages quote its output, a validator
 may echo it) goes inside a data tag (`wrap`), so it cannot close the frame or forge a `<system>` block.

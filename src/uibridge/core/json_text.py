@@ -56,9 +56,9 @@ def _compact_json_reference(value: Any) -> str:
 def indented_json(value: Any) -> str:
     """`json.dumps(value, indent=2, ensure_ascii=False)` for a JSON-compatible `value`, the exact text.
 
-    `indent` sends the `json` module to its pure-Python encoder (about 40 µs for a retry's errors, most of a
-    history dump's retry rendering); pydantic-core's pretty printer writes the same text about ten times
-    faster for what `_spelled_alike` lets through.
+    `indent` sends the `json` module to its pure-Python encoder, which was most of what rendering a retry's
+    errors cost in a history dump; pydantic-core's pretty printer writes the same text several times faster
+    for what `_spelled_alike` lets through.
     """
     return _pydantic_core_text(value, 2) or json.dumps(value, indent=2, ensure_ascii=False)
 

@@ -9,7 +9,8 @@ compaction or instruction deltas, or kinds newer than this code) loads as an `Op
 key and dumps back as it came. No adapter shows an opaque part to a UI, and no model input is built from one.
 
 The one deliberate difference is `RetryFeedbackPart.cause`: pydantic-ai nests it as `retry.cause`; we keep
-it flat (seed 003) and accept the nested spelling on load.
+it flat, a plain discriminator beside `content` (it is all that picks the wording), and accept the nested
+spelling on load.
 """
 
 from __future__ import annotations
@@ -149,8 +150,8 @@ class RetryPromptPart(_Model):
     """A retry that answers a tool call: that call's result, telling the model its call failed.
 
     A tool-less `RetryPromptPart` (`tool_name=None`) is what older histories hold for feedback that
-    answers no call; it still loads and renders exactly as it always has (seed 003). New code writes
-    `RetryFeedbackPart` for that case.
+    answers no call; it still loads and renders exactly as it always has, so a history stored before
+    `RetryFeedbackPart` existed means what it meant. New code writes `RetryFeedbackPart` for that case.
     """
 
     content: list[ErrorDetails] | str

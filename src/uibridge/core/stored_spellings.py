@@ -4,7 +4,7 @@
   `outcome='retried'`; uibridge loads it as the `RetryPromptPart` that means exactly this, keeping every other
   key as an extra, and `outcome='retried'` makes it dump back as the tool return it was.
 - Retry feedback's cause: pydantic-ai nests it as `retry: {cause, attempt, max_retries}`; uibridge keeps it
-  flat (seed 003) and writes both spellings, so a history it saved loads in pydantic-ai too.
+  flat (see `uibridge.core.messages`) and writes both spellings, so a history it saved loads in pydantic-ai too.
 
 Plain functions over the JSON-shaped dicts; `uibridge.core.messages` calls them from its validators and
 serializers, so the stored history is unchanged by a round trip through uibridge.

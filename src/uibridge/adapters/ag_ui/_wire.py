@@ -16,9 +16,9 @@ echoes both back unchanged: a message's `metadata` object and its `encryptedValu
     signature of a server-authored part (text, thinking, tool result or tool retry).
 - A tool call's own `metadata["uibridge"]` holds its `sig`, and `"client": true` when it was signed as a
   call to a client tool.
-- `encryptedValue` holds a JSON string namespaced the same way, `{"uibridge": {<kind>: <payload>}}`:
-  `retry_feedback` (seed 003; the payload is `retry_feedback_payload(part)` plus its `sig`) and `thinking` (a
-  thinking part's `signature`, `provider_name` and `id`).
+- `encryptedValue` holds a JSON string namespaced the same way, `{"uibridge": {<kind>: <payload>}}`: `retry_feedback`
+  (the marker of `uibridge.core.feedback`: `retry_feedback_payload(part)` plus its `sig`) and `thinking` (a thinking
+  part's `signature`, `provider_name` and `id`).
 
 On the neutral side, `ModelRequest.metadata` / `ModelResponse.metadata` keep under `METADATA_KEY`
 (`uibridge_ag_ui`) one entry per AG-UI message the `ModelMessage` was loaded from or streamed as

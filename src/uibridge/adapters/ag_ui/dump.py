@@ -2,10 +2,11 @@
 
 How each part maps (`_wire` says what rides in `metadata` / `encryptedValue`):
 
-- `SystemPromptPart` -> one `SystemMessage` per part, never merged. `RetryFeedbackPart` -> a `SystemMessage`
-  whose content is `render_retry_feedback(part)` and whose `encryptedValue` is the retry-feedback marker
-  (seed 003). A legacy tool-less `RetryPromptPart` -> a `UserMessage` holding its `model_response()`: the user
-  text it always was for the model, which loads back as that `UserPromptPart` (no marker a client could forge).
+- `SystemPromptPart` -> one `SystemMessage` per part, never merged. `RetryFeedbackPart` -> a `SystemMessage` whose
+  content is `render_retry_feedback(part)` and whose `encryptedValue` is the retry-feedback marker
+  (`uibridge.core.feedback`), the only thing that loads it back as feedback. A legacy tool-less `RetryPromptPart` -> a
+  `UserMessage` holding its `model_response()`: the user text it always was for the model, which loads back as that
+  `UserPromptPart` (no marker a client could forge).
 - `UserPromptPart` -> a `UserMessage`: string content stays a string, a list becomes text and media parts
   (`image` / `audio` / `video` / `document`, with a `url` source, or a `data` source for inline bytes).
 - `ToolReturnPart` -> a `ToolMessage` (non-string content as compact JSON, except a list of text and media,

@@ -16,7 +16,7 @@ carries what the neutral model holds and a UI part has no field for. The client 
 - `id`, `signature`, `provider_name` on text, reasoning and file parts: the part's own fields;
 - `timestamp`, `dynamic_ref` on system and user text parts; `list`, `empty`, `media_type`, `kind` on user
   parts: what keeps a user prompt's content list exact;
-- `retry_feedback` on a system text part: the seed 003 marker, `retry_feedback_payload(part)` plus its `sig`;
+- `retry_feedback` on a system text part: the retry-feedback marker, `retry_feedback_payload(part)` plus its `sig`;
 - `response` on the first part of a step: `timestamp`, `model_name`, `provider_name`, `finish_reason`, app
   `metadata` of the response;
 - `request` on the first part dumped from a request: `instructions`, app `metadata`, and `new` when the
@@ -142,7 +142,7 @@ text_metadata = thinking_metadata = file_metadata = part_metadata
 
 
 def feedback_marker(part: RetryFeedbackPart, keyring: Keyring) -> dict[str, Any]:
-    """The seed 003 marker for `part` with its signature inside (`retry_feedback_from_payload` ignores it)."""
+    """The retry-feedback marker for `part` with its signature inside (`retry_feedback_from_payload` ignores it)."""
     marker = retry_feedback_payload(part)
     marker[SIG_KEY] = keyring.sign_part(part)
     return marker
