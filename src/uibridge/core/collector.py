@@ -29,8 +29,6 @@ from .messages import (
 )
 from .trusted import construct, replace
 
-__all__ = ['Feeder', 'MessageCollector']
-
 
 @dataclass(slots=True)
 class _OpenPart:

@@ -322,4 +322,3 @@ def events_from_message(message: m.ModelMessage) -> Iterator[AgentEvent]:
             continue
         else:
             raise TypeError(f'an agent cannot stream a {request_part.part_kind!r} part; it is input, not output')
-

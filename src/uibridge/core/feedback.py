@@ -25,13 +25,6 @@ from .framing import wrap
 from .json_text import compact_json, iso_utc, json_values
 from .messages import ErrorDetails, RetryFeedbackPart
 
-__all__ = [
-    'render_retry_feedback',
-    'retry_feedback_from_marker',
-    'retry_feedback_from_payload',
-    'retry_feedback_payload',
-]
-
 _VALIDATION_ERROR_LEAD = "The previous response did not pass the application's validation:"
 _NO_OUTPUT_LEAD = 'The previous response contained no usable output.'
 _MODEL_RETRY_LEAD = "The application's validator rejected the previous response:"

@@ -18,22 +18,6 @@ from typing import Any, cast
 from pydantic import TypeAdapter
 from pydantic_core import PydanticSerializationError, from_json, to_json, to_jsonable_python
 
-__all__ = [
-    'LONE_SURROGATE',
-    'compact_json',
-    'indented_json',
-    'iso_utc',
-    'json_string',
-    'json_values',
-    'parse_iso',
-    'parse_json',
-    'sse_data',
-    'tool_args',
-    'utf8_json',
-    'wire_json',
-    'wire_ready',
-]
-
 json_values: TypeAdapter[Any] = TypeAdapter(Any)
 """Turns any value pydantic can serialize (models, datetimes, bytes, tuples) into JSON-compatible Python."""
 

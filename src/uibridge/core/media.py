@@ -13,8 +13,6 @@ from typing import Literal, TypeAlias
 
 from .messages import AudioUrl, DocumentUrl, ImageUrl, VideoUrl
 
-__all__ = ['URL_PARTS', 'URL_PARTS_BY_KIND', 'MediaKind', 'MediaUrl', 'kind_name', 'media_kind']
-
 MediaUrl: TypeAlias = ImageUrl | AudioUrl | VideoUrl | DocumentUrl
 MediaKind: TypeAlias = Literal['image', 'audio', 'video', 'document']
 

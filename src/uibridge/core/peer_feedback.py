@@ -18,8 +18,6 @@ from .feedback import retry_feedback_payload
 from .json_text import json_values
 from .messages import RetryFeedbackPart
 
-__all__ = ['PEER_KEY', 'our_marker', 'peer_retry_feedback']
-
 PEER_KEY = 'pydantic_ai'
 """The key pydantic-ai's UI adapters write their records under."""
 

@@ -35,16 +35,6 @@ import orjson
 from . import messages as m
 from .json_text import wire_ready as _wire_ready
 
-__all__ = [
-    'SECRET_ENV',
-    'Keyring',
-    'Secret',
-    'SignedPart',
-    'approval_matches',
-    'canonical_json',
-    'default_keyring',
-]
-
 logger = logging.getLogger('uibridge')
 
 SECRET_ENV = 'UIBRIDGE_SECRET'

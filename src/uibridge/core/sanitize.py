@@ -37,8 +37,6 @@ from .messages import (
 from .provenance import Keyring
 from .verification import SignatureClaims, Verified, pending_tool_calls, verify_history
 
-__all__ = ['sanitize_messages', 'sanitize_verified']
-
 _MediaUrl = ImageUrl | AudioUrl | VideoUrl | DocumentUrl
 
 

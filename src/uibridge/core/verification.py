@@ -30,8 +30,6 @@ from . import messages as m
 from .errors import InputError
 from .provenance import Keyring, SignedPart
 
-__all__ = ['Claim', 'SignatureClaims', 'Verified', 'pending_tool_calls', 'verify_history']
-
 
 @dataclass(frozen=True, slots=True)
 class Claim:

@@ -24,16 +24,6 @@ from typing import TypeAlias
 
 from .asgi import Message, Receive, Scope, Send
 
-__all__ = [
-    'MAX_REQUEST_ID_LENGTH',
-    'REQUEST_ID_HEADER',
-    'SCOPE_KEY',
-    'RequestIdMiddleware',
-    'ResponseWatch',
-    'request_id_for',
-    'with_request_id',
-]
-
 REQUEST_ID_HEADER = 'x-request-id'
 MAX_REQUEST_ID_LENGTH = 128
 SCOPE_KEY = 'uibridge.response_watch'

@@ -38,23 +38,9 @@ from ag_ui.core import Message
 
 from ...core import diagnostics
 from ...core.events import MESSAGE_METADATA_KEY, STATE_METADATA_KEY
-from ...core.json_text import compact_json, parse_iso, parse_json
-from ...core.json_text import iso_utc as iso
+from ...core.json_text import compact_json, parse_json
+from ...core.json_text import parse_iso as parse_iso  # for the loaders, which read a record's times with it
 from ...core.metadata import ANSWERED_BY_METADATA_KEY, CUSTOM_DATA_METADATA_KEY
-
-__all__ = [
-    'METADATA_KEY',
-    'RECORD_METADATA_KEYS',
-    'SIG_KEY',
-    'WIRE_KEY',
-    'iso',
-    'marker',
-    'message_adapter',
-    'parse_iso',
-    'read_marker',
-    'records',
-    'warn',
-]
 
 METADATA_KEY = 'uibridge_ag_ui'
 RECORD_METADATA_KEYS = frozenset(

@@ -57,6 +57,7 @@ from ag_ui.core import (
 )
 
 from ...core import messages as m
+from ...core.json_text import iso_utc as iso
 from ...core.metadata import ANSWERED_BY_METADATA_KEY, answered_by, app_metadata
 from ...core.provenance import Keyring
 from ...core.records import response_fields
@@ -73,21 +74,7 @@ from ._drafts import (
     tool_call_wire,
     tool_message,
 )
-from ._wire import METADATA_KEY, RECORD_METADATA_KEYS, SIG_KEY, WIRE_KEY, iso, warn
-
-__all__ = [
-    'call_record',
-    'citations_json',
-    'dump_messages',
-    'feedback_message',
-    'legacy_retry_message',
-    'native_tool_message',
-    'request_record',
-    'response_record',
-    'thinking_marker',
-    'tool_call_wire',
-    'tool_message',
-]
+from ._wire import METADATA_KEY, RECORD_METADATA_KEYS, SIG_KEY, WIRE_KEY, warn
 
 _sha256 = hashlib.sha256
 _to_json = pydantic_core.to_json

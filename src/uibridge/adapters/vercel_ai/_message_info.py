@@ -29,20 +29,6 @@ from ...core.usage import Usage, add_usage
 from ._provider_metadata import PROVIDER_KEY, SIDECAR_KEY, jsonable, response_info, sidecar
 from .types import DataUIPart, UIMessagePart
 
-__all__ = [
-    'STATE_ID',
-    'STATE_TYPE',
-    'is_state_part',
-    'keep_state',
-    'late_info',
-    'message_metadata',
-    'part_record',
-    'read_message_metadata',
-    'state_part',
-    'state_placement',
-    'summary',
-]
-
 STATE_TYPE = 'data-state'
 STATE_ID = 'state'
 _COUNTS = set(Usage.model_fields)  # a stored history's own extra keys are no count the UI shows

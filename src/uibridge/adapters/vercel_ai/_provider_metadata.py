@@ -55,7 +55,8 @@ from typing import Any, Literal, TypeAlias, cast
 
 from ...core.feedback import retry_feedback_payload
 from ...core.json_text import iso_utc as iso
-from ...core.json_text import json_values, parse_iso
+from ...core.json_text import json_values
+from ...core.json_text import parse_iso as parse_iso  # for the loaders, which read a part's times with it
 from ...core.messages import (
     RETRY_SUFFIX,
     FilePart,
@@ -71,29 +72,6 @@ from ...core.metadata import app_metadata
 from ...core.provenance import Keyring
 from ...core.records import response_fields, thinking_fields
 from .types import UIModel, part_json
-
-__all__ = [
-    'DENIED',
-    'DERIVED_ID',
-    'PROVIDER_KEY',
-    'SIDECAR_KEY',
-    'SIG_KEY',
-    'denial_text',
-    'derived_message_id',
-    'feedback_marker',
-    'file_metadata',
-    'iso',
-    'jsonable',
-    'parse_iso',
-    'part_metadata',
-    'response_info',
-    'text_metadata',
-    'thinking_metadata',
-    'tool_call_metadata',
-    'tool_input',
-    'tool_result',
-    'wrap_metadata',
-]
 
 PROVIDER_KEY = 'uibridge'
 SIDECAR_KEY = 'uibridge_vercel_ai'

@@ -79,8 +79,6 @@ from .types import (
     UIMessagePart,
 )
 
-__all__ = ['dump_messages']
-
 _Role = Literal['system', 'user', 'assistant']
 
 

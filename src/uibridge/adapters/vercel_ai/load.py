@@ -83,8 +83,6 @@ from .types import (
     UnknownUIPart,
 )
 
-__all__ = ['load_messages']
-
 _UIOnly = CustomUIPart | SourceUrlUIPart | SourceDocumentUIPart | ReasoningFileUIPart | DataUIPart
 
 

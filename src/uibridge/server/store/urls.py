@@ -12,8 +12,6 @@ from urllib.parse import urlsplit
 
 from .base import ChatStore, Timings
 
-__all__ = ['SCHEMES', 'store_from_url']
-
 SCHEMES = {
     'memory': 'one process',
     'sqlite': 'the processes of one host',
