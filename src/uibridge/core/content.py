@@ -10,7 +10,7 @@ from typing import Annotated, ClassVar, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict
 
-from .tagged_unions import OPAQUE, TaggedBy, known_or_opaque
+from .tagged_unions import OPAQUE, TaggedBy
 
 __all__ = [
     'AudioUrl',
@@ -21,7 +21,6 @@ __all__ = [
     'OpaqueContent',
     'UserContent',
     'VideoUrl',
-    'known_or_opaque',
 ]
 
 

@@ -78,7 +78,6 @@ __all__ = [
     'UserPromptPart',
     'VideoUrl',
     'generate_tool_call_id',
-    'now_utc',
 ]
 
 
