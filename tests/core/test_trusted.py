@@ -141,6 +141,17 @@ def test_what_the_caller_built_is_still_validated() -> None:
     assert built.parts[0] is part  # a model instance of the right class passes through, not copied
 
 
+def test_a_list_of_models_is_kept_as_given_and_counted_as_set() -> None:
+    """Such a list is assigned after validating the rest (each model in it would come back as it is anyway)."""
+    parts = [TextPart(content='a'), ToolCallPart(tool_name='t', args=None, tool_call_id='c')]
+    built = construct(ModelResponse, {'parts': parts, 'model_name': 'm'})
+    assert built.parts is parts
+    assert built.model_fields_set == {'parts', 'model_name'}
+    assert built == ModelResponse(parts=parts, model_name='m', timestamp=built.timestamp)
+    assert list(built.__dict__) == list(ModelResponse.model_fields)
+    assert construct(ModelResponse, {'parts': []}).parts == []  # an empty list is validated as any value is
+
+
 def test_models_that_need_validation_to_set_them_up_are_set_up() -> None:
     class WithPrivate(BaseModel):
         _cache: dict[str, int] = PrivateAttr(default_factory=dict)
