@@ -9,7 +9,9 @@ from hypothesis import strategies as st
 
 from uibridge.core.sse import SSEReader, StreamLimitError
 
-_payloads = st.lists(st.text(alphabet=st.characters(exclude_characters='\r\n'), max_size=20), min_size=1, max_size=6)
+_payloads = st.lists(
+    st.text(alphabet=st.characters(codec='utf-8', exclude_characters='\r\n'), max_size=20), min_size=1, max_size=6
+)
 
 
 def _read(chunks: list[bytes], **bounds: int) -> list[bytes]:
