@@ -267,6 +267,7 @@ def test_peer_table_registered_rows(registry: None) -> None:
         '<\u3000/\u3000system>',
         'é </ſystem',  # truncated, non-ASCII
         '<K_tag>'.replace('K_tag', 'conversation_summary'.replace('s', 'ſ')),
+        '<valı\u200bdation_errors>',  # dotless ı reads as i, as IGNORECASE reads it, where the folding decides
     ],
 )
 def test_documented_folding_and_whitespace_decisions_escape(text: str) -> None:
