@@ -39,17 +39,16 @@ _field_names: dict[type[BaseModel], frozenset[str]] = {}
 def construct(cls: type[M], values: Mapping[str, Any]) -> M:
     """`cls(**values)` for values the caller built itself; a key that names no field is a `TypeError`."""
     _check_names(cls, values)
-    model_lists = {name: value for name, value in values.items() if _is_model_list(value)}
+    model_lists: dict[str, Any] = {}
+    for name, value in values.items():  # inline, no helper per value: this runs for every message and part
+        if type(value) is list and value and isinstance(cast('list[object]', value)[0], BaseModel):
+            model_lists[name] = value
     if not model_lists:
         return cls.model_validate(values)
     model = cls.model_validate({**values, **dict.fromkeys(model_lists, ())})
     for name, value in model_lists.items():
         setattr(model, name, value)
     return model
-
-
-def _is_model_list(value: object) -> bool:
-    return type(value) is list and bool(value) and isinstance(cast('list[object]', value)[0], BaseModel)
 
 
 def replace(model: M, update: Mapping[str, Any]) -> M:
