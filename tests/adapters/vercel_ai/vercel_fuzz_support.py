@@ -17,6 +17,22 @@ from uibridge.core.errors import InputError
 from uibridge.core.provenance import default_keyring
 from uibridge.core.verification import SignatureClaims, verify_history
 
+_MARKER_KEYS = [
+    'timestamp',
+    'retry_feedback',
+    'response',
+    'request',
+    'args',
+    'retry',
+    'index',
+    'result',
+    'list',
+    'empty',
+    'kind',
+    'media_type',
+]
+"""Keys uibridge writes in its `uibridge` provider metadata, which the strategies fill with arbitrary JSON."""
+
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
@@ -97,25 +113,7 @@ def any_part(draw: st.DrawFn) -> dict[str, Any]:
             part[key] = {
                 'uibridge': draw(
                     st.dictionaries(
-                        st.sampled_from(
-                            [
-                                'timestamp',
-                                'retry_feedback',
-                                'response',
-                                'request',
-                                'args',
-                                'retry',
-                                'index',
-                                'result',
-                                'list',
-                                'empty',
-                                'kind',
-                                'media_type',
-                                'sig',
-                                'client',
-                                'approval',
-                            ]
-                        ),
+                        st.sampled_from([*_MARKER_KEYS, 'sig', 'client', 'approval']),
                         json_values,
                         max_size=3,
                     )
@@ -174,26 +172,7 @@ def plausible_part(draw: st.DrawFn) -> dict[str, Any]:
     if key in part or key.endswith('Metadata'):
         value = draw(
             st.dictionaries(
-                st.sampled_from(
-                    [
-                        'timestamp',
-                        'retry_feedback',
-                        'response',
-                        'request',
-                        'args',
-                        'retry',
-                        'index',
-                        'result',
-                        'list',
-                        'empty',
-                        'kind',
-                        'media_type',
-                        'id',
-                        'signature',
-                        'content',
-                        'outcome',
-                    ]
-                ),
+                st.sampled_from([*_MARKER_KEYS, 'id', 'signature', 'content', 'outcome']),
                 json_values,
                 max_size=4,
             )
