@@ -25,6 +25,7 @@ from _harness import Row, compare, fmt_time, print_table
 
 from uibridge.core import events as ev
 from uibridge.core import messages as ub
+from uibridge.core.collector import MessageCollector
 
 DELTAS = 10_000
 CALLS = 1_000
@@ -163,7 +164,7 @@ def _rows(
                 dumps(chunk)
 
         def collect(events: list[ev.AgentEvent] = ours_events) -> None:
-            collector = ev.MessageCollector()
+            collector = MessageCollector()
             for event in events:
                 collector.feed(event)
 

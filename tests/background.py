@@ -1,65 +1,92 @@
-"""Slow, self-contained subprocesses (pyright, a fresh interpreter checking its imports) started when their test
-module is imported, so they run on the machine's other core while pytest collects and runs everything before
-them; the test then takes the finished result (or waits for it).
+"""Slow, self-contained jobs (pyright, a fresh interpreter checking its imports) that a test module declares and a
+test asks for; a job can run on the machine's other core while pytest runs the tests before the one that needs it.
 
-A single worker runs them one after another, in collection order: one such process at a time beside pytest.
-What a test asserts is unchanged; only when the process runs moves. Its failure (a timeout, say) is raised in the
-test that asks for the result. `pytest_sessionfinish` in tests/conftest.py calls `drop_pending`, so a run that
-selects few tests does not wait at exit for processes nobody will read.
+Declaring a job (`run`, `start`) runs nothing: importing a test module starts no process and no thread. A job runs
+at the latest when its test asks for `result()`, in that test's thread. Without pytest-xdist, tests/conftest.py
+also starts the jobs of the modules the session selected once collection is over (`start_jobs`), one after
+another on a single worker thread, so one such process at a time runs beside pytest; `drop_pending` at the end of
+the session cancels those nobody started. Under pytest-xdist the other worker already keeps the second core busy,
+so jobs run only when asked for.
 
-Under pytest-xdist every worker collects (imports) every module but runs only its share, and the other worker
-already keeps the second core busy: there a job runs when its test first asks for it, once, in that worker.
+What a test asserts is unchanged by when its job ran. A job's failure (a timeout, say) is raised in the test that
+asks for its result.
 """
 
 from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any, Generic, Protocol, TypeVar
+from types import ModuleType
+from typing import Any, Generic, TypeVar
 
 T = TypeVar('T')
-T_co = TypeVar('T_co', covariant=True)
-
-_worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix='tests-background')
-_ON_DEMAND = 'PYTEST_XDIST_WORKER' in os.environ
 
 
-class Pending(Protocol[T_co]):
-    def result(self) -> T_co: ...
+class _Worker:
+    """The one thread declared jobs run on when started ahead of their test; created on the first such start."""
+
+    executor: ThreadPoolExecutor | None = None
+
+    @classmethod
+    def submit(cls, work: Callable[[], T]) -> Future[T]:
+        if cls.executor is None:
+            cls.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix='tests-background')
+        return cls.executor.submit(work)
 
 
-class _OnDemand(Generic[T]):
-    """A job run at its first `result()`, in the asking thread; its value (or error) is kept for the next."""
+class Job(Generic[T]):
+    """`work()`, run once: started ahead on the background worker (`start`) or, failing that, by the first
+    `result()`, in the asking thread. Its value, or its error, is kept for every later `result()`."""
 
-    def __init__(self, job: Callable[[], T]) -> None:
-        self._job: Callable[[], T] | None = job
-        self._future: Future[T] = Future()
+    def __init__(self, work: Callable[[], T]) -> None:
+        self._work = work
+        self._lock = threading.Lock()
+        self._future: Future[T] | None = None
+
+    def start(self) -> None:
+        """Queue the job on the background worker, unless it has started already."""
+        with self._lock:
+            if self._future is None:
+                self._future = _Worker.submit(self._work)
 
     def result(self) -> T:
-        if self._job is not None:
-            job, self._job = self._job, None
+        with self._lock:
+            future, runs_here = self._future, self._future is None
+            if future is None:
+                future = self._future = Future()
+        if runs_here:
             try:
-                self._future.set_result(job())
+                future.set_result(self._work())
             except BaseException as error:
-                self._future.set_exception(error)
-        return self._future.result()
+                future.set_exception(error)
+        return future.result()
 
 
-def start(job: Callable[[], T]) -> Pending[T]:
-    """`job()` on the background worker (on demand under xdist); `.result()` gives its value or raises its error."""
-    return _OnDemand(job) if _ON_DEMAND else _worker.submit(job)
+def start(work: Callable[[], T]) -> Job[T]:
+    """Declare `work()` as a job; nothing runs until the session starts it or a test asks for its result."""
+    return Job(work)
 
 
-def run(args: Sequence[str], **options: Any) -> Pending[subprocess.CompletedProcess[str]]:
-    """`subprocess.run(args, capture_output=True, text=True, **options)` on the background worker, in the working
-    directory and with the environment of now: a test running meanwhile may change either for itself
-    (`monkeypatch.chdir`, `monkeypatch.setenv`)."""
+def run(args: Sequence[str], **options: Any) -> Job[subprocess.CompletedProcess[str]]:
+    """Declare `subprocess.run(args, capture_output=True, text=True, **options)` as a job, in the working directory
+    and with the environment of now: a test running meanwhile may change either for itself (`monkeypatch.chdir`,
+    `monkeypatch.setenv`)."""
     options = {'cwd': os.getcwd(), 'env': dict(os.environ), **options}
-    return start(lambda: subprocess.run(args, capture_output=True, text=True, **options))
+    return Job(lambda: subprocess.run(args, capture_output=True, text=True, **options))
+
+
+def start_jobs(modules: Iterable[ModuleType]) -> None:
+    """Start, in order, the jobs these modules declare at their top level (the session's selected modules)."""
+    for module in modules:
+        for value in vars(module).values():
+            if isinstance(value, Job):
+                value.start()  # pyright: ignore[reportUnknownMemberType]
 
 
 def drop_pending() -> None:
-    """Cancel what has not started; the process under way (if any) finishes on its own."""
-    _worker.shutdown(wait=False, cancel_futures=True)
+    """Cancel the started jobs that have not begun; the one under way (if any) finishes on its own."""
+    if _Worker.executor is not None:
+        _Worker.executor.shutdown(wait=False, cancel_futures=True)

@@ -37,6 +37,16 @@ def anyio_backend() -> str:
     return 'asyncio'
 
 
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Start the slow jobs the selected test modules declare (tests/background.py) on the background worker, so
+    they run beside the tests before theirs. Under pytest-xdist the other worker keeps the second core busy
+    already: there a job runs when its test asks for it."""
+    if 'PYTEST_XDIST_WORKER' in os.environ:
+        return
+    modules = {getattr(item, 'module', None): None for item in session.items}  # in order, each once
+    background.start_jobs(module for module in modules if module is not None)
+
+
 def pytest_sessionfinish() -> None:
-    # The processes tests/background.py started for tests that did not run (a run of a few tests) are not waited for.
+    # The jobs started for tests that did not get to run (a run stopped by -x, say) are not waited for.
     background.drop_pending()

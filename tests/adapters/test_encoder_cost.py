@@ -13,6 +13,7 @@ import pytest
 from uibridge import ModelMessage, ToolCallPart, ToolReturnPart
 from uibridge.adapters import ag_ui, vercel_ai
 from uibridge.core import events as ev
+from uibridge.core.collector import MessageCollector
 from uibridge.core.stream import EventStreamEncoder
 
 
@@ -39,15 +40,15 @@ ENCODERS: dict[str, Callable[[], EventStreamEncoder]] = {
 @pytest.mark.parametrize('name', ENCODERS)
 def test_encoding_never_snapshots_the_collected_history(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     reads = 0
-    snapshot = ev.MessageCollector.messages.fget
+    snapshot = MessageCollector.messages.fget
     assert snapshot is not None
 
-    def counting(self: ev.MessageCollector) -> list[ModelMessage]:
+    def counting(self: MessageCollector) -> list[ModelMessage]:
         nonlocal reads
         reads += 1
         return snapshot(self)
 
-    monkeypatch.setattr(ev.MessageCollector, 'messages', property(counting))
+    monkeypatch.setattr(MessageCollector, 'messages', property(counting))
     encoder = ENCODERS[name]()
     body = encoder.start() + b''.join(encoder.encode(event) for event in _tool_calls(50)) + encoder.close()
     assert reads == 0

@@ -1,43 +1,12 @@
-"""MessageCollector's own module: where it lives, and what it offers encoders beyond `feed` (how it folds
-events into messages is in test_events.py)."""
+"""What MessageCollector offers encoders beyond `feed` (how it folds events into messages is in test_events.py)."""
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 
-import background
-from uibridge.core import collector, events
+from uibridge.core import collector
 from uibridge.core.events import PartDelta, PartEnd, PartStart, ResponseStart, RunFinished
 from uibridge.core.messages import ModelResponse, TextPart, ToolCallPart
-
-
-def test_the_collector_is_still_importable_from_the_events_module() -> None:
-    from uibridge.core.events import MessageCollector
-
-    assert MessageCollector is collector.MessageCollector
-    assert 'MessageCollector' in events.__all__
-
-
-# Fresh interpreters, started in the background from import (tests/background.py).
-IMPORTED_FIRST = {
-    first: background.run(
-        [
-            sys.executable,
-            '-c',
-            f'import {first}; from uibridge.core.events import MessageCollector; print(MessageCollector.__module__)',
-        ],
-        check=True,
-        timeout=120,
-    )
-    for first in ('uibridge.core.collector', 'uibridge.core.events')
-}
-
-
-def test_either_module_may_be_imported_first() -> None:
-    for first in ('uibridge.core.collector', 'uibridge.core.events'):
-        out = IMPORTED_FIRST[first].result().stdout
-        assert out.strip() == 'uibridge.core.collector'
 
 
 def test_streams_call_says_whether_a_call_is_open() -> None:

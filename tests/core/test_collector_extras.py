@@ -1,4 +1,4 @@
-"""How the collector keeps what issue 14's events add: native tools, citations, late response info, message
+"""How the collector keeps what the richer events add: native tools, citations, late response info, message
 metadata and shared state. (Steps, activity and raw events are UI-only: nothing of them is kept.)"""
 
 from __future__ import annotations

@@ -26,12 +26,12 @@ from uibridge import (
     ToolReturnPart,
     UserPromptPart,
 )
+from uibridge.core.collector import MessageCollector
 from uibridge.core.events import (
     CUSTOM_DATA_METADATA_KEY,
     AgentEvent,
     CustomData,
     FileOutput,
-    MessageCollector,
     PartDelta,
     PartEnd,
     PartStart,
@@ -416,8 +416,6 @@ def test_run_finished_without_a_response_only_records_the_reason() -> None:
 
 
 def test_the_collector_finds_a_finished_tool_call_and_the_last_message_in_constant_time() -> None:
-    from uibridge.core.events import MessageCollector, PartDelta, PartEnd, PartStart, ResponseStart
-
     collector = MessageCollector()
     assert collector.last_message is None
     collector.feed(ResponseStart())

@@ -1,4 +1,5 @@
-"""The framing rules of issue 2, the Unicode decisions documented in `uibridge.core.framing`, and speed."""
+"""The framing rules (`wrap`, `neutralize_tags`, the tag registry), the Unicode decisions documented in
+`uibridge.core.framing`, and speed."""
 
 from __future__ import annotations
 
@@ -266,6 +267,7 @@ def test_peer_table_registered_rows(registry: None) -> None:
         '<\u3000/\u3000system>',
         'é </ſystem',  # truncated, non-ASCII
         '<K_tag>'.replace('K_tag', 'conversation_summary'.replace('s', 'ſ')),
+        '<valı\u200bdation_errors>',  # dotless ı reads as i, as IGNORECASE reads it, where the folding decides
     ],
 )
 def test_documented_folding_and_whitespace_decisions_escape(text: str) -> None:
@@ -731,8 +733,8 @@ def test_no_matching_pattern_can_backtrack() -> None:
     assert _backtracking_repeats(r'<(?=\s*/?\s*system)') != []
 
 
-# In a subprocess, so this process's registry stays as it is; started in the background from import
-# (tests/background.py).
+# In a subprocess, so this process's registry stays as it is; a job of tests/background.py, started beside the
+# tests before this one.
 MANY_TAGS_REGISTERED = background.run(
     [
         sys.executable,

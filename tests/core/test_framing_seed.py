@@ -1,4 +1,5 @@
-"""Every example and stated rule of seed 000, verbatim where the seed gives output."""
+"""Every example and stated rule of the framing core's first specification (the public face `wrap`, `open_tag`,
+`close_tag`, `neutralize_tags`, `register_tag` were built to), verbatim where it gives the output."""
 
 from collections.abc import Callable
 
@@ -22,7 +23,7 @@ def test_wrap_escapes_a_forged_system_block() -> None:
 
 
 def test_open_and_close_tag_frame_a_non_string_body() -> None:
-    # The seed prints content[0] and content[2] separated by a space.
+    # The specification prints content[0] and content[2] separated by a space.
     content = [open_tag('tool_result', tool_name='screenshot'), b'...', close_tag('tool_result')]
     assert f'{content[0]} {content[2]}' == '<tool_result tool_name="screenshot"> </tool_result>'
 

@@ -52,6 +52,10 @@ def test_each_operation_does_what_the_rfc_says_and_leaves_the_input_untouched(
         {'op': 'add', 'path': 'c', 'value': 1},
         {'op': 'add', 'path': '/c'},
         {'op': 'move', 'from': '/a', 'path': '/a/b/0'},
+        {'op': 'move', 'from': '/missing', 'path': '/missing'},  # to its own place, but there is nothing there
+        {'op': 'copy', 'from': '/c/x', 'path': '/d'},  # a string has no members
+        {'op': 'remove', 'path': ''},
+        {'op': 'add', 'path': 1, 'value': 1},
         {'op': 'test', 'path': '/c', 'value': 'y'},
         {'op': 'frobnicate', 'path': '/c'},
         {'path': '/c'},
@@ -61,6 +65,11 @@ def test_each_operation_does_what_the_rfc_says_and_leaves_the_input_untouched(
 def test_an_operation_that_does_not_apply_fails_the_whole_patch(operation: Any) -> None:
     with pytest.raises(JsonPatchError, match='operation 1'):
         apply_patch(DOC, [{'op': 'add', 'path': '/ok', 'value': 1}, operation])
+
+
+def test_a_move_into_its_own_member_says_so() -> None:
+    with pytest.raises(JsonPatchError, match='cannot move a value into itself'):
+        apply_patch(DOC, [{'op': 'move', 'from': '/a', 'path': '/a/b/0'}])
 
 
 def test_test_compares_json_values_not_python_ones() -> None:

@@ -149,6 +149,10 @@ def test_compact_json_writes_the_reference_bytes(value: Any) -> None:
     assert _outcome(compact_json, value) == _outcome(_reference_compact_json, value)
 
 
+class _Float(float):
+    pass
+
+
 @pytest.mark.parametrize(
     'value',
     [
@@ -163,6 +167,8 @@ def test_compact_json_writes_the_reference_bytes(value: Any) -> None:
         {'when': datetime(2026, 1, 1, tzinfo=UTC)},
         (1, 'two', [3.0]),
         [[[[[[[[[[{'deep': 1e-9}]]]]]]]]]],
+        [10**5000],  # inside a container too
+        _Float(1e-5),  # a float of another class (numpy's `float64` is one), spelled as `json` spells floats
     ],
     ids=lambda value: type(value).__name__,
 )
@@ -185,6 +191,32 @@ def test_compact_json_takes_the_fast_path_for_plain_values(monkeypatch: pytest.M
         compact_json({'t': 1e-5})
     with pytest.raises(AssertionError, match='the reference was called'):
         compact_json({1: 'a'})
+
+
+@settings(deadline=None)
+@given(_values)
+def test_indented_json_writes_what_json_dumps_writes_with_an_indent(value: Any) -> None:
+    assert _outcome(json_text.indented_json, value) == _outcome(
+        lambda value: json.dumps(value, indent=2, ensure_ascii=False), value
+    )
+
+
+def test_indented_json_indents() -> None:
+    assert json_text.indented_json({'a': [1, 1e-5]}) == '{\n  "a": [\n    1,\n    1e-05\n  ]\n}'
+
+
+def test_the_fallback_for_a_lone_surrogate_writes_any_key_and_a_tuple_as_json() -> None:
+    # A key the json module writes (`1`, `null`) is written so; one it would refuse (a tuple) as its text.
+    assert json.loads(wire_json({1: '\ud800', None: 'x', (1, 2): 'y'})) == {'1': '\ud800', 'null': 'x', '(1, 2)': 'y'}
+    assert json.loads(wire_json((1, '\ud800'))) == [1, '\ud800']
+
+
+def test_timestamps_are_written_with_z_and_read_back_strictly() -> None:
+    moment = datetime(2026, 11, 30, 9, 0, 5, 120000, tzinfo=UTC)
+    assert json_text.iso_utc(moment) == '2026-11-30T09:00:05.120000Z'
+    assert json_text.parse_iso(json_text.iso_utc(moment)) == moment
+    for not_a_timestamp in (1764493205, None, 'yesterday', ['2026-11-30']):
+        assert json_text.parse_iso(not_a_timestamp) is None
 
 
 # -------------------------------------------------------------------------------------------- parse_json

@@ -529,7 +529,8 @@ def test_a_history_saved_by_pydantic_ai_loads_with_every_part() -> None:
 
 
 def test_stored_retry_prompts_render_as_pydantic_ai_renders_them_with_the_body_framed() -> None:
-    # pydantic-ai shows the body as it is; we frame it (issue 10), and change nothing else.
+    # pydantic-ai shows the body as it is; we frame it (so a body cannot close the frame or forge `<system>`),
+    # and change nothing else.
     renderings: dict[str, str] = json.loads((FIXTURES / 'pydantic_ai_retry_prompt_renderings.json').read_text('utf-8'))
     parts = {p.tool_call_id: p for m in load_fixture() for p in m.parts if isinstance(p, RetryPromptPart)}
     rendered = {call_id: parts[call_id].model_response() for call_id in renderings}

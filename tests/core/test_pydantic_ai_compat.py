@@ -163,7 +163,7 @@ def normalised(ours: Any, theirs: Any, path: str = '') -> Any:
     - a key pydantic-ai does not write whose value is `None`: a uibridge field at its default (a citation
       source's `id`, `media_type`, `filename`, the UI's own names for a source);
     - a retry feedback part's flat `cause`, which uibridge writes beside pydantic-ai's `retry.cause` (the
-      flat spelling is uibridge's, seed 003) and which must equal it.
+      flat spelling is uibridge's, see `uibridge.core.messages`) and which must equal it.
 
     Nothing pydantic-ai wrote may be missing or different: that is left for the equality to catch.
     """
@@ -277,7 +277,7 @@ def shown_nowhere(text: str) -> None:
 
 
 def without_native(messages: list[ModelMessage]) -> list[ModelMessage]:
-    # Carrying native tool parts to a UI is the native-tool work of issue 14, not this test's subject.
+    # Carrying native tool parts to a UI is the adapters' native-tool tests' subject, not this test's.
     def keep(part: Any) -> bool:
         return not isinstance(part, NativeToolCallPart | NativeToolReturnPart)
 

@@ -185,6 +185,41 @@ def test_allowed_schemes_can_be_chosen_and_are_read_case_insensitively() -> None
     assert len(warned) == 1
 
 
+def test_media_urls_in_tool_results_follow_the_same_policy() -> None:
+    """A tool's result may hold media (models, or their JSON form in a stored or client-sent history) that an
+    integration hands a provider to fetch; text that merely looks like a URL is no media and stays."""
+    kept_image, kept_dict = ImageUrl(url='https://x/a.png'), {'kind': 'image-url', 'url': 'https://x/b.png'}
+    listed = ToolReturnPart(
+        tool_name='t',
+        tool_call_id='c1',
+        timestamp=T0,
+        content=[
+            'see', kept_image, ImageUrl(url='s3://b/k'), kept_dict, {'kind': 'document-url', 'url': 'file:///x'},
+            {'url': 'file:///not-media'},  # no media kind: plain data
+        ],
+    )  # fmt: skip
+    single = ToolReturnPart(tool_name='t', tool_call_id='c2', timestamp=T0, content=ImageUrl(url='gs://b/k'))
+    single_dict = ToolReturnPart(
+        tool_name='t', tool_call_id='c3', timestamp=T0, content={'kind': 'video-url', 'url': 'file:///v'}
+    )
+    allowed = ToolReturnPart(tool_name='t', tool_call_id='c4', timestamp=T0, content=kept_image)
+    text = ToolReturnPart(tool_name='t', tool_call_id='c5', timestamp=T0, content='file:///etc/passwd')
+    calls = response(*(call(f'c{n}') for n in range(1, 6)))
+    messages: list[ModelMessage] = [calls, ModelRequest(parts=[listed, single, single_dict, allowed, text])]
+    out, warned = run(messages)
+    assert out[1] == ModelRequest(
+        parts=[
+            listed.model_copy(update={'content': ['see', kept_image, kept_dict, {'url': 'file:///not-media'}]}),
+            single.model_copy(update={'content': ''}),
+            single_dict.model_copy(update={'content': ''}),
+            allowed,
+            text,
+        ]
+    )
+    assert len(warned) == 1
+    assert 'Media URLs' in warned[0]
+
+
 def test_text_and_binary_content_are_never_dropped() -> None:
     binary = BinaryContent(data=b'x', media_type='image/png')
     messages: list[ModelMessage] = [ModelRequest(parts=[user(['a', binary, 'file:///etc/passwd'])])]
@@ -263,6 +298,18 @@ def test_a_call_becomes_trailing_when_what_followed_it_is_stripped() -> None:
     out, warned = run(messages)
     assert out == [ModelRequest(parts=[user('go')])]
     assert len(warned) == 2
+
+
+def test_a_call_left_waiting_beside_an_answered_one_is_dropped() -> None:
+    # The history ends with the result of one call of the last response; the other call still waits.
+    messages: list[ModelMessage] = [
+        ModelRequest(parts=[user('go')]),
+        response(call('a'), call('b')),
+        ModelRequest(parts=[result('a')]),
+    ]
+    out, warned = run(messages)
+    assert out == [ModelRequest(parts=[user('go')]), response(call('a')), ModelRequest(parts=[result('a')])]
+    assert len(warned) == 1
 
 
 def test_resolved_ids_accept_any_collection() -> None:

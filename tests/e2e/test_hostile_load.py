@@ -1,4 +1,4 @@
-"""Hostile load against a real uvicorn server (issue 11): every row of the issue's table, and its neighbours.
+"""Hostile load against a real uvicorn server: each worst body the default limits admit, and its neighbours.
 
 Each attack goes to the app under uvicorn on a loopback port while a legitimate stream runs beside it; the
 assertions are on the status, on the work the server did (counted: signatures computed, bytes canonicalised,

@@ -1,4 +1,4 @@
-"""Provenance through the real clients (issue 10): a client can echo what the server wrote, never author it.
+"""Provenance through the real clients: a client can echo what the server wrote, never author it.
 
 Each attack is played by the real `ai@7` or `@ag-ui/client` on a tampered page (`mutate` rewrites the
 client's own messages between turns); the assertions are on what the agent received and what the demo agent

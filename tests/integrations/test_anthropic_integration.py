@@ -3,22 +3,11 @@ server replaying hand-written Messages API SSE bodies."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import anthropic
 import pytest
 from anthropic import AsyncAnthropic
-from anthropic.types import (
-    CodeExecutionToolResultBlockParam,
-    RedactedThinkingBlockParam,
-    ServerToolUseBlockParam,
-    TextBlockParam,
-    ThinkingBlockParam,
-    ToolResultBlockParam,
-    ToolUseBlockParam,
-    WebSearchToolResultBlockParam,
-)
-from vendor_replay import ReplayServer, conforms, fixture, without_timestamps
+from anthropic_support import MODEL, messages_conform
+from vendor_replay import ReplayServer, fixture, without_timestamps
 
 from uibridge import (
     ModelMessage,
@@ -42,32 +31,8 @@ from uibridge.integrations.anthropic import events_from_messages_stream, to_mess
 
 pytestmark = pytest.mark.anyio
 
-MODEL = 'claude-sonnet-4-5-20250929'
 SIGNATURE = 'EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds'
 REDACTED = 'EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpP'
-
-
-BLOCK_PARAMS: dict[str, Any] = {
-    'text': TextBlockParam,
-    'thinking': ThinkingBlockParam,
-    'redacted_thinking': RedactedThinkingBlockParam,
-    'tool_use': ToolUseBlockParam,
-    'tool_result': ToolResultBlockParam,
-    'server_tool_use': ServerToolUseBlockParam,
-    'web_search_tool_result': WebSearchToolResultBlockParam,
-    'code_execution_tool_result': CodeExecutionToolResultBlockParam,
-}
-
-
-def messages_conform(messages: list[Any]) -> bool:
-    """Each message is a `MessageParam` whose every block is exactly the SDK's request type for its kind
-    (checked per block: pydantic cannot walk `MessageParam`'s union of `Iterable`s without consuming them)."""
-    return all(
-        set(message) == {'role', 'content'}
-        and message['role'] in ('user', 'assistant')
-        and all(conforms(BLOCK_PARAMS[block['type']], block) for block in message['content'])
-        for message in messages
-    )
 
 
 async def test_messages_tool_loop_keeps_thinking_signatures() -> None:

@@ -1,4 +1,4 @@
-"""uibridge.integrations.anthropic's issue-14 mappings through the real `anthropic` SDK against the replay server:
+"""uibridge.integrations.anthropic's native-tool mappings through the real `anthropic` SDK against the replay server:
 server tools (web search, code execution) and their results, citations of every location kind, usage with
 its cache and server tool counts, and the history that sends them back."""
 
@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from anthropic import AsyncAnthropic
-from test_anthropic_integration import MODEL, messages_conform
+from anthropic_support import MODEL, messages_conform
 from vendor_replay import ReplayServer, consume, fixture, without_timestamps
 
 from uibridge import (

@@ -6,7 +6,7 @@ import sys
 
 import background
 
-# Each check is a fresh interpreter, started in the background from import (tests/background.py).
+# Each check is a fresh interpreter, a job of tests/background.py: started beside the tests before these.
 VENDORS_IMPORTED = background.run(
     [
         sys.executable,

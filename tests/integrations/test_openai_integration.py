@@ -6,27 +6,10 @@ integration maps those to agent events, and a `MessageCollector` folds the event
 
 from __future__ import annotations
 
-from typing import Any
-
 import openai
 import pytest
-from openai import AsyncOpenAI
-from openai.types.chat import (
-    ChatCompletionAssistantMessageParam,
-    ChatCompletionSystemMessageParam,
-    ChatCompletionToolMessageParam,
-    ChatCompletionUserMessageParam,
-)
-from openai.types.responses import (
-    EasyInputMessageParam,
-    ResponseCodeInterpreterToolCallParam,
-    ResponseFileSearchToolCallParam,
-    ResponseFunctionToolCallParam,
-    ResponseFunctionWebSearchParam,
-    ResponseReasoningItemParam,
-)
-from openai.types.responses.response_input_item_param import FunctionCallOutput, ImageGenerationCall, McpCall
-from vendor_replay import ReplayServer, conforms, fixture, without_timestamps
+from openai_support import chat_conforms, client, responses_conform
+from vendor_replay import ReplayServer, fixture, without_timestamps
 
 from uibridge import (
     ModelMessage,
@@ -59,39 +42,6 @@ from uibridge.integrations.openai import (
 pytestmark = pytest.mark.anyio
 
 WEATHER = {'Paris': '18C, sunny', '東京 🗼': '24C, rain', 'Tokyo': '24C, rain'}
-
-
-CHAT_PARAMS: dict[str, Any] = {
-    'system': ChatCompletionSystemMessageParam,
-    'user': ChatCompletionUserMessageParam,
-    'assistant': ChatCompletionAssistantMessageParam,
-    'tool': ChatCompletionToolMessageParam,
-}
-RESPONSES_PARAMS: dict[str, Any] = {
-    'message': EasyInputMessageParam,
-    'reasoning': ResponseReasoningItemParam,
-    'function_call': ResponseFunctionToolCallParam,
-    'function_call_output': FunctionCallOutput,
-    'web_search_call': ResponseFunctionWebSearchParam,
-    'file_search_call': ResponseFileSearchToolCallParam,
-    'code_interpreter_call': ResponseCodeInterpreterToolCallParam,
-    'image_generation_call': ImageGenerationCall,
-    'mcp_call': McpCall,
-}
-
-
-def chat_conforms(messages: list[Any]) -> bool:
-    """Each message is exactly the SDK's request type for its role (checked per member: pydantic cannot walk
-    a union of `Iterable` fields without consuming them)."""
-    return all(conforms(CHAT_PARAMS[message['role']], message) for message in messages)
-
-
-def responses_conform(items: list[Any]) -> bool:
-    return all(conforms(RESPONSES_PARAMS[item['type']], item) for item in items)
-
-
-def client(server: ReplayServer) -> AsyncOpenAI:
-    return AsyncOpenAI(api_key='test-key', base_url=f'{server.base_url}/v1', max_retries=0)
 
 
 def history_start() -> list[ModelMessage]:

@@ -1,4 +1,4 @@
-"""uibridge.integrations.openai's issue-14 mappings through the real `openai` SDK against the replay server: the
+"""uibridge.integrations.openai's native-tool mappings through the real `openai` SDK against the replay server: the
 Responses API's built-in tool items (web search, file search, code interpreter, image generation, remote MCP),
 output text annotations as citations, usage with its cache counts, and the input that sends the items back."""
 
@@ -8,7 +8,7 @@ import base64
 from typing import Any
 
 import pytest
-from test_openai_integration import client, responses_conform
+from openai_support import client, responses_conform
 from vendor_replay import ReplayServer, consume, fixture, without_timestamps
 
 from uibridge import (

@@ -15,11 +15,11 @@ from typing import Any
 import pydantic
 
 from uibridge import ModelMessagesTypeAdapter, ModelResponse, ToolCallPart, UserPromptPart
+from uibridge.core.collector import MessageCollector
 from uibridge.core.errors import InputError
 from uibridge.core.events import (
     ANSWERED_BY_METADATA_KEY,
     AgentEvent,
-    MessageCollector,
     RunCancelled,
     RunError,
     RunFinished,

@@ -13,7 +13,7 @@ import anyio
 import anyio.lowlevel
 import httpx
 import pytest
-from test_streaming import cannot_be_encoded, raises, yields_junk
+from endpoint_support import cannot_be_encoded, raises, yields_junk
 
 from chat_requests import PATHS, error_texts, turn
 from uibridge import TextPart

@@ -1,4 +1,4 @@
-"""Bounded work and clean failures (issue 11), in-process with the stand-in protocol; the same attacks against a
+"""Bounded work and clean failures, in-process with the stand-in protocol; the same attacks against a
 real uvicorn server are in tests/e2e/test_hostile_load.py."""
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from typing import Any
 
 import anyio
 import pytest
+from endpoint_support import history, make, post, user
 from fake_protocol import event_types
 from starlette.applications import Starlette
 from starlette.routing import Mount, Route
-from test_endpoint import history, make, post, user
 
 from uibridge import TextPart, ToolReturnPart
 from uibridge.core.events import AgentEvent, PartEnd, PartStart, RunFinished, ToolResult

@@ -1,4 +1,4 @@
-"""The endpoint always verifies: what claims the server's authorship must prove it (issue 10), in-process with
+"""The endpoint always verifies: what claims the server's authorship must prove it, in-process with
 the stand-in protocol. The real clients' version of each attack is in tests/e2e/test_forgery.py."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from test_endpoint import approval_request, approving_agent, history, make, post, user
+from endpoint_support import approval_request, approving_agent, history, make, post, user
 
 from neutral_views import agent_view
 from uibridge import (

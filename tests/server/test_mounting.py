@@ -98,7 +98,7 @@ async def test_unloadable_content_is_a_422_naming_the_message_and_part(
     assert response.json() == {'error': error, 'path': where}
 
 
-# A fresh interpreter, started in the background from import (tests/background.py).
+# A fresh interpreter, a job of tests/background.py: started beside the tests before this one.
 STARLETTE_IMPORTED = background.run(
     [sys.executable, '-c', 'import sys, uibridge.server; print(any(m.startswith("starlette") for m in sys.modules))'],
     check=True,

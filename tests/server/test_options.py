@@ -107,8 +107,8 @@ def _pyright_on_the_typo(pyright: str, cwd: str) -> subprocess.CompletedProcess[
         return subprocess.run([pyright, str(source)], cwd=cwd, capture_output=True, text=True, timeout=120, check=False)
 
 
-# pyright takes seconds (Node, and every type uibridge's signatures reach): it runs in the background from import
-# (tests/background.py), in the working directory of now, whose configuration it reads.
+# pyright takes seconds (Node, and every type uibridge's signatures reach): a job of tests/background.py, started
+# beside the tests before this one, in the working directory of import time, whose configuration it reads.
 TYPO_CHECKED = background.start(partial(_pyright_on_the_typo, PYRIGHT, os.getcwd())) if PYRIGHT else None
 
 

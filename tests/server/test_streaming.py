@@ -15,8 +15,8 @@ import anyio
 import anyio.abc
 import anyio.lowlevel
 import pytest
+from endpoint_support import cannot_be_encoded, history, make, post, raises, user, yields_junk
 from fake_protocol import event_types
-from test_endpoint import history, make, post, user
 
 from uibridge import ModelResponse, TextPart
 from uibridge.core.events import (
@@ -637,20 +637,6 @@ async def test_keep_alive_comments_fill_silence_between_whole_frames() -> None:
 
 
 # ------------------------------------------------------------------------------------- on_complete
-
-
-async def raises(run: AgentRun) -> AsyncIterator[AgentEvent]:
-    yield PartStart(0, TextPart(content='partial'))
-    raise RuntimeError('broken')
-
-
-async def yields_junk(run: AgentRun) -> AsyncIterator[Any]:
-    yield PartStart(0, TextPart(content='partial'))
-    yield 'junk'
-
-
-async def cannot_be_encoded(run: AgentRun) -> AsyncIterator[AgentEvent]:
-    yield PartDelta(3, 'a delta for a part never started')
 
 
 async def yields_error(run: AgentRun) -> AsyncIterator[AgentEvent]:

@@ -21,8 +21,6 @@ from ..core.run import ClientTool, ToolApproval
 from ..server.run import AgentRun
 from .remote import RemoteAgent, RemoteOptions, forwarded_state
 
-__all__ = ['RemoteAGUIAgent']
-
 
 class RemoteAGUIAgent(RemoteAgent):
     """The AG-UI endpoint at `url` as an agent. `tools`: the frontend's own tools the remote may call, declared

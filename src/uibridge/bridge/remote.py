@@ -43,8 +43,6 @@ from ..core.messages import ModelMessage, ModelResponse
 from ..core.run import ToolApproval
 from ..server.run import AgentRun
 
-__all__ = ['REMOTE_METADATA_KEY', 'RemoteAgent', 'RemoteOptions', 'forwarded_state', 'remote_approval_ids']
-
 REMOTE_METADATA_KEY = 'uibridge_remote'
 """The key of the answer's message metadata where the remote's approval ids ride: `{"approvals": {call id: id}}`."""
 

@@ -23,8 +23,6 @@ from ..core.run import ToolApproval
 from ..server.run import AgentRun
 from .remote import RemoteAgent, RemoteOptions, forwarded_state
 
-__all__ = ['RemoteVercelAgent']
-
 
 class RemoteVercelAgent(RemoteAgent):
     """The Vercel AI chat route at `url` as an agent. `sdk_version`: the route's `ai` major version (what its

@@ -19,13 +19,14 @@ asked or a stream that cannot be read; `StreamLimits` bounds what is read.
 """
 
 from .ag_ui import AGUIClient, AGUITurn
-from .stream import RemoteError, StreamLimits
+from .stream import ClientOptions, RemoteError, StreamLimits
 from .turn import ClientRun, Exchange, Turn
 from .vercel_ai import VercelAIClient, VercelTurn
 
 __all__ = [
     'AGUIClient',
     'AGUITurn',
+    'ClientOptions',
     'ClientRun',
     'Exchange',
     'RemoteError',

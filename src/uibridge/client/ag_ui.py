@@ -31,8 +31,6 @@ from ..core.run import ClientTool, ToolApproval
 from .stream import ChatClient
 from .turn import ClientRun, Exchange, Turn
 
-__all__ = ['AGUIClient', 'AGUITurn', 'resume_entry']
-
 
 class AGUITurn(TypedDict, total=False):
     """What one turn sends beside the history (every key optional)."""

@@ -28,15 +28,6 @@ from ..core.events import AgentEvent
 from ..core.provenance import Keyring
 from ..core.sse import DEFAULT_MAX_BUFFER_BYTES, DEFAULT_MAX_FRAME_BYTES, StreamError, StreamLimitError
 
-__all__ = [
-    'DEFAULT_TIMEOUT',
-    'ChatClient',
-    'ClientOptions',
-    'RemoteError',
-    'StreamLimits',
-    'read_events',
-]
-
 DEFAULT_TIMEOUT = httpx.Timeout(30.0, read=300.0)
 """Connecting and writing within 30 s; between two reads of the body at most 300 s (a model may think long)."""
 _ERROR_BODY_CHARS = 500

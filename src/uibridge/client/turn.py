@@ -13,8 +13,6 @@ from ..core.decoder import StreamDecoder
 from ..core.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from ..core.run import ToolApproval
 
-__all__ = ['ClientRun', 'Exchange', 'RunOutcome', 'Turn']
-
 RunOutcome: TypeAlias = Literal['finished', 'failed', 'cancelled']
 
 

@@ -35,8 +35,6 @@ from ..core.run import ToolApproval
 from .stream import ChatClient, ClientOptions
 from .turn import ClientRun, Exchange, Turn
 
-__all__ = ['VercelAIClient', 'VercelTurn', 'answer_approvals', 'ui_messages']
-
 
 class VercelTurn(TypedDict, total=False):
     """What one turn sends beside the history (every key optional)."""

@@ -28,17 +28,6 @@ from pydantic_core import ErrorDetails
 
 from .errors import InputError
 
-__all__ = [
-    'MAX_JSON_DEPTH',
-    'BodyError',
-    'BodyFault',
-    'Loc',
-    'check_depth',
-    'input_error',
-    'json_object',
-    'request_object',
-]
-
 Loc: TypeAlias = tuple[int | str, ...]
 
 

@@ -21,7 +21,7 @@ from urllib.parse import unquote_to_bytes
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .tagged_unions import OPAQUE, TaggedBy, known_or_opaque
+from .tagged_unions import OPAQUE, TaggedBy
 
 __all__ = [
     'AudioUrl',
@@ -34,9 +34,6 @@ __all__ = [
     'UploadedFile',
     'UserContent',
     'VideoUrl',
-    'is_data_url',
-    'known_or_opaque',
-    'parse_data_url',
 ]
 
 

@@ -27,8 +27,6 @@ from . import events as ev
 from .messages import ModelMessage, ModelResponse, NativeToolCallPart, ToolCallPart
 from .sse import DEFAULT_MAX_BUFFER_BYTES, DEFAULT_MAX_FRAME_BYTES, SSEReader, StreamError
 
-__all__ = ['StreamDecoder', 'call_names', 'optional_text', 'required_text']
-
 
 class StreamDecoder(ABC):
     """Sans-IO: `feed(bytes)` per chunk of the body, then `close()`; each returns the events the bytes completed.

@@ -14,8 +14,6 @@ from collections.abc import Generator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-__all__ = ['collect_warnings', 'warn']
-
 _collected: ContextVar[list[str] | None] = ContextVar('uibridge_collected_warnings', default=None)
 
 

@@ -35,8 +35,6 @@ from .collector import Feeder, MessageCollector
 from .messages import ModelMessage, ModelResponse, ModelResponsePart, RetryPromptPart
 from .provenance import Keyring
 
-__all__ = ['OpenPart', 'StreamEncoder']
-
 
 @dataclass(eq=False, slots=True)
 class OpenPart:

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ['InputError', 'UserError']
-
 _MAX_MESSAGE = 300
 
 

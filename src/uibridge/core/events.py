@@ -24,22 +24,19 @@ chunks (`uibridge.adapters.<protocol>`). The vocabulary is deliberately small:
 - `RunFinished`, `RunError` and `RunCancelled` end the run.
 
 `events_from_message` expands a whole `ModelResponse` / `ModelRequest` into these events, so an agent may
-yield either. `MessageCollector` (`uibridge.core.collector`, also importable from here) folds events back into
-`ModelMessage`s.
+yield either. `MessageCollector` (`uibridge.core.collector`, which imports this module, never the other way round)
+folds events back into `ModelMessage`s.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 from . import messages as m
 from .citations import Citation
 from .usage import Usage
-
-if TYPE_CHECKING:
-    from .collector import MessageCollector
 
 __all__ = [
     'ANSWERED_BY_METADATA_KEY',
@@ -53,7 +50,6 @@ __all__ = [
     'CitationAdded',
     'CustomData',
     'FileOutput',
-    'MessageCollector',
     'MessageMetadata',
     'NativeToolResult',
     'PartDelta',
@@ -326,13 +322,3 @@ def events_from_message(message: m.ModelMessage) -> Iterator[AgentEvent]:
             continue
         else:
             raise TypeError(f'an agent cannot stream a {request_part.part_kind!r} part; it is input, not output')
-
-
-def __getattr__(name: str) -> Any:
-    # `MessageCollector` lived here first; importing it lazily keeps that import working without a cycle
-    # (the collector's module imports the events from this one).
-    if name == 'MessageCollector':
-        from .collector import MessageCollector
-
-        return MessageCollector
-    raise AttributeError(f'module {__name__!r} has no attribute {name!r}')

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ['new_dict', 'new_list']
-
 
 def new_list() -> list[Any]:
     return []

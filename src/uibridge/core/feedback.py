@@ -4,7 +4,8 @@ A `RetryFeedbackPart` is the application's own feedback on an answer that answer
 output that failed validation, an answer with nothing usable in it, or a validator that raised `ModelRetry`.
 The stored part carries no wording; its `cause` picks a template here, at render time, so one history stays
 valid as the wording improves. Each template states the fact in the application's voice and adds no
-directive of its own (seed 003): the model is told what happened, not ordered about.
+directive of its own: the model is told what happened, not ordered about, since nobody wrote an order and the
+system voice should carry only what the application said.
 
 Anything in the text that the model itself wrote (validation error messages quote its output, a validator
 may echo it) goes inside a data tag (`wrap`), so it cannot close the frame or forge a `<system>` block.
@@ -23,13 +24,6 @@ import pydantic
 from .framing import wrap
 from .json_text import compact_json, iso_utc, json_values
 from .messages import ErrorDetails, RetryFeedbackPart
-
-__all__ = [
-    'render_retry_feedback',
-    'retry_feedback_from_marker',
-    'retry_feedback_from_payload',
-    'retry_feedback_payload',
-]
 
 _VALIDATION_ERROR_LEAD = "The previous response did not pass the application's validation:"
 _NO_OUTPUT_LEAD = 'The previous response contained no usable output.'

@@ -10,8 +10,6 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ['IGNORABLE_RANGES', 'char_class', 'mark_ranges']
-
 # What is removed from a tag-like span before its name is read: every character that renders as nothing or
 # is not text at all, derived from `unicodedata` when this module is imported.
 #

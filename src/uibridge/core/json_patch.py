@@ -14,8 +14,6 @@ from typing import Any, cast
 
 from .provenance import canonical_json
 
-__all__ = ['JsonPatchError', 'apply_patch']
-
 
 class JsonPatchError(ValueError):
     """An operation that is malformed or does not apply to the document (RFC 6902 §5: the patch fails whole)."""

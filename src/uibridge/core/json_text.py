@@ -18,22 +18,6 @@ from typing import Any, cast
 from pydantic import TypeAdapter
 from pydantic_core import PydanticSerializationError, from_json, to_json, to_jsonable_python
 
-__all__ = [
-    'LONE_SURROGATE',
-    'compact_json',
-    'indented_json',
-    'iso_utc',
-    'json_string',
-    'json_values',
-    'parse_iso',
-    'parse_json',
-    'sse_data',
-    'tool_args',
-    'utf8_json',
-    'wire_json',
-    'wire_ready',
-]
-
 json_values: TypeAdapter[Any] = TypeAdapter(Any)
 """Turns any value pydantic can serialize (models, datetimes, bytes, tuples) into JSON-compatible Python."""
 
@@ -72,9 +56,9 @@ def _with_surrogates(value: Any) -> Any:
 def indented_json(value: Any) -> str:
     """`json.dumps(value, indent=2, ensure_ascii=False)` for a JSON-compatible `value`, the exact text.
 
-    `indent` sends the `json` module to its pure-Python encoder (about 40 µs for a retry's errors, most of a
-    history dump's retry rendering); pydantic-core's pretty printer writes the same text about ten times
-    faster for what `_spelled_alike` lets through.
+    `indent` sends the `json` module to its pure-Python encoder, which was most of what rendering a retry's
+    errors cost in a history dump; pydantic-core's pretty printer writes the same text several times faster
+    for what `_spelled_alike` lets through.
     """
     return _pydantic_core_text(value, 2) or json.dumps(value, indent=2, ensure_ascii=False)
 

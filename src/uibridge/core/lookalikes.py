@@ -7,8 +7,6 @@ Do not edit by hand: run the script again.
 
 from __future__ import annotations
 
-__all__ = ['CONFUSABLES_VERSION', 'GREATER_THAN', 'LESS_THAN', 'MARKS_UNICODE_VERSION', 'MARK_RANGES', 'SOLIDUS']
-
 CONFUSABLES_VERSION = '18.0.0'
 MARKS_UNICODE_VERSION = '14.0.0'
 

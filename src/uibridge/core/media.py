@@ -31,20 +31,6 @@ from .messages import (
     VideoUrl,
 )
 
-__all__ = [
-    'URL_PARTS',
-    'URL_PARTS_BY_KIND',
-    'Attachment',
-    'MediaKind',
-    'MediaUrl',
-    'attachments',
-    'check_media_type_pattern',
-    'kind_name',
-    'media_kind',
-    'media_type_allowed',
-    'media_type_essence',
-]
-
 MediaUrl: TypeAlias = ImageUrl | AudioUrl | VideoUrl | DocumentUrl
 MediaKind: TypeAlias = Literal['image', 'audio', 'video', 'document']
 

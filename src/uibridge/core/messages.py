@@ -90,7 +90,6 @@ __all__ = [
     'UserPromptPart',
     'VideoUrl',
     'generate_tool_call_id',
-    'now_utc',
 ]
 
 
@@ -162,8 +161,8 @@ class RetryPromptPart(_Model):
     """A retry that answers a tool call: that call's result, telling the model its call failed.
 
     A tool-less `RetryPromptPart` (`tool_name=None`) is what older histories hold for feedback that
-    answers no call; it still loads and renders exactly as it always has (seed 003). New code writes
-    `RetryFeedbackPart` for that case.
+    answers no call; it still loads and renders exactly as it always has, so a history stored before
+    `RetryFeedbackPart` existed means what it meant. New code writes `RetryFeedbackPart` for that case.
     """
 
     content: list[ErrorDetails] | str

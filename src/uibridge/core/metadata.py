@@ -24,17 +24,6 @@ from typing import Any, cast
 # module is where the rule for them is, and where they belong once the collector imports them from here.
 from .events import ANSWERED_BY_METADATA_KEY, CUSTOM_DATA_METADATA_KEY
 
-__all__ = [
-    'ANSWERED_BY_METADATA_KEY',
-    'CUSTOM_DATA_METADATA_KEY',
-    'OWN_KEY_PREFIX',
-    'answered_by',
-    'app_metadata',
-    'custom_data_item',
-    'custom_data_items',
-    'is_own_key',
-]
-
 OWN_KEY_PREFIX = 'uibridge'
 
 

@@ -1,11 +1,11 @@
 """pydantic-ai's own retry-feedback marker, read for migrating the UI histories its adapters stored.
 
-pydantic-ai's `VercelAIAdapter` and `AGUIAdapter` dump a `RetryFeedbackPart` as a text message in its own
-wording, with the part itself beside it under a `pydantic_ai` key (`providerMetadata` / `encryptedValue`):
-`{"part_kind": "retry-feedback", "content", "retry": {"cause", ...}, "timestamp"}`. Only that marker makes
-the message feedback again, exactly as only uibridge's own marker does (seed 003): text that merely reads like
-feedback stays what it is. The message's text is pydantic-ai's rendering, not ours; once loaded, the model
-is shown `render_retry_feedback`, as for any `RetryFeedbackPart`.
+pydantic-ai's `VercelAIAdapter` and `AGUIAdapter` dump a `RetryFeedbackPart` as a text message in its own wording, with
+the part itself beside it under a `pydantic_ai` key (`providerMetadata` / `encryptedValue`): `{"part_kind":
+"retry-feedback", "content", "retry": {"cause", ...}, "timestamp"}`. Only that marker makes the message feedback again,
+exactly as only uibridge's own marker does (`uibridge.core.feedback`): text that merely reads like feedback stays what
+it is, so a client cannot make its own words pass for the application's. The message's text is pydantic-ai's rendering,
+not ours; once loaded, the model is shown `render_retry_feedback`, as for any `RetryFeedbackPart`.
 """
 
 from __future__ import annotations
@@ -17,8 +17,6 @@ import pydantic
 from .feedback import retry_feedback_payload
 from .json_text import json_values
 from .messages import RetryFeedbackPart
-
-__all__ = ['PEER_KEY', 'our_marker', 'peer_retry_feedback']
 
 PEER_KEY = 'pydantic_ai'
 """The key pydantic-ai's UI adapters write their records under."""

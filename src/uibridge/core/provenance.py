@@ -40,17 +40,6 @@ from .exact_json import exact_text
 from .json_text import iso_utc
 from .json_text import wire_ready as _wire_ready
 
-__all__ = [
-    'SECRET_ENV',
-    'Keyring',
-    'Secret',
-    'SignedPart',
-    'approval_matches',
-    'canonical_json',
-    'default_keyring',
-    'retry_content',
-]
-
 logger = logging.getLogger('uibridge')
 
 SECRET_ENV = 'UIBRIDGE_SECRET'

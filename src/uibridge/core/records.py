@@ -18,13 +18,6 @@ from .json_text import iso_utc, parse_iso
 from .messages import FinishReason, ModelResponse, ThinkingPart
 from .usage import Usage
 
-__all__ = [
-    'read_response_fields',
-    'read_thinking_fields',
-    'response_fields',
-    'thinking_fields',
-]
-
 _FINISH_REASONS: frozenset[str] = frozenset(get_args(FinishReason))
 _COMMON_KEYS = frozenset({'timestamp', 'model_name', 'provider_name'})
 _USAGE_FIELDS = set(Usage.model_fields)  # the counts a UI may show; a provider's extra keys stay in uibridge's JSON

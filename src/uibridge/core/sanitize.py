@@ -39,8 +39,6 @@ from .messages import (
 from .provenance import Keyring
 from .verification import RESERVED_METADATA_KEY, SignatureClaims, Verified, pending_tool_calls, verify_history
 
-__all__ = ['sanitize_messages', 'sanitize_verified']
-
 _MediaUrl = ImageUrl | AudioUrl | VideoUrl | DocumentUrl
 
 

@@ -16,8 +16,6 @@ either; past either, `feed` raises `StreamLimitError`, and the stream is beyond 
 
 from __future__ import annotations
 
-__all__ = ['DEFAULT_MAX_BUFFER_BYTES', 'DEFAULT_MAX_FRAME_BYTES', 'SSEReader', 'StreamError', 'StreamLimitError']
-
 DEFAULT_MAX_FRAME_BYTES = 16 * 1024 * 1024
 """One event's data: a file the model made rides inline as a data URL, so this is far above any text frame."""
 DEFAULT_MAX_BUFFER_BYTES = 32 * 1024 * 1024

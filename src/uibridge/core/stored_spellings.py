@@ -16,14 +16,6 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-__all__ = [
-    'read_nested_cause',
-    'read_retried_tool_return',
-    'write_error_inputs',
-    'write_nested_cause',
-    'write_retried_tool_return',
-]
-
 _RETRY_KEYS = frozenset({'cause', 'attempt', 'max_retries'})
 
 

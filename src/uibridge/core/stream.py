@@ -12,8 +12,6 @@ from typing import Protocol
 from .events import AgentEvent
 from .messages import ModelMessage
 
-__all__ = ['EventStreamEncoder', 'encode_all']
-
 
 class EventStreamEncoder(Protocol):
     @property

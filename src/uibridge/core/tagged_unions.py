@@ -20,8 +20,6 @@ from typing import Annotated, Any, Union, cast, get_args
 from pydantic import BaseModel, Discriminator, GetCoreSchemaHandler, Tag
 from pydantic_core import CoreSchema
 
-__all__ = ['OPAQUE', 'TaggedBy', 'known_or_opaque', 'member_tag', 'union_members']
-
 OPAQUE = 'opaque'
 """The tag of the member that keeps, whole, what has no member of its own (`union_tag = OPAQUE`)."""
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ['ModelUsage', 'Usage', 'add_usage', 'usage_by_model']
+__all__ = ['ModelUsage', 'Usage']
 
 
 class Usage(BaseModel):

@@ -39,8 +39,6 @@ from .events import ANSWERED_BY_METADATA_KEY, STATE_METADATA_KEY
 from .provenance import Keyring, SignedPart
 from .trusted import construct, replace
 
-__all__ = ['RESERVED_METADATA_KEY', 'Claim', 'SignatureClaims', 'Verified', 'pending_tool_calls', 'verify_history']
-
 RESERVED_METADATA_KEY = '__pydantic_ai__'
 """The metadata key pydantic-ai keeps framework state under and acts on in later runs: never taken from a client
 (pydantic-ai's own `sanitize_messages` drops it from untrusted history too, keeping the rest)."""

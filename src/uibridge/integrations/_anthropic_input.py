@@ -25,8 +25,6 @@ from ._history import UserContentSpelling, result_text, system_text, user_conten
 if TYPE_CHECKING:
     from anthropic.types import ContentBlockParam, DocumentBlockParam, MessageParam, TextBlockParam
 
-__all__ = ['MessagesInput', 'to_messages', 'to_messages_input']
-
 
 class MessagesInput(TypedDict):
     """The keyword arguments of `messages.create` a history gives: `client.messages.create(**input, ...)`."""

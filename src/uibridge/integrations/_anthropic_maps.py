@@ -18,15 +18,6 @@ if TYPE_CHECKING:
     from anthropic.types import MessageDeltaUsage, TextCitation
     from anthropic.types import Usage as AnthropicUsage
 
-__all__ = [
-    'PROVIDER_NAME',
-    'REDACTED_THINKING_ID',
-    'RESULT_BLOCK_TYPES',
-    'RESULT_TOOL_NAMES',
-    'message_usage',
-    'text_citation',
-]
-
 PROVIDER_NAME = 'anthropic'
 REDACTED_THINKING_ID = 'redacted_thinking'
 

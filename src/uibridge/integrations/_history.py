@@ -24,16 +24,6 @@ from ..core.messages import (
     UserContent,
 )
 
-__all__ = [
-    'UserContentSpelling',
-    'instructions',
-    'media_kind',
-    'result_text',
-    'system_text',
-    'unsupported',
-    'user_content_parts',
-]
-
 _Part = TypeVar('_Part')
 
 

@@ -33,8 +33,6 @@ if TYPE_CHECKING:
     )
     from openai.types.responses import ResponseInputContentParam, ResponseInputItemParam
 
-__all__ = ['to_chat_completions_messages', 'to_responses_input']
-
 
 def to_chat_completions_messages(history: Sequence[m.ModelMessage]) -> list[ChatCompletionMessageParam]:
     """`history` as Chat Completions `messages`, in order."""

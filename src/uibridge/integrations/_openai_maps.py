@@ -27,19 +27,6 @@ if TYPE_CHECKING:
     from openai.types.responses import ResponseUsage
     from openai.types.responses.response_output_text_annotation_added_event import Annotation
 
-__all__ = [
-    'IMAGE_RESULT',
-    'NATIVE_ITEM_TYPES',
-    'NATIVE_TOOL_NAMES',
-    'PROVIDER_NAME',
-    'RefusalMode',
-    'annotation_citation',
-    'chat_usage',
-    'native_item',
-    'responses_usage',
-    'split_native_item',
-]
-
 PROVIDER_NAME = 'openai'
 
 RefusalMode = Literal['text', 'error']

@@ -30,8 +30,6 @@ from ._stream import Parts, ResponseEvents, StreamState
 if TYPE_CHECKING:
     from openai.types.responses import Response, ResponseOutputItem, ResponseStreamEvent, ResponseUsage
 
-__all__ = ['OpenAIStreamError', 'events_from_responses']
-
 _INCOMPLETE_FINISH: dict[str, m.FinishReason] = {'max_output_tokens': 'length', 'content_filter': 'content_filter'}
 
 

@@ -19,8 +19,6 @@ from ..core import messages as m
 from ..core.usage import Usage
 from ._pydantic_ai_messages import request_part, response_part
 
-__all__ = ['ResponseParts', 'ToolResultOrder', 'request_events', 'response_info']
-
 
 class ResponseParts:
     """The parts of one model response as they stream: pydantic-ai's part index → the neutral one."""

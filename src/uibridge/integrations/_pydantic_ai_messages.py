@@ -21,8 +21,6 @@ from pydantic_ai import messages as pai
 
 from ..core.messages import ModelMessage, ModelMessagesTypeAdapter, ModelRequestPart, ModelResponsePart
 
-__all__ = ['from_pydantic_ai', 'request_part', 'response_part', 'to_pydantic_ai']
-
 
 @cache
 def _pai_request_part() -> TypeAdapter[Any]:

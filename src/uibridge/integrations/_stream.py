@@ -23,8 +23,6 @@ from ..core.collector import MessageCollector
 from ..core.messages import FinishReason, ModelResponse
 from ..core.usage import Usage
 
-__all__ = ['Parts', 'ResponseEvents', 'StreamState']
-
 UsageT = TypeVar('UsageT')
 
 

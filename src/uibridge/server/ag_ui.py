@@ -21,8 +21,6 @@ from .offload import json_array
 from .options import EndpointOptions
 from .run import Agent
 
-__all__ = ['AGUIBinding', 'AGUIEndpoint']
-
 
 class AGUIBinding:
     name = 'ag-ui'

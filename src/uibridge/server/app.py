@@ -25,8 +25,6 @@ from .run import Agent
 from .store import ChatStore, store_from_url
 from .vercel_ai import VercelAIEndpoint
 
-__all__ = ['PAGE_PATH', 'READY_TIMEOUT', 'create_app']
-
 logger = logging.getLogger('uibridge.server')
 
 PAGE_PATH = Path(__file__).parent / 'demo' / 'page.html'

@@ -12,10 +12,8 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
-from ..core.client_input import MAX_JSON_DEPTH, BodyError, json_object
+from ..core.client_input import BodyError, json_object
 from .asgi import Receive
-
-__all__ = ['MAX_JSON_DEPTH', 'Rejected', 'check_content_type', 'parse_json_object', 'read_body']
 
 
 class Rejected(Exception):

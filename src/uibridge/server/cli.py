@@ -28,8 +28,6 @@ if TYPE_CHECKING:
     from .asgi import Receive, Scope, Send
     from .store import ChatStore
 
-__all__ = ['TargetError', 'demo_authorize', 'load_agent', 'main', 'worker_app']
-
 DEMO_USER_HEADER = 'x-demo-user'
 USAGE_ERROR = 2
 """The exit status of a command line that cannot be served (argparse's own for a bad option): nothing ran."""

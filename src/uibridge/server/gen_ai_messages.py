@@ -37,8 +37,6 @@ from ..core.messages import (
     UserPromptPart,
 )
 
-__all__ = ['input_messages', 'output_messages', 'tool_result_text']
-
 GenAIMessage = dict[str, Any]
 GenAIPart = dict[str, Any]
 

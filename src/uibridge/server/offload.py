@@ -25,8 +25,6 @@ import anyio
 import anyio.to_thread
 from anyio.lowlevel import RunVar
 
-__all__ = ['INLINE_BYTES', 'WORKER_THREADS', 'in_worker', 'json_array', 'off_loop', 'worker_limiter']
-
 T = TypeVar('T')
 Ts = TypeVarTuple('Ts')
 

@@ -22,17 +22,6 @@ from .run import OnComplete
 from .store import ChatStore
 from .telemetry import Telemetry
 
-__all__ = [
-    'AppOptions',
-    'EndpointOptions',
-    'VercelAIOptions',
-    'check_agent',
-    'check_bool',
-    'check_positive',
-    'check_sdk_version',
-    'check_strings',
-]
-
 
 class EndpointOptions(TypedDict, total=False):
     """The keyword options of a chat endpoint (see `ChatEndpoint` for what each does)."""

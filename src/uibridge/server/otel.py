@@ -76,8 +76,6 @@ from .run import AgentRun, RunStatus
 if TYPE_CHECKING:
     from .telemetry import RequestObservation, RunSummary, Telemetry
 
-__all__ = ['Instruments', 'RequestSpan', 'RunMeasurements', 'RunSpan']
-
 PROTOCOL = 'uibridge.protocol'
 RUN_STATUS = 'uibridge.run.status'
 ERROR_TYPE = 'error.type'

@@ -37,8 +37,6 @@ from anyio.lowlevel import checkpoint
 from .asgi import Send
 from .request_ids import settled
 
-__all__ = ['DEFAULT_LIMIT', 'KEEP_ALIVE', 'Outbox', 'Send', 'StreamLog']
-
 KEEP_ALIVE = b': keep-alive\n\n'
 """An SSE comment: both protocols' clients ignore it, and it keeps idle proxies from closing the stream. The
 server's framing, not a protocol's: it lives with the one place that sends."""

@@ -45,8 +45,6 @@ from ..core.stream import EventStreamEncoder
 from .outbox import Outbox
 from .run import Agent, AgentRun
 
-__all__ = ['DEFAULT_ERROR', 'AgentMisuse', 'agent_iterator', 'close_agent', 'encode_safely', 'pump']
-
 logger = logging.getLogger('uibridge.server')
 
 DEFAULT_ERROR = 'An error occurred.'

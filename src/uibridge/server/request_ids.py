@@ -24,15 +24,6 @@ from collections.abc import Awaitable, Callable, Mapping
 
 from .asgi import Message, Send
 
-__all__ = [
-    'MAX_REQUEST_ID_LENGTH',
-    'REQUEST_ID_HEADER',
-    'ResponseWatch',
-    'request_id_for',
-    'settled',
-    'with_request_id',
-]
-
 REQUEST_ID_HEADER = 'x-request-id'
 MAX_REQUEST_ID_LENGTH = 128
 

@@ -26,8 +26,6 @@ from .pump import agent_iterator, close_agent
 from .run import Agent, AgentRun
 from .store import ChatNotFound, ChatStore, StreamAborted
 
-__all__ = ['Detached', 'Stoppable', 'serve_stream']
-
 logger = logging.getLogger('uibridge.server')
 
 

@@ -19,8 +19,6 @@ from ..core.messages import ModelMessage, ModelRequest, ModelResponse, ToolCallP
 from ..core.run import ClientTool, RunInput, ToolApproval
 from ..core.verification import pending_tool_calls
 
-__all__ = ['Agent', 'AgentRun', 'OnComplete', 'RunStatus', 'history_state']
-
 RunStatus: TypeAlias = Literal['running', 'finished', 'failed', 'cancelled']
 
 

@@ -33,8 +33,6 @@ from .outbox import Outbox, Send, StreamLog
 from .pump import encode_safely, pump
 from .run import Agent, AgentRun
 
-__all__ = ['StreamLog', 'response_headers', 'stream_run']
-
 logger = logging.getLogger('uibridge.server')
 
 

@@ -40,16 +40,6 @@ if TYPE_CHECKING:
 
     from .otel import Instruments, RequestSpan, RunSpan
 
-__all__ = [
-    'RUN_LOG_FIELDS',
-    'Observer',
-    'RequestObservation',
-    'RunSummary',
-    'Telemetry',
-    'note_rejection',
-    'observe_run',
-]
-
 logger = logging.getLogger('uibridge.server')
 
 RUN_LOG_FIELDS = (

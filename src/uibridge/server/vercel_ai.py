@@ -26,8 +26,6 @@ from .offload import json_array
 from .options import EndpointOptions, VercelAIOptions, check_sdk_version
 from .run import Agent
 
-__all__ = ['VercelAIBinding', 'VercelAIEndpoint']
-
 
 class VercelAIBinding:
     name = 'vercel-ai'

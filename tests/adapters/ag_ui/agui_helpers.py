@@ -131,7 +131,7 @@ def comparable_history(messages: Sequence[ModelMessage]) -> list[dict[str, Any]]
       back parsed, exactly as the neutral collector parses streamed arguments. A native call's the same way
       (as the JSON value of `args_as_json_str()`).
     - Each validation error's `ctx` (and for retry feedback also `input`): the feedback marker leaves them
-      out by design (seed 003: it discloses no more than the rendered text), and a tool retry's `ctx` may
+      out by design (it discloses no more than the rendered text), and a tool retry's `ctx` may
       hold objects that are not JSON.
     - `FilePart`s, which AG-UI has no message for, and so responses that held nothing else.
     - A legacy tool-less `RetryPromptPart` is compared as the `UserPromptPart` holding its

@@ -305,7 +305,7 @@ SEARCH_RETURN = NativeToolReturnPart(
 
 
 def every_new_event() -> Scenario:
-    """A run holding every event kind issue 14 added, each where a real agent would send it."""
+    """A run holding every event kind beyond text and tool calls, each where a real agent would send it."""
     return Scenario(
         'every_new_event',
         [

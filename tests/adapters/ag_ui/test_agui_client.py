@@ -196,10 +196,10 @@ def test_the_client_answers_its_own_tools_calls_and_no_other(
 
 
 def test_every_new_event_through_the_real_client(runs: dict[str, Any]) -> None:
-    """Issue 14's events through `@ag-ui/client` (verifyEvents included), with no warning: the state its own
-    JSON Patch reduces from STATE_SNAPSHOT and STATE_DELTA is the collector's; each CUSTOM, RAW and step event
-    and the run's usage arrive as sent; native calls are neither pending nor answered by the client; what the
-    client keeps loads back with the native parts in their response and the text's citations."""
+    """Every event kind beyond text and tool calls through `@ag-ui/client` (verifyEvents included), with no warning:
+    the state its own JSON Patch reduces from STATE_SNAPSHOT and STATE_DELTA is the collector's; each CUSTOM, RAW
+    and step event and the run's usage arrive as sent; native calls are neither pending nor answered by the client;
+    what the client keeps loads back with the native parts in their response and the text's citations."""
     scenario, _, body, result = runs['every_new_event']
     assert result['ok'], result['error']
     assert result['warnings'] == []

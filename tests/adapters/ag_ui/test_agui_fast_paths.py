@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 from ag_ui.core import AssistantMessage, ToolCall, UserMessage
+from agui_history_support import histories, sample_history
 from hypothesis import HealthCheck, given, settings
 from pydantic import BaseModel
-from test_agui_messages import histories, sample_history
 
 from uibridge import ModelMessage, ModelRequest, ModelResponse, TextPart
 from uibridge.adapters.ag_ui import dump_messages, load_messages

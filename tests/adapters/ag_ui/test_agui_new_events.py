@@ -1,5 +1,5 @@
-"""Issue 14 through the AG-UI adapter: each new event's wire form, and native parts, citations and usage through
-dump and load (signed, and verified back).
+"""The events beyond text and tool calls through the AG-UI adapter: each one's wire form, and native parts,
+citations and usage through dump and load (signed, and verified back).
 
 What the real `@ag-ui/client` makes of a stream holding every one of them is in `test_agui_client.py`.
 """

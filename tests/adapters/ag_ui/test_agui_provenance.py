@@ -22,10 +22,10 @@ from typing import Any, cast
 
 import pytest
 from agui_helpers import ROOT, sse_events
+from agui_history_support import sample_history
 from agui_scenarios import T0, Scenario, random_scenario, scenarios
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_agui_messages import sample_history
 
 from neutral_views import agent_view, as_verified
 from uibridge import (

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from agui_helpers import comparable_history, replay
-from test_agui_messages import sample_history
+from agui_history_support import sample_history
 
 from uibridge import ModelRequest, TextPart, ToolCallPart, UserPromptPart
 from uibridge.adapters.ag_ui import AGUIRunRequest, dump_messages, encode_events, parse_request

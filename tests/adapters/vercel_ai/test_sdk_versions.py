@@ -222,7 +222,7 @@ def test_what_the_client_built_verifies_whole(client: dict[str, Any], case: tupl
 
 @functools.cache
 def stored_histories() -> dict[str, list[ModelMessage]]:
-    """The named histories, and what a server stores after each issue 14 scenario (its history and the run's
+    """The named histories, and what a server stores after each carrier scenario (its history and the run's
     messages, as the `ai` 7 stream collected them): state, message metadata and usage, sources, native calls."""
     runs = {name: [*MESSAGE_SCENARIOS[name].history, *encode_once(7, name)[1]] for name in MESSAGE_SCENARIOS}
     return {**HISTORIES, **{f'run_{name}': messages for name, messages in runs.items()}}

@@ -1,6 +1,7 @@
-"""Issue 14's chunks through the real `ai@7` `Chat` (tests/clients/vercel_chat_replay.mjs: `AbstractChat` with
-`DefaultChatTransport`, fed the recorded stream): no error, no warning, no client tool run for a provider-executed
-call; the message the chat keeps loads as the run's new messages and verifies whole."""
+"""The chunks of the events beyond text and tool calls through the real `ai@7` `Chat`
+(tests/clients/vercel_chat_replay.mjs: `AbstractChat` with `DefaultChatTransport`, fed the recorded stream): no
+error, no warning, no client tool run for a provider-executed call; the message the chat keeps loads as the run's
+new messages and verifies whole."""
 
 from __future__ import annotations
 

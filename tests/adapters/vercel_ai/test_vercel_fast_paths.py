@@ -17,8 +17,8 @@ import pydantic
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_vercel_fuzz import _part, _plausible_part  # pyright: ignore[reportPrivateUsage]
 from vercel_ai_cases import HISTORIES, RANDOM_SCENARIOS, T0, pydantic_ai_history
+from vercel_fuzz_support import any_part, plausible_part
 
 from uibridge import (
     BinaryContent,
@@ -50,7 +50,8 @@ from uibridge.adapters.vercel_ai.types import (
     part_json,
 )
 from uibridge.core import messages as uibridge_messages
-from uibridge.core.events import AgentEvent, MessageCollector
+from uibridge.core.collector import MessageCollector
+from uibridge.core.events import AgentEvent
 
 
 def _run_history(events: Sequence[AgentEvent], history: list[ModelMessage]) -> list[ModelMessage]:
@@ -87,7 +88,7 @@ def _valid_part(data: dict[str, Any]) -> UIModel | None:
 
 
 @settings(suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(_part() | _plausible_part(), min_size=1, max_size=4), st.integers(0, 3))
+@given(st.lists(any_part() | plausible_part(), min_size=1, max_size=4), st.integers(0, 3))
 def test_part_json_writes_what_model_dump_json_writes(data: list[dict[str, Any]], index: int) -> None:
     parts = [part for part in map(_valid_part, data) if part is not None]
     for part in parts:

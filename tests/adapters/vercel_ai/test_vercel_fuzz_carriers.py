@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_vercel_fuzz import assert_loads_verifies_and_round_trips, without_timestamps
+from vercel_fuzz_support import assert_loads_verifies_and_round_trips, without_timestamps
 
 from uibridge import ModelResponse
 from uibridge.adapters.vercel_ai import dump_messages, load_messages

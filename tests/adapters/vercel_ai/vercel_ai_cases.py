@@ -333,7 +333,8 @@ def model_view(messages: Sequence[ModelMessage], *, stream: bool = False) -> lis
     Ignored, and why:
     - the keys pydantic-ai stores that uibridge has no field for (`neutral_views`);
     - a `RetryFeedbackPart`'s errors lose `ctx` and `input`: the marker discloses no more than the rendered
-      text (seed 003), so the round trip is rendering-equivalent; compared as cause + rendered text + timestamp;
+      text (`uibridge.core.feedback`), so the round trip is rendering-equivalent; compared as cause, rendered
+      text and timestamp;
     - a legacy tool-less `RetryPromptPart` comes back as the user text it always was: compared as that text;
     - the `uibridge_vercel_ai` sidecar (UI ids, UI-only parts): UI bookkeeping the model never sees;
     - with `stream=True`, `ModelResponse.finish_reason` (the stream ends a response before the run says why),
@@ -648,8 +649,8 @@ DOC = DocumentCitationSource(document_id='doc_1', title='Forecast', media_type='
 
 
 def _message_scenarios() -> dict[str, Scenario]:
-    """Issue 14's carriers: shared state, message metadata and late response info, sources, native tools,
-    activity; named steps and raw events, which the Vercel stream does not send."""
+    """The carriers of the events beyond text and tool calls: shared state, message metadata and late response
+    info, sources, native tools, activity; named steps and raw events, which the Vercel stream does not send."""
     call = ToolCallPart(tool_name='get_weather', args={'city': 'Paris'}, tool_call_id='call_w')
     result = ToolReturnPart(tool_name='get_weather', content='sunny', tool_call_id='call_w', timestamp=T1)
     usage = Usage(input_tokens=12, output_tokens=5)

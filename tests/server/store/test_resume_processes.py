@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -18,7 +17,7 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import httpx
 import pytest
@@ -26,18 +25,20 @@ from store_support import postgres_schema
 
 sys.path.insert(0, str(Path(__file__).parents[2] / 'e2e'))
 from e2e_support import run_node
+from resume_support import (
+    HANG_GUARD,
+    SECRET,
+    SLOW_ANSWER,
+    check_resumed,
+    comparable,
+    free_port,
+    resume_spec,
+    start_slow,
+)
 
-SECRET = 'resume-test-secret'
 SLOW_SECONDS = 2.0
 """How long the demo agent's `slow` answer takes here: long enough to drop and resume in the middle."""
 LEASE = 1.0
-HANG_GUARD = 60.0
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(('127.0.0.1', 0))
-        return int(probe.getsockname()[1])
 
 
 @contextmanager
@@ -48,7 +49,7 @@ def demo_servers(*stores: str) -> Iterator[list[tuple[str, subprocess.Popen[byte
     servers: list[tuple[str, subprocess.Popen[bytes]]] = []
     try:
         for store in stores:
-            port = _free_port()
+            port = free_port()
             chats, _, stream_log = store.partition('|')
             args = [sys.executable, '-m', 'uibridge', 'serve', '--port', str(port), '--store', chats, '--delay', '0',
                     '--lease', str(LEASE), '--slow-seconds', str(SLOW_SECONDS)]  # fmt: skip
@@ -118,42 +119,6 @@ def servers(redis_url: str, postgres_url: str, tmp_path_factory: pytest.TempPath
         )
 
 
-def comparable(message: dict[str, Any]) -> dict[str, Any]:
-    """A UI message without what differs between two runs of the same answer (ids, signed metadata)."""
-    drop = {'providerMetadata', 'callProviderMetadata', 'resultProviderMetadata'}
-    parts = [{k: v for k, v in part.items() if k not in drop} for part in message['parts']]
-    return {'role': message['role'], 'parts': parts}
-
-
-SLOW_ANSWER = ' '.join(f'{n},' for n in range(1, 50)) + ' 50. '
-
-
-def check_resumed(result: dict[str, Any]) -> None:
-    reference, resumed = result['reference'], result['dropped']
-    assert reference['status'] == 'ready' and reference['error'] is None
-    assert resumed['dropped']  # the connection was cut mid-answer ...
-    partial = resumed['afterDrop']['messages']
-    assert len(partial) == 2 and partial[1]['parts'][-1].get('text', '') != SLOW_ANSWER.strip()
-    assert resumed['resumeStatus'] == 200  # ... and resumed from the log
-    assert resumed['status'] == 'ready'
-    assert [comparable(m) for m in resumed['messages']] == [comparable(m) for m in reference['messages']]
-    texts = [p['text'] for p in resumed['messages'][1]['parts'] if p['type'] == 'text']
-    assert [t.strip() for t in texts] == [SLOW_ANSWER.strip()]
-
-
-def resume_spec(api: str, resume_api: str) -> dict[str, Any]:
-    tag = uuid.uuid4().hex[:8]
-    return {
-        'api': api + '/api/chat',
-        'resumeApi': resume_api + '/api/chat',
-        'headers': {'x-demo-user': 'alice'},
-        'runs': [
-            {'name': 'reference', 'chatId': f'ref-{tag}', 'text': 'slow please'},
-            {'name': 'dropped', 'chatId': f'drop-{tag}', 'text': 'slow please', 'dropAfter': 6},
-        ],
-    }
-
-
 @pytest.mark.parametrize('shared', SHARED)
 def test_the_real_client_resumes_on_another_process_sharing_the_store(servers: Servers, shared: str) -> None:
     first, second, _ = getattr(servers, shared)
@@ -172,20 +137,12 @@ def test_the_real_client_resumes_on_the_producing_process_with_sqlite(servers: S
     check_resumed(run_node('vercel_resume.mjs', resume_spec(base, base)))
 
 
-def _start_slow(client: httpx.Client, base: str, chat: str) -> Iterator[bytes]:
-    body = {'id': chat, 'messages': [{'id': 'u1', 'role': 'user', 'parts': [{'type': 'text', 'text': 'slow'}]}]}
-    request = client.build_request('POST', f'{base}/api/chat', json=body)
-    response = client.send(request, stream=True)
-    assert response.status_code == 200
-    return response.iter_raw()
-
-
 @pytest.mark.parametrize('shared', SHARED)
 def test_a_killed_producer_leaves_a_stream_that_resumes_to_an_error(servers: Servers, shared: str) -> None:
     _, second, (first, producer) = getattr(servers, shared)
     chat = f'kill-{uuid.uuid4().hex[:8]}'
     with httpx.Client(timeout=HANG_GUARD) as client:
-        chunks = _start_slow(client, first, chat)
+        chunks = start_slow(client, first, chat)
         for _ in range(4):
             next(chunks)
         # Another process sees the run: a second send is refused, not interleaved.
@@ -211,7 +168,7 @@ def test_a_stop_from_another_process_ends_the_run_and_keeps_its_partial_answer(s
     first, second, _ = getattr(servers, shared)
     chat = f'stop-{uuid.uuid4().hex[:8]}'
     with httpx.Client(timeout=HANG_GUARD) as client:
-        chunks = _start_slow(client, first, chat)
+        chunks = start_slow(client, first, chat)
         received = b''.join(next(chunks) for _ in range(4))
         assert client.delete(f'{second}/api/chat/{chat}/stream').status_code == 204
         received += b''.join(chunks)  # the producer ends its stream once the stop reaches it

@@ -152,7 +152,7 @@ def test_timings_must_be_positive(timing: str) -> None:
         MemoryStore(**{timing: 0.0})
 
 
-# A fresh interpreter, started in the background from import (tests/background.py).
+# A fresh interpreter, a job of tests/background.py: started beside the tests before this one.
 REDIS_IMPORTED = background.run(
     [
         sys.executable,

@@ -29,8 +29,8 @@ from typing import Any, NamedTuple
 import anyio
 import httpx
 import pytest
+from resume_support import HANG_GUARD, SECRET, check_resumed, comparable, free_port, resume_spec, start_slow
 from store_support import postgres_schema, stop_process
-from test_resume_processes import HANG_GUARD, SECRET, _free_port, _start_slow, check_resumed, comparable, resume_spec
 
 sys.path.insert(0, str(Path(__file__).parents[2] / 'e2e'))
 from e2e_support import run_nodes
@@ -125,7 +125,7 @@ def _worker_pids(port: int) -> set[str]:
 def uvicorn_workers(store: str) -> Iterator[Workers]:
     """`uvicorn --workers 2` serving `workers_app` with `store` (`chats URL|stream log URL` for a store whose
     stream logs live apart), and a pinned port for each of its workers."""
-    port = _free_port()
+    port = free_port()
     chats, _, stream_log = store.partition('|')
     env = {**os.environ, 'UIBRIDGE_SECRET': SECRET, 'WORKERS_STORE': chats}
     if stream_log:
@@ -211,7 +211,7 @@ def test_a_stop_sent_to_the_other_worker_ends_the_run(store: str, servers: dict[
     first, second = servers[store]
     chat = f'stop-{uuid.uuid4().hex[:8]}'
     with httpx.Client(timeout=HANG_GUARD) as client:
-        chunks = _start_slow(client, first.url, chat)
+        chunks = start_slow(client, first.url, chat)
         received = b''.join(next(chunks) for _ in range(4))
         stop = client.delete(f'{second.url}/api/chat/{chat}/stream')
         assert stop.status_code == 204 and stop.headers['x-worker'] == second.pid
@@ -231,7 +231,7 @@ def test_serve_refuses_several_workers_on_a_memory_store(capsys: pytest.CaptureF
 
 
 def test_serve_with_several_workers_shares_one_sqlite_file(tmp_path: Path) -> None:
-    port = _free_port()
+    port = free_port()
     env = {key: value for key, value in os.environ.items() if key != 'UIBRIDGE_SECRET'}  # the workers share one made
     args = [sys.executable, '-m', 'uibridge', 'serve', '--workers', '2', '--port', str(port), '--delay', '0',
             '--store', f'sqlite:///{tmp_path}/chats.db']  # fmt: skip

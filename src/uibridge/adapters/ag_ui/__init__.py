@@ -11,6 +11,7 @@ its AG-UI message, for dump and stream alike) and `_load_parts` (one message as 
 run ends).
 """
 
+from .decode import AGUIStreamDecoder
 from .dump import dump_messages
 from .load import load_messages
 from .request import AGUIRunRequest, parse_request
@@ -19,6 +20,7 @@ from .stream import AGUIEventStream, encode_events
 __all__ = [
     'AGUIEventStream',
     'AGUIRunRequest',
+    'AGUIStreamDecoder',
     'dump_messages',
     'encode_events',
     'load_messages',

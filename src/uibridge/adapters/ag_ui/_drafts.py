@@ -12,6 +12,7 @@ from ...core.citations import Citation
 from ...core.exact_json import carry_exact
 from ...core.feedback import render_retry_feedback, retry_feedback_payload
 from ...core.json_text import compact_json
+from ...core.json_text import iso_utc as iso
 from ...core.media import kind_name, media_kind
 from ...core.messages import (
     AudioUrl,
@@ -30,20 +31,7 @@ from ...core.messages import (
 )
 from ...core.provenance import Keyring
 from ...core.records import thinking_fields
-from ._wire import SIG_KEY, WIRE_KEY, iso, marker
-
-__all__ = [
-    'Draft',
-    'call_record',
-    'citations_json',
-    'content_part',
-    'feedback_message',
-    'legacy_retry_message',
-    'native_tool_message',
-    'thinking_marker',
-    'tool_call_wire',
-    'tool_message',
-]
+from ._wire import SIG_KEY, WIRE_KEY, marker
 
 Draft = dict[str, Any]
 """An AG-UI message in wire (camelCase) form, before ids are assigned; `_uib` holds its uibridge records."""

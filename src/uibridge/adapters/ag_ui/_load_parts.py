@@ -36,16 +36,6 @@ from ...core.trusted import construct
 from ...core.verification import SignatureClaims
 from ._wire import SIG_KEY, parse_iso, read_marker, warn
 
-__all__ = [
-    'citations',
-    'part_timestamp',
-    'system_part',
-    'text_field',
-    'thinking_part',
-    'user_content',
-    'user_part',
-]
-
 _citations_adapter = pydantic.TypeAdapter(list[Citation])
 
 

@@ -31,8 +31,6 @@ from ...core.messages import ErrorDetails
 from ...core.peer_feedback import PEER_KEY, our_marker, peer_retry_feedback
 from ._wire import MARKER_START, WIRE_KEY, marker
 
-__all__ = ['peer_message']
-
 _THINKING_KEYS = frozenset({'id', 'signature', 'provider_name', 'provider_details'})
 _OUTCOMES = frozenset({'failed', 'denied', 'interrupted'})
 _errors = pydantic.TypeAdapter(list[ErrorDetails])

@@ -17,15 +17,6 @@ from ...core.client_input import Loc, input_error
 from ...core.errors import InputError
 from ._wire import warn
 
-__all__ = [
-    'ROLES',
-    'client_numbered',
-    'client_part_numbered',
-    'error_path',
-    'prefilter_message',
-    'validation_error',
-]
-
 ROLES = frozenset({'developer', 'system', 'assistant', 'user', 'tool', 'activity', 'reasoning'})
 _PART_TYPES = frozenset({'text', 'image', 'audio', 'video', 'document'})
 _SOURCE_TYPES = frozenset({'data', 'url', 'file'})

@@ -17,9 +17,9 @@ echoes both back unchanged: a message's `metadata` object and its `encryptedValu
     signature of a server-authored part (text, thinking, tool result or tool retry).
 - A tool call's own `metadata["uibridge"]` holds its `sig`, and `"client": true` when it was signed as a
   call to a client tool.
-- `encryptedValue` holds a JSON string namespaced the same way, `{"uibridge": {<kind>: <payload>}}`:
-  `retry_feedback` (seed 003; the payload is `retry_feedback_payload(part)` plus its `sig`) and `thinking` (a
-  thinking part's `signature`, `provider_name` and `id`).
+- `encryptedValue` holds a JSON string namespaced the same way, `{"uibridge": {<kind>: <payload>}}`: `retry_feedback`
+  (the marker of `uibridge.core.feedback`: `retry_feedback_payload(part)` plus its `sig`) and `thinking` (a thinking
+  part's `signature`, `provider_name` and `id`).
 
 On the neutral side, `ModelRequest.metadata` / `ModelResponse.metadata` keep under `METADATA_KEY`
 (`uibridge_ag_ui`) one entry per AG-UI message the `ModelMessage` was loaded from or streamed as
@@ -39,24 +39,9 @@ from ag_ui.core import Message
 
 from ...core import diagnostics
 from ...core.events import MESSAGE_METADATA_KEY, STATE_METADATA_KEY
-from ...core.json_text import compact_json, parse_iso, parse_json
-from ...core.json_text import iso_utc as iso
+from ...core.json_text import compact_json, parse_json
+from ...core.json_text import parse_iso as parse_iso  # for the loaders, which read a record's times with it
 from ...core.metadata import ANSWERED_BY_METADATA_KEY, CUSTOM_DATA_METADATA_KEY
-
-__all__ = [
-    'METADATA_KEY',
-    'RECORD_METADATA_KEYS',
-    'SIG_KEY',
-    'STATE_SIG_KEY',
-    'WIRE_KEY',
-    'iso',
-    'marker',
-    'message_adapter',
-    'parse_iso',
-    'read_marker',
-    'records',
-    'warn',
-]
 
 METADATA_KEY = 'uibridge_ag_ui'
 RECORD_METADATA_KEYS = frozenset(

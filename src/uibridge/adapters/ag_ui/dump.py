@@ -2,10 +2,11 @@
 
 How each part maps (`_wire` says what rides in `metadata` / `encryptedValue`):
 
-- `SystemPromptPart` -> one `SystemMessage` per part, never merged. `RetryFeedbackPart` -> a `SystemMessage`
-  whose content is `render_retry_feedback(part)` and whose `encryptedValue` is the retry-feedback marker
-  (seed 003). A legacy tool-less `RetryPromptPart` -> a `UserMessage` holding its `model_response()`: the user
-  text it always was for the model, which loads back as that `UserPromptPart` (no marker a client could forge).
+- `SystemPromptPart` -> one `SystemMessage` per part, never merged. `RetryFeedbackPart` -> a `SystemMessage` whose
+  content is `render_retry_feedback(part)` and whose `encryptedValue` is the retry-feedback marker
+  (`uibridge.core.feedback`), the only thing that loads it back as feedback. A legacy tool-less `RetryPromptPart` -> a
+  `UserMessage` holding its `model_response()`: the user text it always was for the model, which loads back as that
+  `UserPromptPart` (no marker a client could forge).
 - `UserPromptPart` -> a `UserMessage`: string content stays a string, a list becomes text and media parts
   (`image` / `audio` / `video` / `document`, with a `url` source, or a `data` source for inline bytes).
 - `ToolReturnPart` -> a `ToolMessage` (non-string content as compact JSON, except a list of text and media,
@@ -58,6 +59,7 @@ from ag_ui.core import (
 from ...core import messages as m
 from ...core.events import STATE_METADATA_KEY
 from ...core.exact_json import carry_exact
+from ...core.json_text import iso_utc as iso
 from ...core.metadata import ANSWERED_BY_METADATA_KEY, answered_by, app_metadata
 from ...core.provenance import Keyring
 from ...core.records import response_fields
@@ -74,7 +76,7 @@ from ._drafts import (
     tool_call_wire,
     tool_message,
 )
-from ._wire import METADATA_KEY, RECORD_METADATA_KEYS, SIG_KEY, STATE_SIG_KEY, WIRE_KEY, iso, warn
+from ._wire import METADATA_KEY, RECORD_METADATA_KEYS, SIG_KEY, STATE_SIG_KEY, WIRE_KEY, warn
 
 __all__ = [
     'call_record',

@@ -93,8 +93,6 @@ from ._wire import (
     records,
 )
 
-__all__ = ['load_messages']
-
 _OUTCOMES: frozenset[str] = frozenset(get_args(ToolReturnOutcome))
 _errors_adapter = pydantic.TypeAdapter(list[ErrorDetails])
 

@@ -35,8 +35,6 @@ from ._validation import client_numbered, prefilter_message, validation_error
 from ._wire import message_adapter
 from .load import load_messages
 
-__all__ = ['AGUIRunRequest', 'parse_request']
-
 
 @dataclass(frozen=True)
 class AGUIRunRequest:

@@ -24,6 +24,7 @@ writes, this package translates.
 
 from ._sdk_versions import SDK_VERSIONS, SdkVersion
 from .chunks import UIMessageChunk, UIMessageChunkAdapter
+from .decode import VercelAIStreamDecoder
 from .dump import dump_messages
 from .load import load_messages
 from .request import VercelChatRequest, parse_request
@@ -58,6 +59,7 @@ __all__ = [
     'UIMessageChunkAdapter',
     'UIMessagePart',
     'VercelAIEventStream',
+    'VercelAIStreamDecoder',
     'VercelChatRequest',
     'dump_messages',
     'encode_events',

@@ -45,16 +45,6 @@ from .types import (
     UIMessagePartAdapter,
 )
 
-__all__ = [
-    'add_ui_only',
-    'media_type_of',
-    'tool_part',
-    'ui_only_part',
-    'ui_only_sequence',
-    'user_content_parts',
-    'with_request',
-]
-
 
 def with_request(fields: dict[str, Any], request_info: dict[str, Any] | None) -> dict[str, Any]:
     if request_info is not None:

@@ -41,23 +41,6 @@ from ...core.verification import SignatureClaims
 from ._provider_metadata import DENIED, PROVIDER_KEY, SIDECAR_KEY, parse_iso
 from .types import DynamicToolUIPart, FileUIPart, TextUIPart, ToolApprovalUI, ToolUIPart, UIMessagePart
 
-__all__ = [
-    'NO_CLAIMS',
-    'apply_request_info',
-    'apply_response_info',
-    'call_args',
-    'derived_denial',
-    'ours',
-    'request_sidecar',
-    'response_sidecar',
-    'result_fields',
-    'result_part',
-    'system_part',
-    'tool_call',
-    'user_file',
-    'user_part',
-]
-
 _retry_content = pydantic.TypeAdapter(list[ErrorDetails] | str)
 
 

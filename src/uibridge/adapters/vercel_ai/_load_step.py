@@ -15,8 +15,6 @@ from ._provider_metadata import SIG_KEY
 from ._sources import CitedSource, with_citations
 from .types import DynamicToolUIPart, ToolUIPart
 
-__all__ = ['Step']
-
 
 class Step:
     # A plain class with slots: the loader makes one per response, and a dataclass's factories cost more.

@@ -33,23 +33,6 @@ from ...core.usage import Usage, add_usage
 from ._provider_metadata import PROVIDER_KEY, SIDECAR_KEY, jsonable, response_info, sidecar
 from .types import DataUIPart, UIMessagePart
 
-__all__ = [
-    'STATE_ID',
-    'STATE_SIG_KEY',
-    'STATE_TYPE',
-    'is_state_part',
-    'keep_state',
-    'late_info',
-    'message_metadata',
-    'part_record',
-    'read_message_metadata',
-    'read_state',
-    'state_fields',
-    'state_part',
-    'state_placement',
-    'summary',
-]
-
 STATE_TYPE = 'data-state'
 STATE_ID = 'state'
 STATE_SIG_KEY = 'state_sig'

@@ -17,20 +17,13 @@ from __future__ import annotations
 from typing import Any, cast
 
 from ...core.exact_json import carried_value, carry_exact
+from ...core.json_text import iso_utc as iso
+from ...core.json_text import parse_iso
 from ...core.messages import NativeToolCallPart, NativeToolReturnPart, ToolCallPart
 from ...core.trusted import construct
 from ._load_parts import call_args
-from ._provider_metadata import SIG_KEY, iso, jsonable, parse_iso, tool_call_metadata, wrap_metadata
+from ._provider_metadata import SIG_KEY, jsonable, tool_call_metadata, wrap_metadata
 from .types import DynamicToolUIPart, ToolUIPart
-
-__all__ = [
-    'native_call',
-    'native_call_fields',
-    'native_input',
-    'native_result_fields',
-    'native_return',
-    'native_tool_part',
-]
 
 
 def _as_call(call: NativeToolCallPart) -> ToolCallPart:

@@ -13,8 +13,6 @@ from typing import Any
 
 from . import types as t
 
-__all__ = ['FILE', 'KINDS', 'OTHER', 'STEP', 'TEXT', 'TOOL', 'has_step_start', 'kind_of']
-
 STEP, TEXT, FILE, TOOL, OTHER = 'step', 'text', 'file', 'tool', 'other'
 KINDS: dict[type[Any], str] = {
     t.StepStartUIPart: STEP,

@@ -36,8 +36,6 @@ from .types import (
     UIMessagePart,
 )
 
-__all__ = ['peer_messages']
-
 _THINKING_KEYS = ('id', 'signature', 'provider_name')
 
 

@@ -16,7 +16,7 @@ carries what the neutral model holds and a UI part has no field for. The client 
 - `id`, `signature`, `provider_name` on text, reasoning and file parts: the part's own fields;
 - `timestamp`, `dynamic_ref` on system and user text parts; `list`, `empty`, `media_type`, `kind` on user
   parts: what keeps a user prompt's content list exact;
-- `retry_feedback` on a system text part: the seed 003 marker, `retry_feedback_payload(part)` plus its `sig`;
+- `retry_feedback` on a system text part: the retry-feedback marker, `retry_feedback_payload(part)` plus its `sig`;
 - `response` on the first part of a step: `timestamp`, `model_name`, `provider_name`, `finish_reason`, app
   `metadata` of the response;
 - `request` on the first part dumped from a request: `instructions`, app `metadata`, and `new` when the
@@ -59,7 +59,8 @@ from typing import Any, Literal, TypeAlias, cast
 from ...core.exact_json import carry_exact, exact_text, survives_javascript
 from ...core.feedback import retry_feedback_payload
 from ...core.json_text import iso_utc as iso
-from ...core.json_text import json_values, parse_iso
+from ...core.json_text import json_values
+from ...core.json_text import parse_iso as parse_iso  # for the loaders, which read a part's times with it
 from ...core.messages import (
     RETRY_SUFFIX,
     FilePart,
@@ -75,29 +76,6 @@ from ...core.metadata import app_metadata
 from ...core.provenance import Keyring, retry_content
 from ...core.records import response_fields, thinking_fields
 from .types import UIModel, part_json
-
-__all__ = [
-    'DENIED',
-    'DERIVED_ID',
-    'PROVIDER_KEY',
-    'SIDECAR_KEY',
-    'SIG_KEY',
-    'denial_text',
-    'derived_message_id',
-    'feedback_marker',
-    'file_metadata',
-    'iso',
-    'jsonable',
-    'parse_iso',
-    'part_metadata',
-    'response_info',
-    'text_metadata',
-    'thinking_metadata',
-    'tool_call_metadata',
-    'tool_input',
-    'tool_result',
-    'wrap_metadata',
-]
 
 PROVIDER_KEY = 'uibridge'
 SIDECAR_KEY = 'uibridge_vercel_ai'
@@ -146,7 +124,7 @@ text_metadata = thinking_metadata = file_metadata = part_metadata
 
 
 def feedback_marker(part: RetryFeedbackPart, keyring: Keyring) -> dict[str, Any]:
-    """The seed 003 marker for `part` with its signature inside (`retry_feedback_from_payload` ignores it)."""
+    """The retry-feedback marker for `part` with its signature inside (`retry_feedback_from_payload` ignores it)."""
     marker = retry_feedback_payload(part)
     marker[SIG_KEY] = keyring.sign_part(part)
     return marker

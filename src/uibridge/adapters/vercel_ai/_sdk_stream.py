@@ -20,8 +20,6 @@ from ._provider_metadata import DENIED, PROVIDER_KEY
 from ._sdk_versions import CHUNK_FIELDS, FINISH_REASONS, SdkVersion, chunk_tag, denial_error_text
 from .types import DynamicToolUIPart, ToolUIPart, UIMessage
 
-__all__ = ['ChunkDowngrade']
-
 _SAME_IN_EVERY_VERSION = (
     b'data: {"type":"text-delta"',
     b'data: {"type":"reasoning-delta"',

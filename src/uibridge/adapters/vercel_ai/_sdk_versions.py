@@ -61,18 +61,6 @@ from .types import (
     UnknownUIPart,
 )
 
-__all__ = [
-    'CHUNK_FIELDS',
-    'FINISH_REASONS',
-    'PART_FIELDS',
-    'SDK_VERSIONS',
-    'SdkVersion',
-    'chunk_tag',
-    'denial_error_text',
-    'downgrade_messages',
-    'upgrade_message',
-]
-
 SdkVersion: TypeAlias = Literal[5, 6, 7]
 SDK_VERSIONS: tuple[SdkVersion, ...] = get_args(SdkVersion)
 

@@ -35,8 +35,6 @@ from ...core.trusted import replace
 from ._provider_metadata import PROVIDER_KEY, SIG_KEY
 from .types import SourceDocumentUIPart, SourceUrlUIPart
 
-__all__ = ['CitedSource', 'SourceUIPart', 'read_source', 'source_parts', 'with_citations']
-
 SourceUIPart = SourceUrlUIPart | SourceDocumentUIPart
 
 _ON_THE_PART = {

@@ -18,8 +18,6 @@ from ...core.errors import InputError
 from ._sdk_versions import upgrade_message
 from .types import UIMessage
 
-__all__ = ['validate_ui_message']
-
 _TAGGED_LISTS = frozenset({'parts'})
 
 

@@ -10,9 +10,9 @@ Layout (the inverse of `load.py`):
   tool, or a tool-bound `RetryPromptPart`: `errorText` without the "Fix the errors" directive, the exact
   part kept in `resultProviderMetadata.uibridge.retry`), `output-denied`; a call still waiting is
   `input-available`, or `approval-requested` / `approval-responded` when the stream asked for an approval;
-- a `RetryFeedbackPart` is a `system` message whose one `text` part holds `render_retry_feedback(part)` and
-  the marker `providerMetadata.uibridge.retry_feedback` (seed 003); a legacy tool-less `RetryPromptPart` is
-  the user text it always was (and so unsigned: it loads back as a user prompt, which claims nothing).
+- a `RetryFeedbackPart` is a `system` message whose one `text` part holds `render_retry_feedback(part)` and the marker
+  `providerMetadata.uibridge.retry_feedback` (`uibridge.core.feedback`); a legacy tool-less `RetryPromptPart` is the
+  user text it always was (and so unsigned: it loads back as a user prompt, which claims nothing).
 
 Every part the server authors carries its signature (`keyring.sign_part`) as `sig` in its `uibridge`
 metadata (see `provider_metadata.py`), so the history verifies when a client sends it back. Parts a client
@@ -78,8 +78,6 @@ from .types import (
     UIMessage,
     UIMessagePart,
 )
-
-__all__ = ['dump_messages']
 
 _Role = Literal['system', 'user', 'assistant']
 

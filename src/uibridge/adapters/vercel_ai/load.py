@@ -4,8 +4,8 @@ The inverse of `dump.py`, and also the reader of histories the client built itse
 
 - `system` messages become a `SystemPromptPart` (texts joined, as `convertToModelMessages` joins them), or a
   `RetryFeedbackPart` when the one text part carries a valid marker at `providerMetadata.uibridge.retry_feedback`
-  (seed 003) and the text is exactly what that marker renders; a broken marker or edited text leaves it a
-  system prompt, and a marker on any other role is ignored;
+  (`uibridge.core.feedback`) and the text is exactly what that marker renders; a broken marker or edited text leaves it
+  a system prompt, and a marker on any other role is ignored;
 - `user` messages become a `UserPromptPart` (one text part is a plain string; `file` parts become media);
 - `assistant` messages become responses split at each `step-start`: tool parts become a `ToolCallPart`, and
   their results a request of `ToolReturnPart`s / `RetryPromptPart`s after that response. A `data-retry-feedback`
@@ -82,8 +82,6 @@ from .types import (
     UIMessage,
     UnknownUIPart,
 )
-
-__all__ = ['load_messages']
 
 _UIOnly = CustomUIPart | SourceUrlUIPart | SourceDocumentUIPart | ReasoningFileUIPart | DataUIPart
 

@@ -31,8 +31,6 @@ from ._validation import validate_ui_message
 from .load import load_messages
 from .types import DataUIPart, DynamicToolUIPart, ToolUIPart, UIMessage
 
-__all__ = ['VercelChatRequest', 'parse_request']
-
 Trigger = Literal['submit-message', 'regenerate-message']
 _KNOWN_KEYS = frozenset({'id', 'messages', 'trigger', 'messageId'})
 

@@ -29,8 +29,6 @@ from ...core.citations import Citation, WebCitationSource
 from ...core.usage import Usage
 from ..run import AgentRun
 
-__all__ = ['KEYWORDS', 'DemoAgent']
-
 KEYWORDS: dict[str, str] = {
     'think': 'thinks first (a reasoning part with a signature), then answers',
     'weather': 'calls the server-side tool get_weather and answers with its result',

@@ -14,16 +14,6 @@ from pydantic_core import to_json
 from ...core.messages import ModelMessage, ModelMessagesTypeAdapter
 from ..offload import off_loop
 
-__all__ = [
-    'decode_messages',
-    'decode_state',
-    'encode_messages',
-    'encode_state',
-    'history_start',
-    'load_history',
-    'outside_history',
-]
-
 _MESSAGE: TypeAdapter[ModelMessage] = TypeAdapter(ModelMessage)
 _BATCH_BYTES = 1024 * 1024
 """Items validated together, at most (a larger item alone): one call into pydantic-core holds the GIL until it

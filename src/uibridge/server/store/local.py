@@ -20,8 +20,6 @@ import anyio
 
 from .base import ClaimLost, StreamAborted, StreamOutcome
 
-__all__ = ['LocalStream', 'LocalStreams']
-
 
 class LocalStream:
     """One run's log. Touched only from the event loop that owns the store."""

@@ -23,8 +23,6 @@ from ._history_rows import decode_state, encode_messages, encode_state, history_
 from .base import KEEP_STATE, ChatBusy, ChatNotFound, ChatStore, ClaimLost, RunClaim, Timings
 from .local import LocalStream, LocalStreams
 
-__all__ = ['MemoryState', 'MemoryStore']
-
 
 @dataclass
 class _Run:

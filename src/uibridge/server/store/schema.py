@@ -17,8 +17,6 @@ from typing import Protocol, runtime_checkable
 
 from .base import StoreError
 
-__all__ = ['SchemaError', 'SchemaStatus', 'VersionedStore', 'check_schema']
-
 
 class SchemaError(StoreError):
     """The database's uibridge schema is not the one this uibridge uses; the message says what to do."""

@@ -64,8 +64,6 @@ from .sqlite_log import (
     write_chunks,
 )
 
-__all__ = ['SCHEMA_VERSION', 'SqliteStore']
-
 logger = logging.getLogger('uibridge.server')
 
 T = TypeVar('T')

@@ -33,18 +33,6 @@ from typing import Any
 
 from .base import StreamOutcome
 
-__all__ = [
-    'LOG_SCHEMA',
-    'LogRead',
-    'LogWriter',
-    'declare_lost',
-    'end_log',
-    'read_log',
-    'renew_log',
-    'start_log',
-    'write_chunks',
-]
-
 logger = logging.getLogger('uibridge.server')
 
 LOG_SCHEMA = """

@@ -16,8 +16,6 @@ from urllib.parse import urlsplit
 from .base import ChatStore, Timings
 from .split import StreamLog
 
-__all__ = ['SCHEMES', 'store_from_url', 'stream_log_from_url']
-
 SCHEMES = {
     'memory': 'one process',
     'sqlite': 'the processes of one host',
