@@ -26,7 +26,6 @@ from .tagged_unions import OPAQUE, TaggedBy
 __all__ = [
     'AudioUrl',
     'BinaryContent',
-    'DataUrl',
     'DocumentUrl',
     'ImageUrl',
     'MultiModalContent',
