@@ -28,8 +28,6 @@ from pydantic_core import PydanticSerializationError
 
 from .json_text import compact_json, json_string, json_values, parse_json
 
-__all__ = ['carried_value', 'carry_exact', 'exact_text', 'read_exact', 'survives_javascript']
-
 _SAFE_INTEGER = 2**53
 
 

@@ -78,20 +78,6 @@ from ._drafts import (
 )
 from ._wire import METADATA_KEY, RECORD_METADATA_KEYS, SIG_KEY, STATE_SIG_KEY, WIRE_KEY, warn
 
-__all__ = [
-    'call_record',
-    'citations_json',
-    'dump_messages',
-    'feedback_message',
-    'legacy_retry_message',
-    'native_tool_message',
-    'request_record',
-    'response_record',
-    'thinking_marker',
-    'tool_call_wire',
-    'tool_message',
-]
-
 _sha256 = hashlib.sha256
 _to_json = pydantic_core.to_json
 

@@ -34,8 +34,6 @@ import anyio
 from ...core.messages import ModelMessage
 from .base import KEEP_STATE, ChatStore, ClaimLost, RunClaim
 
-__all__ = ['SplitStore', 'StreamLog']
-
 
 class StreamLog(ABC):
     """Stream logs kept apart from the chats: per chat, the log of its latest run (`chat_id`, `run_id` as the
