@@ -15,7 +15,8 @@ A run, in order:
    request: a client that goes away only stops receiving (it resumes from the log);
 5. one atomic commit of what the client added and what the run produced, however the run ended (a cancelled
    or failed run's partial messages, as `on_complete` gets them), with the state the run left when it set
-   one; then `on_complete`.
+   one, made before the stream's last bytes are sent: a client that sends its next turn as soon as it has
+   read an answer to its end finds the chat free, never a 409; then `on_complete`.
 
 A process that dies mid-run commits nothing: the claim's lease lapses, the history is as it was, and the
 stream's readers end with the protocol's error.
@@ -25,7 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -167,13 +168,24 @@ async def run_managed(
         run, encoder = await off_loop(_finish, endpoint, binding, prepared, approvals, size=size)
         run.principal = principal
         run.headers = headers
+        ended = False
+
+        async def commit_run() -> None:
+            # Before the stream's last bytes go out: a client that sends its next turn the moment it has read
+            # this answer to its end (`ai`'s `sendAutomaticallyWhen` does) finds the chat free.
+            nonlocal committed, ended
+            ended = True
+            produced = binding.stamp(request, encoder, encoder.new_messages)
+            found, state = history_state(produced)
+            prefix = prepared.managed.prefix
+            replace_from = prefix if prefix < len(claim.messages) else None
+            messages = prepared.added + produced
+            committed = await _commit(store, claim, messages, replace_from, state if found else KEEP_STATE)
+
         with observe_run(run, encoder):
-            await _stream(endpoint, store, claim, run, encoder, receive, send)
-        produced = binding.stamp(request, encoder, encoder.new_messages)
-        found, state = history_state(produced)
-        prefix = prepared.managed.prefix
-        replace_from = prefix if prefix < len(claim.messages) else None
-        committed = await _commit(store, claim, prepared.added + produced, replace_from, state if found else KEEP_STATE)
+            await _stream(endpoint, store, claim, run, encoder, receive, send, commit_run)
+        if not ended:
+            await commit_run()
         await endpoint.complete(encoder, run)
     finally:
         if not committed:
@@ -225,14 +237,18 @@ async def _stream(
     endpoint: ChatEndpoint[Any],
     store: ChatStore,
     claim: RunClaim,
-    run: Any,
+    run: AgentRun,
     encoder: EventStreamEncoder,
     receive: Receive,
     send: Send,
+    commit: Callable[[], Awaitable[None]],
 ) -> None:
+    """Stream the run to the client and the store's log, beside the claim's heartbeat and a watch for a stop;
+    `commit` is awaited once the run is over, before the last bytes go out."""
     detached = Detached(receive, send)
     agent = Stoppable(endpoint.agent)
     logging_ok = True
+    keeping = anyio.CancelScope()
 
     async def log(frames: Sequence[bytes]) -> None:
         nonlocal logging_ok
@@ -250,11 +266,17 @@ async def _stream(
         agent.stop()
 
     async def keep() -> None:
-        try:
-            await store.keep_claim(claim)
-        except StoreError as error:
-            logger.warning('run %s: %s; stopping it', claim.run_id, error)
-            agent.stop()
+        with keeping:
+            try:
+                await store.keep_claim(claim)
+            except StoreError as error:
+                logger.warning('run %s: %s; stopping it', claim.run_id, error)
+                agent.stop()
+
+    async def settle() -> None:
+        keeping.cancel()  # the commit releases the claim: nothing left to keep alive
+        _settle_status(agent, run)
+        await commit()
 
     async with anyio.create_task_group() as group:
         group.start_soon(watch_stop)
@@ -268,8 +290,14 @@ async def _stream(
             keep_alive=endpoint.keep_alive,
             expose_errors=endpoint.expose_errors,
             log=log,
+            settle=settle,
         )
         group.cancel_scope.cancel()
+    _settle_status(agent, run)
+
+
+def _settle_status(agent: Stoppable, run: AgentRun) -> None:
+    """A run a stop reached after its agent's last step ended as stopped all the same."""
     if agent.stopped and run.status == 'finished':
         run.status = 'cancelled'
 
