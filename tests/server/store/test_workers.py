@@ -28,8 +28,9 @@ from typing import Any, NamedTuple
 import anyio
 import httpx
 import pytest
-from store_support import postgres_schema, stop_process
 from test_resume_processes import HANG_GUARD, SECRET, _free_port, _start_slow, check_resumed, comparable, resume_spec
+
+from services_support import postgres_schema, stop_process
 
 sys.path.insert(0, str(Path(__file__).parents[2] / 'e2e'))
 from e2e_support import run_nodes
