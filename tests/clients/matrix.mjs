@@ -142,11 +142,10 @@ async function vercelCell(cell) {
     if (step.op === 'send') {
       await chat.sendMessage({ text: step.text });
       if (cell.auto) {
-        // The automatic turn starts once the client tool's output is in: wait for the answer that uses it.
-        await until(
-          () => chat.status === 'ready' && chat.messages.at(-1)?.parts.some((p) => p.type === 'text' && p.text.includes('noon')),
-          'the automatic turn',
-        );
+        // The automatic turn starts once the client tool's output is in: wait for the answer that uses it (or
+        // for the error that refused it).
+        const answered = () => chat.messages.at(-1)?.parts.some((p) => p.type === 'text' && p.text.includes('noon'));
+        await until(() => chat.status === 'error' || (chat.status === 'ready' && answered()), 'the automatic turn');
       }
     } else if (step.op === 'tool-output') {
       const part = toolParts(chat).find((p) => p.state === 'input-available');

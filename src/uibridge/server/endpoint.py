@@ -51,7 +51,7 @@ from .auth import ANONYMOUS, Authorize, RequestInfo
 from .body import Disconnected, Rejected, check_content_type, parse_json_object, read_body
 from .limits import ChatLimits, Quota, QuotaRequest, RequestLimits, check_limits
 from .offload import off_loop
-from .options import check_agent, check_bool, check_positive, check_strings
+from .options import check_agent, check_async_hook, check_bool, check_positive, check_strings
 from .run import Agent, AgentRun, OnComplete, history_state
 from .store import ChatStore, store_from_url
 from .streaming import stream_run
@@ -176,8 +176,7 @@ class ChatEndpoint(Generic[RequestT]):
             t.lower() for t in check_strings('allowed_content_types', allowed_content_types)
         )
         self.expose_errors = check_bool('expose_errors', expose_errors)
-        if on_complete is not None and not callable(on_complete):
-            raise TypeError(f'on_complete must be an async function (new_messages, run), not {on_complete!r}')
+        check_async_hook('on_complete', on_complete, ('new_messages', 'run'))
         self.on_complete = on_complete
         self.keep_alive: float | None = check_positive('keep_alive', keep_alive, optional=True)
         self.keyring = Keyring.of(secret if secret is not None else approval_secret)
@@ -193,12 +192,10 @@ class ChatEndpoint(Generic[RequestT]):
         self.store: ChatStore | None = store_from_url(store) if isinstance(store, str) else store
         if not isinstance(self.store, ChatStore | None):  # pyright: ignore[reportUnnecessaryIsInstance]
             raise TypeError(f'store must be a ChatStore or a store URL, not {store!r}')
-        if authorize is not None and not callable(authorize):
-            raise TypeError(f'authorize must be an async function (request) -> principal | None, not {authorize!r}')
+        check_async_hook('authorize', authorize, ('request',))
         self.authorize = authorize
         self.chat_limits = ChatLimits(max_chat_messages=max_chat_messages, max_chat_bytes=max_chat_bytes)
-        if quota is not None and not callable(quota):
-            raise TypeError(f'quota must be an async function (request) -> QuotaRefusal | None, not {quota!r}')
+        check_async_hook('quota', quota, ('request',))
         self.quota = quota
         if approval_ledger is not None and not isinstance(approval_ledger, ApprovalLedger):  # pyright: ignore[reportUnnecessaryIsInstance]
             raise TypeError(f'approval_ledger must be an ApprovalLedger, not {approval_ledger!r}')
