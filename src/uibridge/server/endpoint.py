@@ -49,6 +49,7 @@ from .approvals import ApprovalLedger, StoreLedger, first_uses, process_ledger, 
 from .asgi import Receive, Scope, Send
 from .auth import ANONYMOUS, Authorize, RequestInfo
 from .body import Disconnected, Rejected, check_content_type, parse_json_object, read_body
+from .deployment import check_workers, declared_workers, report_unverified
 from .limits import ChatLimits, Quota, QuotaRequest, RequestLimits, check_limits
 from .offload import off_loop
 from .options import check_agent, check_async_hook, check_bool, check_positive, check_strings
@@ -113,7 +114,8 @@ class ChatEndpoint(Generic[RequestT]):
     - `keep_alive`: seconds of silence after which an SSE comment is sent (`None` for never).
     - `secret`: the key (or keys: the first signs, all verify) that signs what the server authors, history
       and approval requests alike; a `Keyring`, a secret, a list of secrets, or `None` for the process
-      default (`UIBRIDGE_SECRET`, else a random key with a warning). Share it between workers.
+      default (`UIBRIDGE_SECRET`, else a random key with a warning). Share it between workers: with
+      `WEB_CONCURRENCY` above 1, a random key (or a `memory:` store) is refused here (`uibridge.server.deployment`).
       `approval_secret` is its old name.
     - `approval_ledger`: the approvals already acted on, so a replayed request runs nothing twice. By default
       the store's (`StoreLedger`: every process sharing the store, across restarts) with a store, else this
@@ -192,6 +194,7 @@ class ChatEndpoint(Generic[RequestT]):
         self.store: ChatStore | None = store_from_url(store) if isinstance(store, str) else store
         if not isinstance(self.store, ChatStore | None):  # pyright: ignore[reportUnnecessaryIsInstance]
             raise TypeError(f'store must be a ChatStore or a store URL, not {store!r}')
+        check_workers(self.store, self.keyring, declared_workers())
         check_async_hook('authorize', authorize, ('request',))
         self.authorize = authorize
         self.chat_limits = ChatLimits(max_chat_messages=max_chat_messages, max_chat_bytes=max_chat_bytes)
@@ -316,6 +319,11 @@ class ChatEndpoint(Generic[RequestT]):
                     ', '.join(f'{count} {kind}' for kind, count in sorted(verified.dropped.items())),
                 )
             approvals = verify_approvals(verified.messages, run_input.approvals, self.keyring, run_input.thread_id)
+            if self.keyring.generated:
+                signed = len(run_input.claims) > 0
+                dropped = sum(n for kind, n in verified.dropped.items() if kind != 'unanswered tool call')
+                unverified = len(run_input.approvals) - len(approvals)
+                report_unverified(self.keyring, items=dropped if signed else 0, approvals=unverified)
             return Checked(request, run_input, verified, approvals, history_state(verified.messages)[1])
 
     async def check_quota(
