@@ -39,6 +39,7 @@ import anyio
 
 from ..core.diagnostics import collect_warnings
 from ..core.errors import InputError
+from ..core.messages import ModelMessage
 from ..core.provenance import Keyring, Secret
 from ..core.run import RunInput, ToolApproval
 from ..core.sanitize import sanitize_verified
@@ -55,6 +56,7 @@ from .offload import off_loop
 from .options import check_agent, check_async_hook, check_bool, check_positive, check_strings
 from .run import Agent, AgentRun, OnComplete, history_state
 from .store import ChatStore, store_from_url
+from .stored_view import StoredViews
 from .streaming import stream_run
 from .telemetry import Observer, Telemetry, observe_run
 
@@ -98,6 +100,8 @@ class Checked(Generic[RequestT]):
     """The approvals whose ids verified, not yet checked against the ledger."""
     state: Any
     """The server's state for this run (`AgentRun.state`)."""
+    settled: list[ModelMessage] = dataclasses.field(default_factory=list[ModelMessage])
+    """With a store: the stored history before `verified`'s, as the agent sees it (`stored_view`)."""
 
 
 class ChatEndpoint(Generic[RequestT]):
@@ -210,6 +214,8 @@ class ChatEndpoint(Generic[RequestT]):
             else StoreLedger(self.store)
         )
         self.observer = Observer(telemetry, agent, binding.name)
+        self.stored_views = StoredViews()
+        """With a store: each chat's history as the agent sees it, settled once per commit (`stored_view`)."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope['type'] == 'lifespan':
@@ -359,7 +365,7 @@ class ChatEndpoint(Generic[RequestT]):
         with self.preparing():
             resolved = frozenset(a.tool_call_id for a in approvals if a.tool_call_id is not None)
             with _warnings_logged(f'{self.binding.name} run {run_input.run_id[:64]!r}'):
-                messages = sanitize_verified(
+                messages = checked.settled + sanitize_verified(
                     checked.verified,
                     strip_system_prompts=self.strip_system_prompts,
                     allowed_file_url_schemes=self.allowed_file_url_schemes,
