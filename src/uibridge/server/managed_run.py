@@ -50,7 +50,7 @@ from .resume import Detached, Stoppable, serve_stream
 from .run import AgentRun, history_state
 from .store import CHAT_ID_RULE, KEEP_STATE, ChatBusy, ChatNotFound, ChatStore, RunClaim, StoreError, is_chat_id
 from .store._history_rows import encode_messages
-from .stored_view import window_start
+from .stored_view import Settled, window_start
 from .streaming import stream_run
 from .telemetry import observe_run
 
@@ -189,7 +189,7 @@ async def run_managed(
             messages = prepared.added + produced
             committed = await _commit(store, claim, messages, replace_from, state if found else KEEP_STATE)
             if committed:
-                views.committed(claim, prepared.cut, prepared.checked.settled)
+                views.committed(claim, prepared.cut, prepared.settled)
 
         with observe_run(run, encoder):
             await _stream(endpoint, store, claim, run, encoder, receive, send, commit_run)
@@ -215,6 +215,7 @@ class _Prepared:
     stored history before it is `checked.settled`."""
     history: list[ModelMessage]
     """The stored history the run works from (cut for regenerate and edit)."""
+    settled: Settled
 
 
 def _prepare(
@@ -236,11 +237,13 @@ def _prepare(
         window = history[cut:]
         stored_claims(window, managed.claims)
     merged = dataclasses.replace(run_input, history=window + managed.added, claims=managed.claims)
-    checked = endpoint.check(request, merged)
-    checked.settled = settled
-    # The chat's state (a chat stored before there was a state column has none: its history's, then).
-    checked.state = claim.state if claim.state is not None else history_state([*settled, *checked.verified.messages])[1]
-    return _Prepared(managed, checked, kept_input(managed.added, checked.verified.messages), cut, history)
+    checked = endpoint.check(request, merged)  # its state: the window's, if a response there holds one
+    checked.settled = settled.messages
+    if claim.state is not None:
+        checked.state = claim.state
+    elif not history_state(checked.verified.messages)[0]:
+        checked.state = settled.state[1]  # a chat stored before there was a state column: its history's
+    return _Prepared(managed, checked, kept_input(managed.added, checked.verified.messages), cut, history, settled)
 
 
 def _settle(endpoint: ChatEndpoint[Any], stored: Sequence[ModelMessage]) -> list[ModelMessage]:

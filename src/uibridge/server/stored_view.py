@@ -20,11 +20,13 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from ..core.messages import ModelMessage, ModelResponse
+from .run import history_state
 from .store import RunClaim
 
-__all__ = ['DEFAULT_VIEWS', 'StoredViews', 'window_start']
+__all__ = ['DEFAULT_VIEWS', 'Settled', 'StoredViews', 'window_start']
 
 DEFAULT_VIEWS = 1024
 """Chats whose settled view an endpoint keeps, at most (the least recently used go first). A view holds the
@@ -41,12 +43,21 @@ def window_start(history: Sequence[ModelMessage]) -> int:
 
 
 @dataclass(frozen=True)
+class Settled:
+    """`history[:cut]` as the agent sees it, and the state the last of its responses holding one carries."""
+
+    messages: list[ModelMessage]
+    state: tuple[bool, Any] = (False, None)
+    """`run.history_state` of `messages`: `(True, state)`, or `(False, None)` when no response holds one."""
+
+
+@dataclass(frozen=True)
 class _View:
     revision: str
     """The claim whose commit left the history this view is of."""
     cut: int
     settled: tuple[ModelMessage, ...]
-    """`history[:cut]` as the agent sees it."""
+    state: tuple[bool, Any]
 
 
 class StoredViews:
@@ -62,25 +73,28 @@ class StoredViews:
         history: Sequence[ModelMessage],
         cut: int,
         settle: Callable[[Sequence[ModelMessage]], list[ModelMessage]],
-    ) -> list[ModelMessage]:
+    ) -> Settled:
         """`history[:cut]` settled (`settle`): from the view the chat's last commit here left, when the claim found
         the history that commit left and `cut` is no earlier; else all of it (once, on the first turn after a
         restart, another process's commit, a regenerate or an edit)."""
         view = self._views.get(claim.chat_id)
         if view is not None and view.revision == claim.revision and view.cut <= cut:
             self._views.move_to_end(claim.chat_id)
-            return [*view.settled, *settle(history[view.cut : cut])]
-        return settle(history[:cut])
+            added = settle(history[view.cut : cut])
+            found = history_state(added)
+            return Settled([*view.settled, *added], found if found[0] else view.state)
+        settled = settle(history[:cut])
+        return Settled(settled, history_state(settled))
 
     def settled_up_to(self, claim: RunClaim) -> int:
         """How much of the claimed history the chat's view already covers (0 when it covers none of it)."""
         view = self._views.get(claim.chat_id)
         return view.cut if view is not None and view.revision == claim.revision else 0
 
-    def committed(self, claim: RunClaim, cut: int, settled: Sequence[ModelMessage]) -> None:
+    def committed(self, claim: RunClaim, cut: int, settled: Settled) -> None:
         """`claim` committed, leaving `history[:cut]` as it was (a commit replaces the history only from the run's
         prefix on, which is at or after `cut`): keep its settled view for the chat's next claim."""
         self._views.pop(claim.chat_id, None)
-        self._views[claim.chat_id] = _View(claim.run_id, cut, tuple(settled))
+        self._views[claim.chat_id] = _View(claim.run_id, cut, tuple(settled.messages), settled.state)
         while len(self._views) > self.max_chats:
             self._views.popitem(last=False)
