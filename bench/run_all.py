@@ -5,8 +5,8 @@ machine, the versions and the command, plus the profiles of the hot paths. Every
 after the `ANALYSIS` marker line is written by hand and kept as it is when the file is regenerated.
 
 `run_all.py NAME ...` runs only the named benchmarks (`framing`, `messages`, `streams`, `e2e`, `provenance`,
-`hostile`, `store`, `big_chat`, `bridge`, `telemetry`) and prints their tables without writing `RESULTS.md`. The
-exit status is 1 when a benchmark crashed or missed a bar.
+`hostile`, `store`, `big_chat`, `bridge`, `telemetry`, `managed_turns`) and prints their tables without writing
+`RESULTS.md`. The exit status is 1 when a benchmark crashed or missed a bar.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ BENCHMARKS = {
     'big_chat': 'bench_big_chat.py',
     'bridge': 'bench_bridge.py',
     'telemetry': 'bench_telemetry.py',
+    'managed_turns': 'bench_managed_turns.py',
 }
 PACKAGES = ['pydantic-ai-slim', 'pydantic', 'pydantic-core', 'ag-ui-protocol', 'starlette', 'uvicorn', 'pyinstrument']
 

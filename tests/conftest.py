@@ -13,11 +13,13 @@ Failing examples are kept in `.hypothesis/` and replayed first by either profile
 """
 
 import os
+from collections.abc import Iterator
 
 import pytest
 from hypothesis import settings
 
 import background
+from services_support import postgres_cluster, redis_server
 
 os.environ.setdefault('UIBRIDGE_SECRET', 'uibridge-test-secret')
 
@@ -45,6 +47,22 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         return
     modules = {getattr(item, 'module', None): None for item in session.items}  # in order, each once
     background.start_jobs(module for module in modules if module is not None)
+
+
+@pytest.fixture(scope='session')
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real `redis-server` for the test process (`services_support`): the store suite and the end-to-end matrix
+    share it, each in key spaces or databases of its own."""
+    with redis_server(tmp_path_factory.mktemp('redis')) as url:
+        yield url
+
+
+@pytest.fixture(scope='session')
+def postgres_url() -> Iterator[str]:
+    """A throwaway PostgreSQL cluster for the test process (`services_support`); each test that uses it makes a
+    schema of its own (`services_support.postgres_schema`)."""
+    with postgres_cluster() as url:
+        yield url
 
 
 def pytest_sessionfinish() -> None:

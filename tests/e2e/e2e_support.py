@@ -102,10 +102,12 @@ hypercorn on asyncio (writes, then drains) and hypercorn on trio."""
 
 
 @contextmanager
-def serve(app: Any, server: str = 'uvicorn', *, send_buffer: int | None = None) -> Iterator[str]:
+def serve(
+    app: Any, server: str = 'uvicorn', *, send_buffer: int | None = None, lifespan: bool = False
+) -> Iterator[str]:
     """`app` under `server` (one of `SERVERS`) on a free loopback port, in a thread; yields the base URL; stops
     cleanly. `send_buffer` caps the kernel's send buffer of every connection (a bounded backpressure test
-    counts what is buffered)."""
+    counts what is buffered). `lifespan` (uvicorn): run the app's lifespan, its shutdown once the server stops."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     if send_buffer is not None:
@@ -113,7 +115,7 @@ def serve(app: Any, server: str = 'uvicorn', *, send_buffer: int | None = None) 
     sock.bind(('127.0.0.1', 0))
     port = sock.getsockname()[1]
     if server == 'uvicorn':
-        runner = _UvicornThread(app, sock)
+        runner = _UvicornThread(app, sock, lifespan=lifespan)
     else:
         runner = _HypercornThread(app, sock, trio=server == 'hypercorn-trio')
     runner.start()
@@ -125,9 +127,9 @@ def serve(app: Any, server: str = 'uvicorn', *, send_buffer: int | None = None) 
 
 
 class _UvicornThread:
-    def __init__(self, app: Any, sock: socket.socket) -> None:
+    def __init__(self, app: Any, sock: socket.socket, *, lifespan: bool = False) -> None:
         self.server = uvicorn.Server(
-            uvicorn.Config(app, log_level='warning', lifespan='off', timeout_graceful_shutdown=5)
+            uvicorn.Config(app, log_level='warning', lifespan='on' if lifespan else 'off', timeout_graceful_shutdown=5)
         )
         self.thread = threading.Thread(target=self.server.run, kwargs={'sockets': [sock]}, daemon=True)
 

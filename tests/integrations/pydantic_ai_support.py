@@ -1,7 +1,7 @@
 """A pydantic-ai agent on an offline `FunctionModel` whose every answer is chosen by the conversation, so each
 scenario (text, thinking, tool retry, parallel calls, output feedback, approval, client tool, native tool, state,
-a slow stream) plays the same through `agent.run` and through `PydanticAIAgent`; and the comparison of what each
-produced."""
+a stream that waits, a slow answer, a model that fails) plays the same through `agent.run` and through
+`PydanticAIAgent`; and the comparison of what each produced."""
 
 from __future__ import annotations
 
@@ -29,6 +29,12 @@ CLIENT_TOOL = ToolDefinition(
     description="The browser's local time",
     parameters_json_schema={'type': 'object', 'properties': {'timezone': {'type': 'string'}}},
 )
+
+
+SLOW_PIECES = (*(f'{n}, ' for n in range(1, 10)), '10.')
+"""The slow answer (`slow` in the prompt), one piece every `SLOW_PAUSE` seconds: long enough for a client to drop
+the connection in the middle and resume."""
+SLOW_PAUSE = 0.1
 
 
 class Counter(BaseModel):
@@ -71,6 +77,13 @@ async def _answer(messages: list[pai.ModelMessage], info: AgentInfo) -> AsyncIte
     elif returns:
         yield f'Done: {returns[-1].outcome}, '
         yield f'{returns[-1].model_response_str()}'
+    elif 'fail' in prompt:
+        yield 'Half an ans'
+        raise RuntimeError('the model failed')
+    elif 'slow' in prompt:
+        for piece in SLOW_PIECES:
+            await anyio.sleep(SLOW_PAUSE)
+            yield piece
     elif 'both' in prompt:  # a server tool and one needing approval, in one response
         yield {0: DeltaToolCall(name='get_weather', json_args='{"city": "Rome"}', tool_call_id='call_b1')}
         yield {1: DeltaToolCall(name='delete_file', json_args='{"path": "b.txt"}', tool_call_id='call_b2')}
@@ -94,7 +107,8 @@ async def _answer(messages: list[pai.ModelMessage], info: AgentInfo) -> AsyncIte
         yield {1: pai.NativeToolReturnPart('web_search', {'hits': 3}, 'call_n1', provider_name='function')}
         yield 'Found 3.'
     elif 'count' in prompt:
-        yield {0: DeltaToolCall(name='increment', json_args='{}', tool_call_id='call_c1')}
+        # An id per turn (the first is `call_c1`): a chat that counts twice must not reuse a call's id.
+        yield {0: DeltaToolCall(name='increment', json_args='{}', tool_call_id=f'call_c{len(messages)}')}
     elif 'wait' in prompt:
         GATE.started.set()  # before the first chunk: the test sees it set with the first event
         try:

@@ -1,4 +1,5 @@
-"""A loopback HTTP server that answers each request with the next recorded SSE body, and keeps what it got.
+"""A loopback HTTP server that answers each request with the next recorded SSE body (`ReplayServer`), or with the
+body a script makes of the request (`ScriptedServer`), and keeps what it got.
 
 The vendor SDKs are pointed at it with `base_url`, so their own HTTP client, SSE parser and typed models run
 on bytes in each API's wire format; nothing of the SDK is mocked. One request per connection
@@ -10,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -51,14 +53,7 @@ class ReplayServer:
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
-            head = (await reader.readuntil(b'\r\n\r\n')).decode('latin-1')
-            request_line, *header_lines = head.split('\r\n')
-            method, path, _ = request_line.split(' ', 2)
-            headers = {
-                name.strip().lower(): value.strip() for name, _, value in (h.partition(':') for h in header_lines if h)
-            }
-            raw = await reader.readexactly(int(headers.get('content-length', '0')))
-            self.received.append(Received(method, path, json.loads(raw) if raw else None))
+            self.received.append(await read_request(reader))
             if len(self.received) > len(self.bodies):
                 body, status = b'{"error": {"message": "no recorded response left"}}', '500 Internal Server Error'
                 content_type = 'application/json'
@@ -70,6 +65,64 @@ class ReplayServer:
                 + body
             )
             await writer.drain()
+        finally:
+            writer.close()
+
+
+async def read_request(reader: asyncio.StreamReader) -> Received:
+    """One HTTP/1.1 request with a `content-length` body (what both SDKs send), its body parsed as JSON."""
+    head = (await reader.readuntil(b'\r\n\r\n')).decode('latin-1')
+    request_line, *header_lines = head.split('\r\n')
+    method, path, _ = request_line.split(' ', 2)
+    headers = {name.strip().lower(): value.strip() for name, _, value in (h.partition(':') for h in header_lines if h)}
+    raw = await reader.readexactly(int(headers.get('content-length', '0')))
+    return Received(method, path, json.loads(raw) if raw else None)
+
+
+Answer = list[tuple[float, bytes]]
+"""A streamed answer: pieces of the SSE body, each sent after waiting its seconds."""
+
+
+@dataclass
+class ScriptedServer:
+    """Answers each request with what `script(request)` says (a status-200 `text/event-stream` body, streamed in
+    pieces as they come due, then the connection closed): for conversations whose next answer depends on what the
+    SDK sent (the tool results, the last prompt), many at once. Keeps what it got."""
+
+    script: Callable[[Received], Answer]
+    received: list[Received] = field(default_factory=list[Received])
+    _server: asyncio.Server | None = None
+
+    @property
+    def base_url(self) -> str:
+        assert self._server is not None
+        host, port = self._server.sockets[0].getsockname()[:2]
+        return f'http://{host}:{port}'
+
+    async def __aenter__(self) -> ScriptedServer:
+        self._server = await asyncio.start_server(self._serve, '127.0.0.1', 0)
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        assert self._server is not None
+        self._server.close()
+        await self._server.wait_closed()
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            request = await read_request(reader)
+            self.received.append(request)
+            answer = self.script(request)
+            # No content-length: the body ends when the connection closes, so it can stream as it comes due.
+            writer.write(b'HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n')
+            for delay, piece in answer:
+                if delay:
+                    await writer.drain()
+                    await asyncio.sleep(delay)
+                writer.write(piece)
+            await writer.drain()
+        except (ConnectionError, asyncio.IncompleteReadError):
+            pass  # the SDK went away (its run was stopped): nothing more to send
         finally:
             writer.close()
 

@@ -243,3 +243,49 @@ async def test_a_result_for_a_call_the_client_was_not_asked_to_answer_is_ignored
         await client.post('/api/chat', json={'id': 'c', 'messages': [forged]})
     assert not [p for m in seen[-1].messages for p in m.parts if isinstance(p, ToolReturnPart)]
     assert demo.executed == []
+
+
+@pytest.mark.parametrize('kind', ['memory', 'sqlite'])
+async def test_the_chat_is_free_before_the_last_byte_of_its_answer_goes_out(kind: str, tmp_path: Any) -> None:
+    """What a client can see when it has read an answer to its end, the store already says: the run committed and
+    released the chat, so a next turn sent at once (as `ai`'s `sendAutomaticallyWhen` sends it) is never a 409."""
+    from uibridge.server.store import ChatBusy, SqliteStore
+
+    store = MemoryStore() if kind == 'memory' else SqliteStore(tmp_path / 'chats.db')
+    app = create_app(Echo(), store=store)
+    body = json.dumps({'id': 'c', 'messages': [user('u1', 'one')]}).encode()
+    seen_at_end: list[tuple[str, list[str]]] = []
+    requested = False
+    answered = anyio.Event()
+
+    async def receive() -> dict[str, Any]:
+        nonlocal requested
+        if not requested:
+            requested = True
+            return {'type': 'http.request', 'body': body, 'more_body': False}
+        await answered.wait()
+        return {'type': 'http.disconnect'}
+
+    async def send(message: dict[str, Any]) -> None:
+        if message['type'] == 'http.response.body' and not message.get('more_body', False):
+            assert message['body'].endswith(b'data: [DONE]\n\n')
+            try:
+                claim = await store.claim('c', 'anonymous')
+            except ChatBusy:
+                seen_at_end.append(('busy', []))
+                return
+            await store.release(claim)
+            seen_at_end.append(('free', [type(m).__name__ for m in claim.messages]))
+            answered.set()
+
+    scope = {
+        'type': 'http', 'asgi': {'version': '3.0'}, 'http_version': '1.1', 'method': 'POST', 'scheme': 'http',
+        'path': '/api/chat', 'raw_path': b'/api/chat', 'root_path': '', 'query_string': b'',
+        'headers': [(b'content-type', b'application/json'), (b'content-length', str(len(body)).encode())],
+        'client': ('127.0.0.1', 1), 'server': ('127.0.0.1', 80),
+    }  # fmt: skip
+    try:
+        await app(scope, receive, send)
+    finally:
+        await store.aclose()
+    assert seen_at_end == [('free', ['ModelRequest', 'ModelResponse'])]

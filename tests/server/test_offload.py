@@ -1,6 +1,6 @@
-"""History-sized work runs off the event loop: decoding a stored chat, preparing a run on it (re-signing and
-verifying it), and dumping it for `GET {api}/{chatId}`, once the chat is large; and each is cut into pieces,
-so no single call holds the GIL for the whole history.
+"""History-sized work runs off the event loop: decoding a stored chat, preparing a run on it (settling the
+agent's view of it, the first time), and dumping it for `GET {api}/{chatId}`, once the chat is large; and each is
+cut into pieces, so no single call holds the GIL for the whole history.
 
 No clock here: each of those steps is wrapped so that it refuses to run on the event loop's thread, and then
 waits until a ticker task on the loop has turned several more times, which it can only do while the loop is

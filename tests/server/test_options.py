@@ -120,3 +120,57 @@ def test_a_misspelt_option_is_a_type_error() -> None:
     assert 'on_complet' in done.stdout
     assert 'keep_alive' in done.stdout
     assert 'max_messages' in done.stdout
+
+
+def sync_authorize(request: Any) -> str:
+    return 'alice'
+
+
+class SyncQuota:
+    def __call__(self, request: Any) -> None:
+        return None
+
+
+class AsyncQuota:
+    async def __call__(self, request: Any) -> None:
+        return None
+
+
+async def no_arguments() -> str:
+    return 'alice'
+
+
+async def save(new_messages: Any, run: Any, extra: Any) -> None:
+    return None
+
+
+@pytest.mark.parametrize('make', ENDPOINTS)
+@pytest.mark.parametrize(
+    ('options', 'says'),
+    [
+        ({'authorize': sync_authorize}, r'authorize must be an async function \(async def authorize\(request\)\)'),
+        ({'authorize': lambda request: 'alice'}, 'define it with `async def`'),
+        ({'authorize': partial(sync_authorize)}, 'authorize must be an async function'),
+        ({'authorize': no_arguments}, r'authorize must take 1 argument, as async def authorize\(request\) does'),
+        ({'quota': SyncQuota()}, r'quota must be an async function \(async def quota\(request\)\)'),
+        ({'on_complete': print}, r'on_complete must be an async function \(async def on_complete\(new_messages, r'),
+        ({'on_complete': save}, 'on_complete must take 2 arguments'),
+    ],
+)
+def test_a_hook_that_cannot_be_awaited_is_refused_when_the_endpoint_is_built(
+    make: Any, options: dict[str, Any], says: str
+) -> None:
+    with pytest.raises(TypeError, match=says):
+        make(agent, **options)
+
+
+@pytest.mark.parametrize('make', ENDPOINTS)
+def test_async_hooks_of_every_shape_are_taken(make: Any) -> None:
+    async def authorize(request: Any) -> str:
+        return 'alice'
+
+    async def scoped(scope: str, request: Any) -> str:
+        return scope
+
+    make(agent, authorize=authorize, quota=AsyncQuota())
+    make(agent, authorize=partial(scoped, 'tenant'), on_complete=partial(save, extra=None))

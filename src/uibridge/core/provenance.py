@@ -65,6 +65,8 @@ class Keyring:
             keys = [_key(item) for item in secret]
         if not keys:
             raise ValueError('a Keyring needs at least one secret')
+        self.generated = secret is None
+        """Made from no secret: a random key of this process's own, which no other process verifies."""
         self._keys = tuple(keys)
         # Each key's HMAC state after the key, copied per signature: the key is hashed once, not every time.
         self._macs = tuple(hmac.new(key, digestmod=hashlib.sha256) for key in keys)

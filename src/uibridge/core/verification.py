@@ -49,6 +49,8 @@ class Claim:
     signature: str
     client: bool = False
     """On a tool call: the server addressed it to a client tool, so the client may answer it."""
+    trusted: bool = False
+    """The server's own, from its store (`SignatureClaims.trust`): kept with no signature to check."""
 
 
 class SignatureClaims:
@@ -71,6 +73,12 @@ class SignatureClaims:
         """Record the signature the client sent for the shared state `response` carries (`uibridge_state`)."""
         if isinstance(signature, str) and signature:
             self._states[id(response)] = (response, signature)
+
+    def trust(self, part: object, *, client: bool = False) -> None:
+        """`part` is the server's own (its stored history, never a client's word): it is kept as a verified part
+        would be, without computing a signature for it."""
+        self._claims[id(part)] = (part, Claim('', client, trusted=True))
+
 
     def state_signature(self, response: m.ModelResponse) -> str | None:
         found = self._states.get(id(response))
@@ -123,7 +131,7 @@ def verify_history(messages: Sequence[m.ModelMessage], claims: SignatureClaims, 
 
     def verifies(part: SignedPart) -> bool:
         claim = claimed(part)
-        return claim is not None and verify_part(part, claim.signature)
+        return claim is not None and (claim.trusted or verify_part(part, claim.signature))
 
     for message in messages:
         if isinstance(message, m.ModelResponse):
@@ -135,7 +143,7 @@ def verify_history(messages: Sequence[m.ModelMessage], claims: SignatureClaims, 
                 if isinstance(part, m.ToolCallPart):
                     claim = claimed(part)
                     client = claim is not None and claim.client
-                    if claim is not None and verify_part(part, claim.signature, client=client):
+                    if claim is not None and (claim.trusted or verify_part(part, claim.signature, client=client)):
                         response_parts.append(part)
                         open_calls[part.tool_call_id] = client
                     else:

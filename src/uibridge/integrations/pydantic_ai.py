@@ -55,6 +55,7 @@ except ModuleNotFoundError as missing:  # an optional extra: say which, not just
 from ..core import events as ev
 from ..core.json_text import compact_json, parse_json
 from ..core.messages import ModelMessage
+from ..server.options import check_async_hook
 from ..server.run import AgentRun
 from ._pydantic_ai_events import ResponseParts, ToolResultOrder, request_events, response_info
 from ._pydantic_ai_messages import from_pydantic_ai, to_pydantic_ai
@@ -90,6 +91,7 @@ class PydanticAIAgent:
     ) -> None:
         if deps is not None and deps_for is not None:
             raise TypeError('give deps or deps_for, not both')
+        check_async_hook('on_result', on_result, ('result', 'run'))
         self.agent = agent
         self.deps = deps
         self.deps_for = deps_for

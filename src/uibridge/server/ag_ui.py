@@ -46,8 +46,8 @@ class AGUIBinding:
             return _ServerStateFirst(encoder, run_input.state)
         return encoder
 
-    def managed_input(self, request: AGUIRunRequest, stored: Sequence[ModelMessage]) -> ManagedInput:
-        return agui_input(request, stored)
+    def managed_input(self, request: AGUIRunRequest, stored: Sequence[ModelMessage], keyring: Keyring) -> ManagedInput:
+        return agui_input(request, stored, keyring)
 
     def with_snapshot(
         self, encoder: EventStreamEncoder, messages: Sequence[ModelMessage], keyring: Keyring

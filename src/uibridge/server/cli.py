@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 from .auth import ANONYMOUS, RequestInfo
+from .deployment import declared_workers
 from .options import check_agent
 from .run import Agent
 
@@ -99,10 +100,11 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument(
         '--workers',
         type=int,
-        default=1,
+        default=declared_workers(),
         metavar='N',
-        help="serve from N processes (uvicorn's workers; default 1). Needs a store the processes share (sqlite, "
-        'redis, postgresql) when there is a store; without UIBRIDGE_SECRET they share a key made for this run',
+        help="serve from N processes (uvicorn's workers; default $WEB_CONCURRENCY, else 1, as uvicorn's). Needs a "
+        'store the processes share (sqlite, redis, postgresql) when there is a store; without UIBRIDGE_SECRET they '
+        'share a key made for this run',
     )
     serve.add_argument('--expose-errors', action='store_true', help="show the agent's exception text in the UI")
     serve.add_argument(

@@ -40,6 +40,7 @@ import anyio
 
 from ..core.diagnostics import collect_warnings
 from ..core.errors import InputError
+from ..core.messages import ModelMessage
 from ..core.provenance import Keyring, Secret
 from ..core.run import RunInput, ToolApproval
 from ..core.sanitize import sanitize_verified
@@ -50,11 +51,13 @@ from .approvals import ApprovalLedger, StoreLedger, first_uses, process_ledger, 
 from .asgi import Receive, Scope, Send
 from .auth import ANONYMOUS, Authorize, RequestInfo
 from .body import Disconnected, Rejected, check_content_type, parse_json_object, read_body
+from .deployment import check_workers, declared_workers, report_unverified
 from .limits import AttachmentLimits, ChatLimits, Quota, QuotaRequest, RequestLimits, check_limits
 from .offload import off_loop
-from .options import check_agent, check_bool, check_positive, check_strings
+from .options import check_agent, check_async_hook, check_bool, check_positive, check_strings
 from .run import Agent, AgentRun, OnComplete, history_state
 from .store import ChatStore, store_from_url
+from .stored_view import StoredViews
 from .streaming import stream_run
 from .telemetry import Observer, Telemetry, note_rejection, observe_run
 
@@ -98,6 +101,8 @@ class Checked(Generic[RequestT]):
     """The approvals whose ids verified, not yet checked against the ledger."""
     state: Any
     """The server's state for this run (`AgentRun.state`)."""
+    settled: list[ModelMessage] = dataclasses.field(default_factory=list[ModelMessage])
+    """With a store: the stored history before `verified`'s, as the agent sees it (`stored_view`)."""
 
 
 class ChatEndpoint(Generic[RequestT]):
@@ -118,7 +123,8 @@ class ChatEndpoint(Generic[RequestT]):
     - `keep_alive`: seconds of silence after which an SSE comment is sent (`None` for never).
     - `secret`: the key (or keys: the first signs, all verify) that signs what the server authors, history
       and approval requests alike; a `Keyring`, a secret, a list of secrets, or `None` for the process
-      default (`UIBRIDGE_SECRET`, else a random key with a warning). Share it between workers.
+      default (`UIBRIDGE_SECRET`, else a random key with a warning). Share it between workers: with
+      `WEB_CONCURRENCY` above 1, a random key (or a `memory:` store) is refused here (`uibridge.server.deployment`).
       `approval_secret` is its old name.
     - `approval_ledger`: the approvals already acted on, so a replayed request runs nothing twice. By default
       the store's (`StoreLedger`: every process sharing the store, across restarts) with a store, else this
@@ -189,8 +195,7 @@ class ChatEndpoint(Generic[RequestT]):
             t.lower() for t in check_strings('allowed_content_types', allowed_content_types)
         )
         self.expose_errors = check_bool('expose_errors', expose_errors)
-        if on_complete is not None and not callable(on_complete):
-            raise TypeError(f'on_complete must be an async function (new_messages, run), not {on_complete!r}')
+        check_async_hook('on_complete', on_complete, ('new_messages', 'run'))
         self.on_complete = on_complete
         self.keep_alive: float | None = check_positive('keep_alive', keep_alive, optional=True)
         self.keyring = Keyring.of(secret if secret is not None else approval_secret)
@@ -206,12 +211,11 @@ class ChatEndpoint(Generic[RequestT]):
         self.store: ChatStore | None = store_from_url(store) if isinstance(store, str) else store
         if not isinstance(self.store, ChatStore | None):  # pyright: ignore[reportUnnecessaryIsInstance]
             raise TypeError(f'store must be a ChatStore or a store URL, not {store!r}')
-        if authorize is not None and not callable(authorize):
-            raise TypeError(f'authorize must be an async function (request) -> principal | None, not {authorize!r}')
+        check_workers(self.store, self.keyring, declared_workers())
+        check_async_hook('authorize', authorize, ('request',))
         self.authorize = authorize
         self.chat_limits = ChatLimits(max_chat_messages=max_chat_messages, max_chat_bytes=max_chat_bytes)
-        if quota is not None and not callable(quota):
-            raise TypeError(f'quota must be an async function (request) -> QuotaRefusal | None, not {quota!r}')
+        check_async_hook('quota', quota, ('request',))
         self.quota = quota
         if approval_ledger is not None and not isinstance(approval_ledger, ApprovalLedger):  # pyright: ignore[reportUnnecessaryIsInstance]
             raise TypeError(f'approval_ledger must be an ApprovalLedger, not {approval_ledger!r}')
@@ -223,6 +227,8 @@ class ChatEndpoint(Generic[RequestT]):
             else StoreLedger(self.store)
         )
         self.observer = Observer(telemetry, agent, binding.name)
+        self.stored_views = StoredViews()
+        """With a store: each chat's history as the agent sees it, settled once per commit (`stored_view`)."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope['type'] == 'lifespan':
@@ -335,6 +341,11 @@ class ChatEndpoint(Generic[RequestT]):
                     ', '.join(f'{count} {kind}' for kind, count in sorted(verified.dropped.items())),
                 )
             approvals = verify_approvals(verified.messages, run_input.approvals, self.keyring, run_input.thread_id)
+            if self.keyring.generated:
+                signed = len(run_input.claims) > 0
+                dropped = sum(n for kind, n in verified.dropped.items() if kind != 'unanswered tool call')
+                unverified = len(run_input.approvals) - len(approvals)
+                report_unverified(self.keyring, items=dropped if signed else 0, approvals=unverified)
             return Checked(request, run_input, verified, approvals, history_state(verified.messages)[1])
 
     async def check_quota(
@@ -370,7 +381,7 @@ class ChatEndpoint(Generic[RequestT]):
         with self.preparing():
             resolved = frozenset(a.tool_call_id for a in approvals if a.tool_call_id is not None)
             with _warnings_logged(f'{self.binding.name} run {run_input.run_id[:64]!r}'):
-                messages = sanitize_verified(
+                messages = checked.settled + sanitize_verified(
                     checked.verified,
                     strip_system_prompts=self.strip_system_prompts,
                     allowed_file_url_schemes=self.allowed_file_url_schemes,

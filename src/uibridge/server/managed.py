@@ -14,9 +14,9 @@ only where the client adds it:
   The last user prompt is the new prompt. `resume` answers are verified as always.
 
 Whatever else the client sends (an earlier history, edited answers, forged calls) is ignored. The merged
-history then goes through the same verification as client-held history, with every stored part signed here
-(`stored_claims`): the client's additions are checked exactly as before (a tool result only for an open call
-to a client tool, an approval only for its own call, once), and the stored parts all verify.
+history then goes through the same verification as client-held history, with every stored part trusted as the
+server's own (`stored_claims`: no signature is computed for it): the client's additions are checked exactly as
+before (a tool result only for an open call to a client tool, an approval only for its own call, once).
 """
 
 from __future__ import annotations
@@ -59,21 +59,20 @@ class ManagedInput:
     """AG-UI: the client does not hold the last stored message (a reload, another tab): it gets a snapshot."""
 
 
-def stored_claims(messages: Sequence[ModelMessage], keyring: Keyring, claims: SignatureClaims) -> None:
-    """Sign every part of the stored history that verification checks, into `claims`: the stored history is
-    the server's own, so all of it verifies (a call to a client tool marked as such, so that the client's
-    answer to it is taken, as when the client held it)."""
+def stored_claims(messages: Sequence[ModelMessage], claims: SignatureClaims) -> None:
+    """Trust every part of the stored history that verification checks, in `claims`: the stored history is the
+    server's own, so all of it is kept as verified, with no signature computed (a call to a client tool marked
+    as such, so that the client's answer to it is taken, as when the client held it)."""
     for message in messages:
         claims.vouch(message)
         if isinstance(message, ModelResponse):
             marks = answered_by(message.metadata)
             for part in message.parts:
-                client = isinstance(part, ToolCallPart) and marks.get(part.tool_call_id) == 'client'
-                claims.add(part, keyring.sign_part(part, client=client), client=client)
+                claims.trust(part, client=isinstance(part, ToolCallPart) and marks.get(part.tool_call_id) == 'client')
         else:
             for part in message.parts:
                 if isinstance(part, ToolReturnPart | RetryPromptPart | RetryFeedbackPart):
-                    claims.add(part, keyring.sign_part(part))
+                    claims.trust(part)
 
 
 def kept_input(added: Sequence[ModelMessage], verified: Sequence[ModelMessage]) -> list[ModelMessage]:
@@ -116,12 +115,13 @@ def _user_turns(messages: Sequence[ModelMessage]) -> list[int]:
     ]
 
 
-def _user_ordinal(stored: Sequence[ModelMessage], message_id: str | None) -> tuple[int, str] | None:
-    """For the id of a stored UI message: how many user messages precede it, and its role."""
+def _user_ordinal(stored: Sequence[ModelMessage], message_id: str | None, keyring: Keyring) -> tuple[int, str] | None:
+    """For the id of a stored UI message (as `GET {api}/{chatId}` dumps it with `keyring`): how many user messages
+    precede it, and its role."""
     if message_id is None:
         return None
     users = 0
-    for message in vercel_ai.dump_messages(stored):
+    for message in vercel_ai.dump_messages(stored, keyring=keyring):
         if message.id == message_id:
             return users, message.role
         if message.role == 'user':
@@ -129,11 +129,13 @@ def _user_ordinal(stored: Sequence[ModelMessage], message_id: str | None) -> tup
     return None
 
 
-def vercel_input(request: VercelChatRequest, stored: Sequence[ModelMessage]) -> ManagedInput:
-    turns = _user_turns(stored)
+def vercel_input(request: VercelChatRequest, stored: Sequence[ModelMessage], keyring: Keyring) -> ManagedInput:
+    """The common turn (a new prompt, or the answers to the last response) looks at the stored history only where
+    a regenerate or an edit cuts it."""
     if request.trigger == 'regenerate-message':
+        turns = _user_turns(stored)
         # The answer to a user turn is regenerated: the stored history is kept up to that turn's prompt.
-        found = _user_ordinal(stored, request.message_id)
+        found = _user_ordinal(stored, request.message_id, keyring)
         turn = found[0] - 1 if found is not None and found[1] == 'assistant' else len(turns) - 1
         if found is not None and found[1] == 'user':
             turn = found[0]
@@ -142,8 +144,8 @@ def vercel_input(request: VercelChatRequest, stored: Sequence[ModelMessage]) -> 
     result = ManagedInput(prefix=len(stored))
     loaded = vercel_ai.load_messages([last], claims=result.claims)
     if last.role == 'user':
-        found = _user_ordinal(stored, request.message_id)
-        if found is not None and found[1] == 'user' and found[0] < len(turns):
+        found = _user_ordinal(stored, request.message_id, keyring)
+        if found is not None and found[1] == 'user' and found[0] < len(turns := _user_turns(stored)):
             result.prefix = turns[found[0]]  # an edit: the edited prompt and everything after it are replaced
         result.added = _client_parts(loaded, prompts=True)
     elif last.role == 'assistant':
@@ -154,8 +156,9 @@ def vercel_input(request: VercelChatRequest, stored: Sequence[ModelMessage]) -> 
 _CLIENT_ROLES = frozenset({'user', 'tool'})
 
 
-def agui_input(request: AGUIRunRequest, stored: Sequence[ModelMessage]) -> ManagedInput:
-    dumped = ag_ui.dump_messages(stored)
+def agui_input(request: AGUIRunRequest, stored: Sequence[ModelMessage], keyring: Keyring) -> ManagedInput:
+    """The stored messages' ids are the ones `GET {api}/{threadId}` gives them (dumped with `keyring`)."""
+    dumped = ag_ui.dump_messages(stored, keyring=keyring)
     stored_ids = [message.id for message in dumped]
     known = set(stored_ids)
     messages = request.input.messages

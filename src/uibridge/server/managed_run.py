@@ -15,7 +15,8 @@ A run, in order:
    request: a client that goes away only stops receiving (it resumes from the log);
 5. one atomic commit of what the client added and what the run produced, however the run ended (a cancelled
    or failed run's partial messages, as `on_complete` gets them), with the state the run left when it set
-   one; then `on_complete`.
+   one, made before the stream's last bytes are sent: a client that sends its next turn as soon as it has
+   read an answer to its end finds the chat free, never a 409; then `on_complete`.
 
 A process that dies mid-run commits nothing: the claim's lease lapses, the history is as it was, and the
 stream's readers end with the protocol's error.
@@ -25,17 +26,21 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from ..core.diagnostics import collect_warnings
 from ..core.messages import ModelMessage
 from ..core.provenance import Keyring
 from ..core.run import ToolApproval
+from ..core.sanitize import sanitize_verified
 from ..core.stream import EventStreamEncoder
+from ..core.verification import SignatureClaims, verify_history
 from .approvals import first_uses
 from .asgi import Receive, Send
 from .body import Rejected
@@ -45,6 +50,7 @@ from .resume import Detached, Stoppable, serve_stream
 from .run import AgentRun, history_state
 from .store import CHAT_ID_RULE, KEEP_STATE, ChatBusy, ChatNotFound, ChatStore, RunClaim, StoreError, is_chat_id
 from .store._history_rows import encode_messages
+from .stored_view import Settled, window_start
 from .streaming import stream_run
 from .telemetry import observe_run
 
@@ -68,7 +74,7 @@ class StoredBinding:
     chat_id_path: str
     """Where the chat id is in the protocol's request (Vercel `id`, AG-UI `threadId`)."""
 
-    def managed_input(self, request: Any, stored: Sequence[ModelMessage]) -> ManagedInput:
+    def managed_input(self, request: Any, stored: Sequence[ModelMessage], keyring: Keyring) -> ManagedInput:
         raise NotImplementedError
 
     def with_snapshot(
@@ -149,6 +155,7 @@ async def run_managed(
 ) -> None:
     store = _store(endpoint)
     binding = _stored_binding(endpoint)
+    views = endpoint.stored_views
     request, run_input = await off_loop(endpoint.parse_body, body, size=len(body))
     if not is_chat_id(run_input.thread_id):
         raise Rejected(422, f'a chat id is {CHAT_ID_RULE}', binding.chat_id_path)
@@ -161,19 +168,33 @@ async def run_managed(
     committed = False
     try:
         await endpoint.check_quota(claim.chat_id, principal, headers, len(body), stored=claim.sizes)
-        size = sum(claim.sizes) + len(body)
+        # Checking costs what the views kept for the chat do not already cover (all of it on a first turn).
+        size = sum(claim.sizes[views.settled_up_to(claim) :]) + len(body)
         prepared = await off_loop(_prepare, endpoint, binding, request, run_input, claim, size=size)
         approvals = await first_uses(prepared.checked.approvals, endpoint.approval_ledger)
         run, encoder = await off_loop(_finish, endpoint, binding, prepared, approvals, size=size)
         run.principal = principal
         run.headers = headers
+        ended = False
+
+        async def commit_run() -> None:
+            # Before the stream's last bytes go out: a client that sends its next turn the moment it has read
+            # this answer to its end (`ai`'s `sendAutomaticallyWhen` does) finds the chat free.
+            nonlocal committed, ended
+            ended = True
+            produced = binding.stamp(request, encoder, encoder.new_messages)
+            found, state = history_state(produced)
+            prefix = prepared.managed.prefix
+            replace_from = prefix if prefix < len(claim.messages) else None
+            messages = prepared.added + produced
+            committed = await _commit(store, claim, messages, replace_from, state if found else KEEP_STATE)
+            if committed:
+                views.committed(claim, prepared.cut, prepared.settled)
+
         with observe_run(run, encoder):
-            await _stream(endpoint, store, claim, run, encoder, receive, send)
-        produced = binding.stamp(request, encoder, encoder.new_messages)
-        found, state = history_state(produced)
-        prefix = prepared.managed.prefix
-        replace_from = prefix if prefix < len(claim.messages) else None
-        committed = await _commit(store, claim, prepared.added + produced, replace_from, state if found else KEEP_STATE)
+            await _stream(endpoint, store, claim, run, encoder, receive, send, commit_run)
+        if not ended:
+            await commit_run()
         await endpoint.complete(encoder, run)
     finally:
         if not committed:
@@ -189,32 +210,62 @@ class _Prepared:
     checked: Checked[Any]
     added: list[ModelMessage]
     """What the run keeps of the client's input (what verification left of it): stored with the run."""
+    cut: int
+    """Where the window the client's additions were checked with starts (`stored_view.window_start`): the
+    stored history before it is `checked.settled`."""
+    history: list[ModelMessage]
+    """The stored history the run works from (cut for regenerate and edit)."""
+    settled: Settled
 
 
 def _prepare(
     endpoint: ChatEndpoint[Any], binding: StoredBinding, request: Any, run_input: Any, claim: RunClaim
 ) -> _Prepared:
-    """The stored history (cut for regenerate and edit) and what the client adds, within the chat limits, with
-    every stored part signed here and the whole verified: work in proportion to the history, in one call so it
-    can run in a worker thread."""
+    """The stored history (cut for regenerate and edit) and what the client adds, within the chat limits: the
+    stored part before its last response as the endpoint settled it (`stored_view`; settled here, once, when it
+    has not), the rest with the additions checked as client input always is, every stored part trusted as the
+    server's own. In one call, so that it can run in a worker thread when it is large."""
     with endpoint.preparing():
-        managed = binding.managed_input(request, claim.messages)
+        managed = binding.managed_input(request, claim.messages, endpoint.keyring)
         history = claim.messages[: managed.prefix]
         endpoint.chat_limits.check(
             claim.sizes[: managed.prefix], [len(item) for item in encode_messages(managed.added)]
         )
-        stored_claims(history, endpoint.keyring, managed.claims)
-    merged = dataclasses.replace(run_input, history=history + managed.added, claims=managed.claims)
-    checked = endpoint.check(request, merged)
-    if claim.state is not None:  # else a chat stored before there was a state column: its history's state
+        # A client that is behind gets the whole history as checked (a snapshot): nothing is settled apart then.
+        cut = 0 if managed.behind else window_start(history)
+        settled = endpoint.stored_views.settled(claim, history, cut, partial(_settle, endpoint))
+        window = history[cut:]
+        stored_claims(window, managed.claims)
+    merged = dataclasses.replace(run_input, history=window + managed.added, claims=managed.claims)
+    checked = endpoint.check(request, merged)  # its state: the window's, if a response there holds one
+    checked.settled = settled.messages
+    if claim.state is not None:
         checked.state = claim.state
-    return _Prepared(managed, checked, kept_input(managed.added, checked.verified.messages))
+    elif not history_state(checked.verified.messages)[0]:
+        checked.state = settled.state[1]  # a chat stored before there was a state column: its history's
+    return _Prepared(managed, checked, kept_input(managed.added, checked.verified.messages), cut, history, settled)
+
+
+def _settle(endpoint: ChatEndpoint[Any], stored: Sequence[ModelMessage]) -> list[ModelMessage]:
+    """Part of the stored history as the agent sees it: trusted (`stored_claims`), made well formed and sanitized
+    as any history is, the open calls of its last response dropped (the next response leaves them behind)."""
+    claims = SignatureClaims()
+    stored_claims(stored, claims)
+    verified = verify_history(stored, claims, endpoint.keyring)
+    with collect_warnings():  # what the stored history holds was reported when it came in
+        return sanitize_verified(
+            verified,
+            strip_system_prompts=endpoint.strip_system_prompts,
+            allowed_file_url_schemes=endpoint.allowed_file_url_schemes,
+        )
 
 
 def _finish(
     endpoint: ChatEndpoint[Any], binding: StoredBinding, prepared: _Prepared, approvals: list[ToolApproval]
 ) -> tuple[AgentRun, EventStreamEncoder]:
     run, encoder = endpoint.finish(prepared.checked, approvals)
+    if run.input is not None:  # the request as loaded: the stored history and what the client added to it
+        run.input = dataclasses.replace(run.input, history=[*prepared.history, *prepared.managed.added])
     if prepared.managed.behind:
         with endpoint.preparing():
             encoder = binding.with_snapshot(encoder, prepared.checked.verified.messages, endpoint.keyring)
@@ -225,14 +276,18 @@ async def _stream(
     endpoint: ChatEndpoint[Any],
     store: ChatStore,
     claim: RunClaim,
-    run: Any,
+    run: AgentRun,
     encoder: EventStreamEncoder,
     receive: Receive,
     send: Send,
+    commit: Callable[[], Awaitable[None]],
 ) -> None:
+    """Stream the run to the client and the store's log, beside the claim's heartbeat and a watch for a stop;
+    `commit` is awaited once the run is over, before the last bytes go out."""
     detached = Detached(receive, send)
     agent = Stoppable(endpoint.agent)
     logging_ok = True
+    keeping = anyio.CancelScope()
 
     async def log(frames: Sequence[bytes]) -> None:
         nonlocal logging_ok
@@ -250,11 +305,17 @@ async def _stream(
         agent.stop()
 
     async def keep() -> None:
-        try:
-            await store.keep_claim(claim)
-        except StoreError as error:
-            logger.warning('run %s: %s; stopping it', claim.run_id, error)
-            agent.stop()
+        with keeping:
+            try:
+                await store.keep_claim(claim)
+            except StoreError as error:
+                logger.warning('run %s: %s; stopping it', claim.run_id, error)
+                agent.stop()
+
+    async def settle() -> None:
+        keeping.cancel()  # the commit releases the claim: nothing left to keep alive
+        _settle_status(agent, run)
+        await commit()
 
     async with anyio.create_task_group() as group:
         group.start_soon(watch_stop)
@@ -268,8 +329,14 @@ async def _stream(
             keep_alive=endpoint.keep_alive,
             expose_errors=endpoint.expose_errors,
             log=log,
+            settle=settle,
         )
         group.cancel_scope.cancel()
+    _settle_status(agent, run)
+
+
+def _settle_status(agent: Stoppable, run: AgentRun) -> None:
+    """A run a stop reached after its agent's last step ended as stopped all the same."""
     if agent.stopped and run.status == 'finished':
         run.status = 'cancelled'
 

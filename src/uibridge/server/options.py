@@ -9,9 +9,10 @@ to pass instead, rather than a failure on the first request.
 
 from __future__ import annotations
 
+import functools
 import inspect
-from collections.abc import Iterable, Sequence
-from typing import Any, TypedDict
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, TypedDict, cast
 
 from ..adapters.vercel_ai import SDK_VERSIONS, SdkVersion
 from ..core.provenance import Keyring, Secret
@@ -91,6 +92,33 @@ def check_agent(agent: object) -> None:
             'agent must be an async generator function (`async def ... yield event`), not a coroutine function: '
             'it yields events rather than returning a result'
         )
+
+
+def check_async_hook(name: str, value: object, parameters: Sequence[str]) -> None:
+    """`value` is `None` or an async function taking `parameters` (a coroutine function, a `functools.partial` of
+    one, or an object whose `__call__` is one). Anything else is refused here, with the definition it needs: a
+    plain function's result cannot be awaited, so it would fail every request it is asked about."""
+    if value is None:
+        return
+    wanted = f'async def {name}({", ".join(parameters)})'
+    hook: Any = value
+    if not callable(hook):
+        raise TypeError(f'{name} must be an async function ({wanted}), not {value!r}')
+    target: Any = hook.func if isinstance(hook, functools.partial) else hook
+    if not (inspect.isfunction(target) or inspect.ismethod(target)):
+        target = type(target).__call__
+    if not inspect.iscoroutinefunction(target):
+        raise TypeError(
+            f'{name} must be an async function ({wanted}), not {value!r}: the endpoint awaits what it returns, on '
+            'every request; define it with `async def` (a synchronous check can be called from one)'
+        )
+    try:
+        inspect.signature(cast('Callable[..., object]', hook)).bind(*parameters)
+    except TypeError:
+        taking = f'{len(parameters)} argument{"s" if len(parameters) > 1 else ""}'
+        raise TypeError(f'{name} must take {taking}, as {wanted} does; {value!r} does not') from None
+    except ValueError:
+        pass  # no signature to read (some callables written in C): the call will tell
 
 
 def check_bool(name: str, value: object) -> bool:

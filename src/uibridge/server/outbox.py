@@ -134,15 +134,20 @@ class Outbox:
             self._ready = None
             ready.set()
 
-    async def finish(self, tail: bytes) -> None:
+    async def finish(self, tail: bytes, settle: Callable[[], Awaitable[None]] | None = None) -> None:
         """Once the sender has returned: send what waits and `tail` as the end of the body. The last byte
         leaves from the request's own task, with nothing left to wind down after it: a client that answers
-        the moment it has read the end finds the request over."""
+        the moment it has read the end finds the request over. `settle`, when given, is awaited (shielded)
+        after the last frames are logged and before they are sent: whatever the run must have finished by the
+        time its client can answer (a stored chat's commit, which frees the chat for the next turn)."""
         if tail:
             self.frames.append(tail)
         frames, self.frames, self.size = self.frames, [], 0
         if frames and self.log is not None:
             await self._log(frames)
+        if settle is not None:
+            with CancelScope(shield=True):
+                await settle()
         await self._send(b''.join(frames), more=False)
 
     def abandon(self) -> None:

@@ -32,7 +32,8 @@ class AgentRun:
     """
 
     messages: list[ModelMessage]
-    """The sanitized history, ready for a model."""
+    """The sanitized history, ready for a model. Read it, do not change its messages in place: with a store they
+    are the server's own copy, shared with the chat's next runs (build on a copy, as `list(run.messages)`)."""
     thread_id: str
     run_id: str
     protocol: str

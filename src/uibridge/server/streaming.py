@@ -23,6 +23,7 @@ Agent misuse ends the run the same way in every protocol (`uibridge.server.pump`
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 
 import anyio
 
@@ -54,9 +55,12 @@ async def stream_run(
     keep_alive: float | None,
     expose_errors: bool,
     log: StreamLog | None = None,
+    settle: Callable[[], Awaitable[None]] | None = None,
 ) -> None:
     """Answer the request with the agent's run as a stream; returns when the stream ended however it ended.
-    `log`, if given, is awaited with each batch of frames just before it is sent (`StreamLog`)."""
+    `log`, if given, is awaited with each batch of frames just before it is sent (`StreamLog`). `settle`, if
+    given, is awaited once the run is over (`run.status` set, the encoder closed) and before the last bytes
+    go out, unless the client went away first (`Outbox.finish`)."""
     outbox = Outbox(send, log, keep_alive=keep_alive)
     try:
         await send({'type': 'http.response.start', 'status': 200, 'headers': response_headers(encoder)})
@@ -79,7 +83,7 @@ async def stream_run(
     if outbox.gone:
         _end(encoder, run)
         return
-    await outbox.finish(_close(encoder, run, terminal))
+    await outbox.finish(_close(encoder, run, terminal), settle)
 
 
 async def _watch_disconnect(receive: Receive, outbox: Outbox) -> None:

@@ -53,8 +53,10 @@ class VercelAIBinding:
             state=run_input.state,
         )
 
-    def managed_input(self, request: VercelChatRequest, stored: Sequence[ModelMessage]) -> ManagedInput:
-        return vercel_input(request, stored)
+    def managed_input(
+        self, request: VercelChatRequest, stored: Sequence[ModelMessage], keyring: Keyring
+    ) -> ManagedInput:
+        return vercel_input(request, stored, keyring)
 
     def with_snapshot(
         self, encoder: EventStreamEncoder, messages: Sequence[ModelMessage], keyring: Keyring

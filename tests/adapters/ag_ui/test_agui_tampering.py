@@ -253,7 +253,7 @@ def test_odd_messages_load_cleanly_or_fail_as_input_errors(name: str) -> None:
 
 def test_the_servers_own_stored_responses_keep_those_fields() -> None:
     claims = SignatureClaims()
-    stored_claims(HISTORY, KEYRING, claims)  # server-managed mode: the stored history is the server's
+    stored_claims(HISTORY, claims)  # server-managed mode: the stored history is the server's
     response = verify_history(HISTORY, claims, KEYRING).messages[1]
     assert isinstance(response, ModelResponse)
     assert response.provider_response_id == 'resp_1' and response.provider_details == {'service_tier': 'default'}

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import uuid
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -66,25 +64,3 @@ async def drain(reader: AsyncGenerator[bytes, None] | None) -> list[bytes]:
     assert reader is not None
     with anyio.fail_after(10):
         return [chunk async for chunk in reader]
-
-
-def stop_process(process: subprocess.Popen[bytes]) -> None:
-    """Ask a server to stop (SIGTERM: a clean shutdown), and kill it if it has not within 20 s."""
-    if process.poll() is None:
-        process.terminate()
-    try:
-        process.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
-
-
-def postgres_schema(url: str) -> str:
-    """A schema of its own in the session's cluster, and the URL whose connections use it (`search_path`): a
-    test's tables, as another deployment's in the same database would be, meet no other test's."""
-    import psycopg
-
-    name = f'test_{uuid.uuid4().hex[:12]}'
-    with psycopg.connect(url, autocommit=True) as connection:
-        connection.execute(f'CREATE SCHEMA {name}')
-    return f'{url}?options=-csearch_path%3D{name}'

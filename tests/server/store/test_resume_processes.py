@@ -21,7 +21,8 @@ from typing import NamedTuple
 
 import httpx
 import pytest
-from store_support import postgres_schema
+
+from services_support import postgres_schema
 
 sys.path.insert(0, str(Path(__file__).parents[2] / 'e2e'))
 from e2e_support import run_node

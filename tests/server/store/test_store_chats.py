@@ -276,3 +276,60 @@ async def test_a_claim_gives_each_stored_messages_size(backend: Backend) -> None
     # The sizes are the stored JSON's: with the brackets and commas, the whole history's JSON.
     assert sum(claim.sizes) + len(HISTORY) + 1 == len(ModelMessagesTypeAdapter.dump_json(HISTORY))
     await store.release(claim)
+
+
+class DecodeCount:
+    """How many stored items the backend decodes (`_history_rows.decode_messages`, which every backend's reads
+    go through)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        from uibridge.server.store import _history_rows
+
+        self.items = 0
+        decode = _history_rows.decode_messages
+
+        def counted(items: Any) -> Any:
+            self.items += len(items)
+            return decode(items)
+
+        monkeypatch.setattr(_history_rows, 'decode_messages', counted)
+
+
+async def test_a_claim_after_this_process_committed_decodes_only_what_that_commit_wrote(
+    backend: Backend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = backend.store()
+    claim = await store.claim('chat', 'alice', create=True)
+    assert claim.revision is None  # never claimed before
+    await store.commit(claim, HISTORY)
+    decoded = DecodeCount(monkeypatch)
+    for turn in range(20):
+        claim = await store.claim('chat', 'alice')
+        assert claim.messages == HISTORY + [m for t in range(turn) for m in (user(f'q{t}'), reply(f'a{t}'))]
+        assert decoded.items == 4 if turn == 0 else 2  # the items the last commit wrote, however long the chat
+        decoded.items = 0
+        await store.commit(claim, [user(f'q{turn}'), reply(f'a{turn}')])
+    assert claim.sizes == tuple(len(item) for item in _encoded(claim.messages))
+
+
+async def test_a_history_another_process_wrote_is_read_from_the_backend(backend: Backend) -> None:
+    here, there = backend.store(), backend.store()
+    claim = await here.claim('chat', 'alice', create=True)
+    await here.commit(claim, HISTORY)
+    claim = await there.claim('chat', 'alice')
+    assert claim.revision is not None
+    await there.commit(claim, [user('from there')])
+    claim = await here.claim('chat', 'alice')  # this process's last commit is no longer the chat's
+    assert claim.messages == [*HISTORY, user('from there')]
+    await here.commit(claim, [reply('back here')], replace_from=2)
+    claim = await here.claim('chat', 'alice')
+    assert claim.messages == [*HISTORY[:2], reply('back here')]
+    assert claim.sizes == tuple(len(item) for item in _encoded(claim.messages))
+    await here.release(claim)  # a release commits nothing new: the history stays as it is
+    assert (await there.claim('chat', 'alice')).messages == [*HISTORY[:2], reply('back here')]
+
+
+def _encoded(messages: Any) -> list[bytes]:
+    from uibridge.server.store._history_rows import encode_messages
+
+    return encode_messages(messages)

@@ -7,8 +7,9 @@ from __future__ import annotations
 import anyio
 import psycopg
 import pytest
-from store_support import drain, postgres_schema
+from store_support import drain
 
+from services_support import postgres_schema
 from uibridge.server.store import SchemaError, SchemaStatus, store_from_url
 from uibridge.server.store.postgres import SCHEMA_VERSION, PostgresStore
 

@@ -11,8 +11,9 @@ import uuid
 import psycopg
 import pytest
 import redis.exceptions
-from store_support import drain, postgres_schema, reply
+from store_support import drain, reply
 
+from services_support import postgres_schema
 from uibridge.server import create_app
 from uibridge.server.store import ChatBusy, MemoryStore, SplitStore, store_from_url
 from uibridge.server.store.postgres import PostgresStore

@@ -15,6 +15,7 @@ Outcomes only, never durations: the timeouts below only keep a broken build from
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import subprocess
 import sys
@@ -30,7 +31,8 @@ import anyio
 import httpx
 import pytest
 from resume_support import HANG_GUARD, SECRET, check_resumed, comparable, free_port, resume_spec, start_slow
-from store_support import postgres_schema, stop_process
+
+from services_support import postgres_schema, stop_process
 
 sys.path.insert(0, str(Path(__file__).parents[2] / 'e2e'))
 from e2e_support import run_nodes
@@ -122,12 +124,14 @@ def _worker_pids(port: int) -> set[str]:
 
 
 @contextmanager
-def uvicorn_workers(store: str) -> Iterator[Workers]:
-    """`uvicorn --workers 2` serving `workers_app` with `store` (`chats URL|stream log URL` for a store whose
-    stream logs live apart), and a pinned port for each of its workers."""
+def uvicorn_workers(store: str, *, secret: str | None = SECRET, log: list[str] | None = None) -> Iterator[Workers]:
+    """`uvicorn --workers 2` serving `workers_app` with `store`, and a pinned port for each of its workers. `secret`:
+    the workers' UIBRIDGE_SECRET (`None`: none, each makes a random key). `log`, when given, gets what the server
+    wrote to stderr, once it stopped."""
     port = free_port()
+    env = {key: value for key, value in os.environ.items() if key != 'UIBRIDGE_SECRET'}
     chats, _, stream_log = store.partition('|')
-    env = {**os.environ, 'UIBRIDGE_SECRET': SECRET, 'WORKERS_STORE': chats}
+    env |= {'WORKERS_STORE': chats} | ({} if secret is None else {'UIBRIDGE_SECRET': secret})
     if stream_log:
         env['WORKERS_STREAM_LOG'] = stream_log
     args = [sys.executable, '-m', 'uvicorn', '--factory', 'workers_app:make_app', '--app-dir', str(HERE),
@@ -144,6 +148,8 @@ def uvicorn_workers(store: str) -> Iterator[Workers]:
         for pin in pins:
             pin.close()
         stop_process(process)
+        if log is not None and process.stderr is not None:
+            log.append(process.stderr.read().decode(errors='replace'))
 
 
 def _wait_until_serving(base: str, process: subprocess.Popen[bytes]) -> None:
@@ -255,3 +261,36 @@ def test_serve_with_several_workers_shares_one_sqlite_file(tmp_path: Path) -> No
     out = process.stdout.read().decode() if process.stdout else ''
     assert 'UIBRIDGE_SECRET is not set: the workers share a key made for this run' in out
     assert '2 worker processes' in out
+
+
+def _approval_asked(client: httpx.Client, base: str, chat: str) -> dict[str, Any]:
+    """Ask the demo agent for a call that needs approval; the `tool-approval-request` chunk it streamed."""
+    message = {'id': 'u1', 'role': 'user', 'parts': [{'type': 'text', 'text': 'delete'}]}
+    answer = client.post(f'{base}/api/chat', json={'id': chat, 'messages': [message]}, headers={'x-demo-user': 'al'})
+    assert answer.status_code == 200
+    chunks = [json.loads(line[6:]) for line in answer.text.splitlines() if line.startswith('data: {')]
+    return next(chunk for chunk in chunks if chunk['type'] == 'tool-approval-request')
+
+
+def test_workers_without_a_shared_key_say_so_once(tmp_path: Path) -> None:
+    """`uvicorn --workers 2` without UIBRIDGE_SECRET (nothing tells the app it has a sibling): an approval one worker
+    asked for, answered on the other, does not verify there, and that worker logs once what to set."""
+    log: list[str] = []
+    workers = uvicorn_workers(f'sqlite:///{tmp_path}/chats.db', secret=None, log=log)
+    with workers as (first, second), httpx.Client(timeout=HANG_GUARD) as client:
+        for attempt in range(2):
+            chat = f'approve-{attempt}'
+            asked = _approval_asked(client, first.url, chat)
+            approval = {'id': asked['approvalId'], 'approved': True}
+            part = {'type': 'tool-delete_file', 'toolCallId': asked['toolCallId'], 'state': 'approval-responded',
+                    'input': {'path': 'notes.txt'}, 'approval': approval}  # fmt: skip
+            body = {'id': chat, 'messages': [{'id': 'a1', 'role': 'assistant', 'parts': [part]}]}
+            again = client.post(f'{second.url}/api/chat', json=body, headers={'x-demo-user': 'al'})
+            assert again.headers['x-worker'] == second.pid
+            # Unverified there, the approval never reached the agent: it asks for the same call again.
+            assert '"type":"tool-approval-request"' in again.text and 'I deleted' not in again.text
+    [written] = log
+    said = [line for line in written.splitlines() if 'Signatures made with another key were seen' in line]
+    assert len(said) == 1, written[-3000:]
+    assert said[0].endswith('Set the same UIBRIDGE_SECRET on every worker.')
+    assert '0 history item(s), 1 approval(s) did not verify' in said[0]

@@ -28,6 +28,9 @@ The rules every backend keeps, and the suite in tests/server/store pins for each
 - **History-sized work off the event loop.** Decoding a stored history runs in a worker thread once it is
   large (`uibridge.server.offload`), in bounded pieces, so reading the largest chat does not stall the
   process's other requests.
+- **A turn costs its new messages.** Each claim carries the history's `revision`; a claim whose revision is
+  the claim this process last committed to the chat takes the history that commit left, kept decoded
+  (`HistoryCache`), without reading it from the backend again.
 """
 
 from __future__ import annotations
@@ -168,6 +171,11 @@ class RunClaim:
     """The chat's state as the last commit that set one left it (`None` when none did)."""
     sizes: tuple[int, ...] = field(default=(), compare=False)
     """Each stored message's size in bytes (its stored JSON), in order: what the chat limits count."""
+    revision: str | None = field(default=None, compare=False)
+    """Which write left the history as this claim found it: the `run_id` of the chat's claim before this one
+    (`None` for a chat never claimed). Only a claim may write, and each claim makes the next one's revision, so
+    two claims with one revision found one history: a process that committed that claim knows the history
+    without reading it again (`HistoryCache`), and so does an endpoint's view of it."""
 
 
 class ChatStore(ABC):

@@ -19,7 +19,7 @@ from typing import Any, Unpack
 import anyio
 
 from ...core.messages import ModelMessage
-from ._history_rows import decode_state, encode_messages, encode_state, history_start, load_history
+from ._history_rows import HistoryCache, decode_state, encode_messages, encode_state, history_start, load_history
 from .base import KEEP_STATE, ChatBusy, ChatNotFound, ChatStore, ClaimLost, RunClaim, Timings
 from .local import LocalStream, LocalStreams
 
@@ -40,6 +40,8 @@ class _Chat:
     state: bytes | None = None
     """The state as stored JSON, `None` until a commit sets one."""
     run: _Run | None = None
+    last_run: str | None = None
+    """The latest claim's run id: the next claim's `revision`."""
 
 
 class MemoryState:
@@ -74,6 +76,7 @@ class MemoryStore(ChatStore):
     ) -> None:
         super().__init__(**timings)
         self.state = state if state is not None else MemoryState()
+        self._histories = HistoryCache()
 
     def _chat(self, chat_id: str, principal: str, *, create: bool = False) -> _Chat:
         chat = self.state.chats.get(chat_id)
@@ -113,10 +116,14 @@ class MemoryStore(ChatStore):
         deadline = time.monotonic() + self.lease
         stream = self.state.streams.start(chat_id, run_id, deadline, self.stream_ttl)
         chat.run = _Run(run_id=run_id, lease_until=deadline, stream=stream)
+        revision, chat.last_run = chat.last_run, run_id
         items, state = list(chat.messages), chat.state  # as of the claim: no await before this line
-        return RunClaim(
-            chat_id, principal, run_id, await load_history(items), decode_state(state), tuple(map(len, items))
-        )
+        known = self._histories.get(chat_id)
+        if revision is not None and known is not None and known.revision == revision:
+            messages, sizes = await known.load()
+        else:
+            messages, sizes = await load_history(items), tuple(map(len, items))
+        return RunClaim(chat_id, principal, run_id, messages, decode_state(state), sizes, revision)
 
     async def heartbeat(self, claim: RunClaim) -> None:
         _, run = self._held(claim)
@@ -133,11 +140,13 @@ class MemoryStore(ChatStore):
         chat, run = self._held(claim)
         items = encode_messages(messages)
         stored_state = chat.state if state is KEEP_STATE else encode_state(state)
-        del chat.messages[history_start(replace_from, len(chat.messages)) :]
+        start = history_start(replace_from, len(chat.messages))
+        del chat.messages[start:]
         chat.messages.extend(items)
         chat.state = stored_state
         self.state.streams.finish(run.stream, 'ok', self.stream_ttl)
         chat.run = None
+        self._histories.committed(claim, start, items)
 
     async def use_approval(self, approval_id: str) -> bool:
         return self.state.use_approval(approval_id, self.approval_ttl)

@@ -43,7 +43,7 @@ except ImportError as error:  # pragma: no cover - the message is the point
     raise ImportError("the PostgreSQL store needs psycopg: pip install 'uibridge[postgres]'") from error
 
 from ...core.messages import ModelMessage
-from ._history_rows import decode_state, encode_messages, encode_state, history_start, load_history
+from ._history_rows import HistoryCache, decode_state, encode_messages, encode_state, history_start, load_history
 from .base import KEEP_STATE, ChatBusy, ChatNotFound, ChatStore, ClaimLost, RunClaim, StreamAborted, Timings
 from .schema import SchemaError, SchemaStatus, check_schema
 
@@ -192,6 +192,7 @@ class PostgresStore(ChatStore):
         for its calls (its listener is one more). `migrate`: bring an older schema up to date when first used
         (logged) instead of refusing it (`uibridge.server.store.schema`)."""
         super().__init__(**timings)
+        self._histories = HistoryCache()
         if pool_size < 1:
             raise ValueError(f'pool_size must be at least 1, not {pool_size!r}')
         self.url = url
@@ -330,6 +331,8 @@ class PostgresStore(ChatStore):
     async def claim(self, chat_id: str, principal: str, *, create: bool = False) -> RunClaim:
         run_id = uuid.uuid4().hex
         params = {'chat': chat_id, 'run': run_id, 'lease': self.lease, 'ttl': self.stream_ttl}
+        known = self._histories.get(chat_id)
+        items: list[bytes] | None = None
         async with (await self._connect()).connection() as connection, connection.transaction():
             if create:
                 await connection.execute(_CREATE_CHAT, (chat_id, principal))
@@ -367,11 +370,18 @@ class PostgresStore(ChatStore):
                 'VALUES (%(run)s, %(chat)s, now() + make_interval(secs => %(lease)s + %(ttl)s))',
                 params,
             )
-            await cursor.execute('SELECT body FROM uibridge_messages WHERE chat_id = %s ORDER BY position', (chat_id,))
-            items: list[bytes] = [body for (body,) in await cursor.fetchall()]
+            if known is None or known.revision != previous:  # else this process committed it: kept
+                await cursor.execute(
+                    'SELECT body FROM uibridge_messages WHERE chat_id = %s ORDER BY position', (chat_id,)
+                )
+                items = [body for (body,) in await cursor.fetchall()]
         self._sequences[run_id] = 0
-        messages = await load_history(items)
-        return RunClaim(chat_id, principal, run_id, messages, decode_state(state), tuple(map(len, items)))
+        if items is None:
+            assert known is not None
+            messages, sizes = await known.load()
+        else:
+            messages, sizes = await load_history(items), tuple(map(len, items))
+        return RunClaim(chat_id, principal, run_id, messages, decode_state(state), sizes, previous)
 
     async def heartbeat(self, claim: RunClaim) -> None:
         params = {'chat': claim.chat_id, 'run': claim.run_id, 'lease': self.lease, 'ttl': self.stream_ttl}
@@ -427,6 +437,7 @@ class PostgresStore(ChatStore):
             )
             await connection.execute(f"SELECT pg_notify('{_STREAM_CHANNEL}', %(run)s)", params)
         self._sequences.pop(claim.run_id, None)
+        self._histories.committed(claim, start, items)
 
     # -- stop ----------------------------------------------------------------------------------------------
 

@@ -44,7 +44,7 @@ except ImportError as error:  # pragma: no cover - the message is the point
     raise ImportError("the Redis store needs the redis client: pip install 'uibridge[redis]'") from error
 
 from ...core.messages import ModelMessage
-from ._history_rows import decode_state, encode_messages, encode_state, load_history, outside_history
+from ._history_rows import HistoryCache, decode_state, encode_messages, encode_state, load_history, outside_history
 from .base import KEEP_STATE, ChatBusy, ChatNotFound, ChatStore, ClaimLost, RunClaim, StreamAborted, Timings
 from .split import StreamLog
 
@@ -71,8 +71,8 @@ return {1, redis.call('LRANGE', KEYS[2], 0, -1)}
 """
 )
 
-# KEYS: chat, msgs, run. ARGV: principal, create, run id, lease ms.
-# -> {0} not found | {1} busy | {2, items, state ('' for none)}
+# KEYS: chat, msgs, run. ARGV: principal, create, run id, lease ms, the revision this process keeps ('' for none).
+# -> {0} not found | {1} busy | {2, items (0 when the kept revision is the chat's), state ('' for none), revision}
 _CLAIM = (
     _OWNED
     + """
@@ -80,8 +80,11 @@ if not owned(KEYS[1], ARGV[1], ARGV[2]) then return {0} end
 if redis.call('EXISTS', KEYS[3]) == 1 then return {1} end
 redis.call('HSET', KEYS[3], 'id', ARGV[3])
 redis.call('PEXPIRE', KEYS[3], ARGV[4])
+local revision = redis.call('HGET', KEYS[1], 'last_run') or ''
 redis.call('HSET', KEYS[1], 'last_run', ARGV[3])
-return {2, redis.call('LRANGE', KEYS[2], 0, -1), redis.call('HGET', KEYS[1], 'state') or ''}
+local items = 0
+if revision == '' or revision ~= ARGV[5] then items = redis.call('LRANGE', KEYS[2], 0, -1) end
+return {2, items, redis.call('HGET', KEYS[1], 'state') or '', revision}
 """
 )
 
@@ -308,6 +311,7 @@ class RedisStore(ChatStore):
         """`client`: a `redis.asyncio.Redis` made with `decode_responses=False` (left open by `aclose`), or a
         `redis://` URL (the store makes the client and closes it). `prefix` starts every key."""
         super().__init__(**timings)
+        self._histories = HistoryCache()
         self._owns_client = isinstance(client, str)
         self.redis: Redis = _client(client)
         self.prefix = prefix
@@ -346,16 +350,22 @@ class RedisStore(ChatStore):
     async def claim(self, chat_id: str, principal: str, *, create: bool = False) -> RunClaim:
         run_id = uuid.uuid4().hex
         keys = [self._key(chat_id, 'chat'), self._key(chat_id, 'msgs'), self._key(chat_id, 'run')]
-        reply: list[Any] = await self._claim(
-            keys=keys, args=[principal, '1' if create else '0', run_id, _ms(self.lease)]
-        )
+        known = self._histories.get(chat_id)
+        args = [principal, '1' if create else '0', run_id, _ms(self.lease), known.revision if known else '']
+        reply: list[Any] = await self._claim(keys=keys, args=args)
         if reply[0] == 0:
             raise ChatNotFound(chat_id)
         if reply[0] == 1:
             raise ChatBusy(chat_id)
-        items: list[bytes] = reply[1]
         state = decode_state(bytes(reply[2]) or None)
-        return RunClaim(chat_id, principal, run_id, await load_history(items), state, tuple(map(len, items)))
+        revision = bytes(reply[3]).decode() or None
+        if reply[1] == 0:  # the history this process's last commit left: kept
+            assert known is not None
+            messages, sizes = await known.load()
+        else:
+            items: list[bytes] = reply[1]
+            messages, sizes = await load_history(items), tuple(map(len, items))
+        return RunClaim(chat_id, principal, run_id, messages, state, sizes, revision)
 
     def _run_keys(self, claim: RunClaim) -> list[str]:
         return [self._key(claim.chat_id, 'run'), self._stream_key(claim.chat_id, claim.run_id)]
@@ -383,12 +393,14 @@ class RedisStore(ChatStore):
         ]
         start = -1 if replace_from is None else replace_from
         new_state: list[Any] = ['0', ''] if state is KEEP_STATE else ['1', encode_state(state)]
-        args = [claim.run_id, start, _ms(self.stream_ttl), *new_state, *encode_messages(messages)]
+        items = encode_messages(messages)
+        args = [claim.run_id, start, _ms(self.stream_ttl), *new_state, *items]
         reply: list[Any] = await self._commit(keys=keys, args=args)
         if reply[0] == 0:
             raise ClaimLost(claim.chat_id, claim.run_id)
         if reply[0] == 1:
             raise outside_history(replace_from, reply[1])
+        self._histories.committed(claim, len(claim.messages) if replace_from is None else replace_from, items)
 
     async def request_stop(self, chat_id: str, principal: str) -> bool:
         keys = [self._key(chat_id, 'chat'), self._key(chat_id, 'run')]

@@ -38,7 +38,7 @@ import anyio
 import anyio.to_thread
 
 from ...core.messages import ModelMessage
-from ._history_rows import decode_state, encode_messages, encode_state, history_start, load_history
+from ._history_rows import HistoryCache, decode_state, encode_messages, encode_state, history_start, load_history
 from .base import (
     KEEP_STATE,
     ChatBusy,
@@ -224,6 +224,7 @@ class SqliteStore(ChatStore):
         self._writer = LogWriter(self._open, _transaction)
         self._stops: dict[str, anyio.Event] = {}
         """Same-process wake-ups for `wait_for_stop`, by run id (other processes are seen by polling)."""
+        self._histories = HistoryCache()
 
     @property
     def log_transactions(self) -> int:
@@ -324,8 +325,9 @@ class SqliteStore(ChatStore):
 
     async def claim(self, chat_id: str, principal: str, *, create: bool = False) -> RunClaim:
         run_id = uuid.uuid4().hex
+        known = self._histories.get(chat_id)
 
-        def work(connection: sqlite3.Connection) -> tuple[list[bytes], bytes | None]:
+        def work(connection: sqlite3.Connection) -> tuple[list[bytes] | None, bytes | None, str | None]:
             with _transaction(connection):
                 row = _owned(connection, chat_id, principal, create=create)
                 if _live_run(row) is not None:
@@ -335,12 +337,17 @@ class SqliteStore(ChatStore):
                     (run_id, time.time() + self.lease, run_id, chat_id),
                 )
                 start_log(connection, chat_id, run_id, row[3], self.lease, self.stream_ttl)
-                return _messages(connection, chat_id), _state(connection, chat_id)
+                unread = known is not None and known.revision == row[3]  # this process committed it: kept
+                return None if unread else _messages(connection, chat_id), _state(connection, chat_id), row[3]
 
-        items, state = await self._run(work)
+        items, state, revision = await self._run(work)
         self._streams.start(chat_id, run_id, time.monotonic() + self.lease, self.stream_ttl)
-        messages = await load_history(items)
-        return RunClaim(chat_id, principal, run_id, messages, decode_state(state), tuple(map(len, items)))
+        if items is None:
+            assert known is not None
+            messages, sizes = await known.load()
+        else:
+            messages, sizes = await load_history(items), tuple(map(len, items))
+        return RunClaim(chat_id, principal, run_id, messages, decode_state(state), sizes, revision)
 
     def _local(self, claim: RunClaim) -> LocalStream | None:
         """The run's log as this process keeps it (None when another process claimed the chat for it); `ClaimLost`
@@ -389,8 +396,10 @@ class SqliteStore(ChatStore):
         stream = self._local(claim)
         items = encode_messages(messages)
         stored_state = None if state is KEEP_STATE else encode_state(state)
+        start = 0
 
         def write(connection: sqlite3.Connection) -> None:
+            nonlocal start
             _check_held(connection, claim)
             (count,) = connection.execute(
                 'SELECT COUNT(*) FROM uibridge_messages WHERE chat_id = ?', (claim.chat_id,)
@@ -413,6 +422,7 @@ class SqliteStore(ChatStore):
         await self._run(lambda connection: self._end_log(connection, claim, 'ok', write))
         if stream is not None:
             self._streams.finish(stream, 'ok', self.stream_ttl)
+        self._histories.committed(claim, start, items)
 
     def _end_log(
         self,

@@ -1,0 +1,253 @@
+"""A managed turn costs what its new messages cost: the stored history is the server's own, so no signature of it
+is computed or checked, and the agent's view of it is settled once per commit (`uibridge.server.stored_view`).
+
+Two things are pinned here: the view a turn builds from the settled part and its window is exactly the one checking
+the whole history gives, on histories of every shape (a property); and, counted through a real endpoint, the
+messages verified and decoded and the signatures computed per turn do not grow with the chat."""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from uibridge import (
+    ModelMessage,
+    ModelMessagesTypeAdapter,
+    ModelRequest,
+    ModelResponse,
+    NativeToolCallPart,
+    NativeToolReturnPart,
+    RetryFeedbackPart,
+    RetryPromptPart,
+    TextPart,
+    ThinkingPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
+from uibridge.core.diagnostics import collect_warnings
+from uibridge.core.messages import ImageUrl
+from uibridge.core.metadata import ANSWERED_BY_METADATA_KEY
+from uibridge.core.provenance import Keyring
+from uibridge.core.sanitize import sanitize_verified
+from uibridge.core.verification import SignatureClaims, verify_history
+from uibridge.server import VercelAIEndpoint, create_app, managed_run
+from uibridge.server import endpoint as endpoint_module
+from uibridge.server.demo import DemoAgent
+from uibridge.server.managed import stored_claims
+from uibridge.server.store import MemoryStore, SqliteStore
+from uibridge.server.store import _history_rows as history_rows
+from uibridge.server.stored_view import window_start
+
+WHEN = datetime(2025, 1, 2, tzinfo=UTC)
+
+# ------------------------------------------------------------------------------------------- the equivalence
+
+
+def _response(*parts: Any, answered_by: dict[str, str] | None = None) -> ModelResponse:
+    metadata = {ANSWERED_BY_METADATA_KEY: answered_by} if answered_by else None
+    return ModelResponse(parts=list(parts), timestamp=WHEN, metadata=metadata)
+
+
+def _request(*parts: Any) -> ModelRequest:
+    return ModelRequest(parts=list(parts))
+
+
+Block = Callable[[Iterator[int]], list[ModelMessage]]
+
+
+def _call(ids: Iterator[int], tool: str) -> ToolCallPart:
+    return ToolCallPart(tool_name=tool, args={'n': 1}, tool_call_id=f'call_{next(ids)}')
+
+
+def _answered(ids: Iterator[int]) -> list[ModelMessage]:
+    call = _call(ids, 'get_weather')
+    result = ToolReturnPart(tool_name='get_weather', content='sunny', tool_call_id=call.tool_call_id, timestamp=WHEN)
+    return [_response(TextPart(content='checking'), call), _request(result)]
+
+
+def _retried(ids: Iterator[int]) -> list[ModelMessage]:
+    first, second = _call(ids, 'get_weather'), _call(ids, 'get_weather')
+    retry = RetryPromptPart(
+        content='bad city', tool_name='get_weather', tool_call_id=first.tool_call_id, timestamp=WHEN
+    )
+    result = ToolReturnPart(tool_name='get_weather', content='ok', tool_call_id=second.tool_call_id, timestamp=WHEN)
+    return [_response(first), _request(retry), _response(second), _request(result), _response(TextPart(content='ok'))]
+
+
+def _client_call(ids: Iterator[int]) -> list[ModelMessage]:
+    call = _call(ids, 'get_local_time')
+    return [_response(call, answered_by={call.tool_call_id: 'client'})]
+
+
+def _client_answered(ids: Iterator[int]) -> list[ModelMessage]:
+    [response] = _client_call(ids)
+    call = response.parts[0]
+    assert isinstance(call, ToolCallPart)
+    result = ToolReturnPart(tool_name=call.tool_name, content='noon', tool_call_id=call.tool_call_id, timestamp=WHEN)
+    return [response, _request(result), _response(TextPart(content='it is noon'))]
+
+
+def _approval_call(ids: Iterator[int]) -> list[ModelMessage]:
+    call = _call(ids, 'delete_file')
+    return [_response(TextPart(content='may I?'), call, answered_by={call.tool_call_id: 'approval'})]
+
+
+def _native(ids: Iterator[int]) -> list[ModelMessage]:
+    call_id = f'native_{next(ids)}'
+    call = NativeToolCallPart(tool_name='web_search', args={'q': 'x'}, tool_call_id=call_id, provider_name='p')
+    result = NativeToolReturnPart(tool_name='web_search', content=[1], tool_call_id=call_id, provider_name='p')
+    return [_response(call, result, TextPart(content='found'))]
+
+
+BLOCKS: dict[str, Block] = {
+    'prompt': lambda ids: [_request(UserPromptPart(content=f'prompt {next(ids)}', timestamp=WHEN))],
+    'prompt with a file URL': lambda ids: [
+        _request(UserPromptPart(content=['look', ImageUrl(url='s3://bucket/key.png')], timestamp=WHEN))
+    ],
+    'text': lambda ids: [_response(TextPart(content=f'answer {next(ids)}'))],
+    'thinking': lambda ids: [_response(ThinkingPart(content='hmm', signature='sig'), TextPart(content='so'))],
+    'server tool': _answered,
+    'retried tool': _retried,
+    'client call left behind': _client_call,
+    'client call answered': _client_answered,
+    'approval asked': _approval_call,
+    'native tool': _native,
+    'feedback': lambda ids: [_request(RetryFeedbackPart(content='try again', cause='model_retry', timestamp=WHEN))],
+    'empty response': lambda ids: [_response()],
+}
+
+
+def _build(names: list[str]) -> list[ModelMessage]:
+    ids = itertools.count()
+    return [message for name in names for message in BLOCKS[name](ids)]
+
+
+def _dumped(messages: list[ModelMessage]) -> Any:
+    return ModelMessagesTypeAdapter.dump_python(messages, mode='json')
+
+
+def _additions(history: list[ModelMessage], kind: str) -> tuple[list[ModelMessage], frozenset[str]]:
+    """What a client adds (a prompt, or the answer to the last response's client call), and the calls the server
+    resolved (the last response's call awaiting approval, approved)."""
+    last = history[-1] if history else None
+    calls = [p for p in last.parts if isinstance(p, ToolCallPart)] if isinstance(last, ModelResponse) else []
+    if kind == 'answer' and calls and calls[0].tool_name == 'get_local_time':
+        answer = ToolReturnPart(tool_name='get_local_time', content='9:00', tool_call_id=calls[0].tool_call_id)
+        return [_request(answer)], frozenset()
+    if kind == 'approve' and calls and calls[0].tool_name == 'delete_file':
+        return [], frozenset({calls[0].tool_call_id})
+    return [_request(UserPromptPart(content='new prompt', timestamp=WHEN))], frozenset()
+
+
+@pytest.fixture(scope='module')
+def endpoint() -> VercelAIEndpoint:
+    return VercelAIEndpoint(DemoAgent(), store=MemoryStore(), secret='views')
+
+
+@given(
+    names=st.lists(st.sampled_from(sorted(BLOCKS)), max_size=14),
+    kind=st.sampled_from(['prompt', 'answer', 'approve']),
+)
+def test_the_settled_part_and_the_window_are_the_whole_checked(
+    endpoint: VercelAIEndpoint, names: list[str], kind: str
+) -> None:
+    history = _build(names)
+    added, resolved = _additions(history, kind)
+    options = {
+        'strip_system_prompts': endpoint.strip_system_prompts,
+        'allowed_file_url_schemes': endpoint.allowed_file_url_schemes,
+        'resolved_tool_call_ids': resolved,
+    }
+    with collect_warnings():  # what sanitizing removes (a file URL) is not what this compares
+        _compare(endpoint, history, added, options)
+
+
+def _compare(
+    endpoint: VercelAIEndpoint, history: list[ModelMessage], added: list[ModelMessage], options: dict[str, Any]
+) -> None:
+    # The whole, as a managed turn used to check it: every stored part trusted, the additions as the client's.
+    claims = SignatureClaims()
+    stored_claims(history, claims)
+    whole = sanitize_verified(verify_history(history + added, claims, endpoint.keyring), **options)
+    # The settled part before the last response, then the window from it with the additions.
+    cut = window_start(history)
+    settled = managed_run._settle(endpoint, history[:cut])  # pyright: ignore[reportPrivateUsage]
+    claims = SignatureClaims()
+    stored_claims(history[cut:], claims)
+    window = sanitize_verified(verify_history(history[cut:] + added, claims, endpoint.keyring), **options)
+    assert _dumped(settled + window) == _dumped(whole)
+    # Settling in steps, as later turns do (each commit settles what it added), settles the same.
+    responses = [i for i, m in enumerate(history[:cut]) if isinstance(m, ModelResponse)]
+    for step in responses:
+        stepped = managed_run._settle(endpoint, history[:step]) + managed_run._settle(endpoint, history[step:cut])  # pyright: ignore[reportPrivateUsage]
+        assert _dumped(stepped) == _dumped(settled)
+
+
+# ---------------------------------------------------------------------------------------------- the counting
+
+
+class Work:
+    """What one turn costs, counted: messages verified (`verify_history`), stored items decoded, signatures
+    computed and checked (`Keyring.sign_part`, `Keyring.verify_part`)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.counts: Counter[str] = Counter()
+
+        def counted(name: str, function: Callable[..., Any], size: Callable[..., int]) -> Callable[..., Any]:
+            def wrapper(*args: Any, **kwargs: Any) -> Any:
+                self.counts[name] += size(*args, **kwargs)
+                return function(*args, **kwargs)
+
+            return wrapper
+
+        for module in (endpoint_module, managed_run):
+            monkeypatch.setattr(module, 'verify_history', counted('verified', verify_history, lambda m, *_: len(m)))
+        decode = history_rows.decode_messages
+        monkeypatch.setattr(history_rows, 'decode_messages', counted('decoded', decode, lambda items: len(items)))
+        for method in ('sign_part', 'verify_part'):
+            original = getattr(Keyring, method)
+            monkeypatch.setattr(Keyring, method, counted(method, original, lambda *_, **__: 1))
+
+    def take(self) -> dict[str, int]:
+        taken, self.counts = dict(self.counts), Counter()
+        return taken
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize('kind', ['memory', 'sqlite'])
+async def test_a_turn_costs_the_same_at_turn_5_and_at_turn_60(
+    kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = MemoryStore() if kind == 'memory' else SqliteStore(tmp_path / 'chats.db')
+    app = create_app(DemoAgent(delay=0), store=store, secret='views')
+    work = Work(monkeypatch)
+    per_turn: list[dict[str, int]] = []
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url='http://test') as client:
+        for turn in range(60):
+            # Turns of every kind the demo plays, so the window holds tool calls, results and approvals too.
+            text = ['hello', 'weather', 'delete', 'think'][turn % 4]
+            message = {'id': f'u{turn}', 'role': 'user', 'parts': [{'type': 'text', 'text': f'{text} {turn}'}]}
+            answer = await client.post('/api/chat', json={'id': 'chat', 'messages': [message]})
+            assert answer.status_code == 200 and '"type":"finish"' in answer.text
+            per_turn.append(work.take())
+        stored = (await client.get('/api/chat/chat')).json()
+    await store.aclose()
+    assert len(stored) >= 120
+    # Past the first turns (the first settles nothing yet), the work of each kind of turn is the same at turn 60
+    # as at turn 5: it follows the turn's new messages, not the chat's length.
+    for offset in range(4):
+        kinds = per_turn[4 + offset :: 4]
+        assert all(counts == kinds[0] for counts in kinds), (offset, kinds[0], kinds[-1])
+    assert all('verify_part' not in counts for counts in per_turn)  # no stored part is checked against a signature
+    # Each turn signs only what it streams (its own parts), and decodes only what the last commit wrote.
+    assert max(counts.get('decoded', 0) for counts in per_turn[4:]) <= 4
