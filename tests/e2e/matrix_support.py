@@ -655,7 +655,9 @@ def check_cell(cell: Cell, result: Mapping[str, Any], app: App) -> None:
         assert _asked_for(cell, result['steps'][0]) == 'client'
     elif scenario in ('approve', 'deny'):
         assert _asked_for(cell, result['steps'][0]) == 'approval'
-        _check_answered(cell, runs, approved=scenario == 'approve')
+        _check_answered(runs, approved=scenario == 'approve')
+        if scenario == 'deny':
+            assert 'deleted' not in answer_text(cell.protocol, final)  # the call never ran
     elif scenario == 'state':
         assert [run.state for run in runs][1:] == [{'count': 1}]
         assert _client_state(cell, final) == {'count': 2}
@@ -723,7 +725,7 @@ def _check_second_turn(runs: list[AgentRun]) -> None:
     assert ''.join(p.content for p in response.parts if isinstance(p, TextPart)) == 'Hello there.'
 
 
-def _check_answered(cell: Cell, runs: list[AgentRun], *, approved: bool) -> None:
+def _check_answered(runs: list[AgentRun], *, approved: bool) -> None:
     asked, answered = runs
     assert not asked.approvals
     [approval] = answered.approvals

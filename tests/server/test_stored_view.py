@@ -251,3 +251,47 @@ async def test_a_turn_costs_the_same_at_turn_5_and_at_turn_60(
     assert all('verify_part' not in counts for counts in per_turn)  # no stored part is checked against a signature
     # Each turn signs only what it streams (its own parts), and decodes only what the last commit wrote.
     assert max(counts.get('decoded', 0) for counts in per_turn[4:]) <= 4
+
+
+@pytest.mark.anyio
+async def test_turns_alternating_between_processes_see_the_whole_history() -> None:
+    """Two processes sharing one backend (two store objects over one `MemoryState`, two apps): each commit moves
+    the chat's revision on, so a view or a decoded history kept by one is never used after the other wrote, even
+    when the other rewrote the chat (an edit of its first message) and it grew past that view again."""
+    from uibridge.server.store import MemoryState
+
+    shared = MemoryState()
+    seen: list[list[ModelMessage]] = []
+    demo = DemoAgent(delay=0)
+
+    def agent(run: Any) -> Any:
+        seen.append(run.messages)
+        return demo(run)
+
+    apps = [create_app(agent, store=MemoryStore(state=shared), secret='views') for _ in range(2)]
+    reader = MemoryStore(state=shared)
+    endpoint = apps[0].state.vercel_ai
+    # Six turns here, an edit of the first message and eight turns there, then two turns here again.
+    plan = [(0, None)] * 6 + [(1, 'u0')] + [(1, None)] * 8 + [(0, None)] * 2
+    async with (
+        httpx.AsyncClient(transport=httpx.ASGITransport(app=apps[0]), base_url='http://test') as here,
+        httpx.AsyncClient(transport=httpx.ASGITransport(app=apps[1]), base_url='http://test') as there,
+    ):
+        for turn, (where, edited) in enumerate(plan):
+            stored = await reader.load_messages('chat', 'anonymous') if turn else []
+            text = ['hello', 'client', 'weather', 'delete'][turn % 4] + f' {turn}'  # calls left behind, too
+            message = {'id': edited or f'u{turn}', 'role': 'user', 'parts': [{'type': 'text', 'text': text}]}
+            body: dict[str, Any] = {'id': 'chat', 'messages': [message]}
+            if edited:
+                body['messageId'] = edited
+                stored = []  # the history is cut before the edited message: the first one
+            answer = await (here if where == 0 else there).post('/api/chat', json=body)
+            assert answer.status_code == 200
+            prompt = _request(UserPromptPart(content=text))
+            with collect_warnings():
+                claims = SignatureClaims()
+                stored_claims(stored, claims)
+                whole = sanitize_verified(verify_history([*stored, prompt], claims, endpoint.keyring))
+            assert _dumped(seen[-1][:-1]) == _dumped(whole[:-1]), turn  # the prompt's timestamp is the server's
+            assert isinstance(seen[-1][-1], ModelRequest)
+            assert seen[-1][-1].parts[0].content == text  # pyright: ignore[reportAttributeAccessIssue]
