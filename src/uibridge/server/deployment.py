@@ -25,8 +25,6 @@ from ..core.provenance import SECRET_ENV, Keyring
 if TYPE_CHECKING:
     from .store import ChatStore
 
-__all__ = ['WORKERS_ENV', 'check_workers', 'declared_workers', 'report_unverified']
-
 logger = logging.getLogger('uibridge.server')
 
 WORKERS_ENV = 'WEB_CONCURRENCY'

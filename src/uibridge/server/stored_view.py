@@ -26,8 +26,6 @@ from ..core.messages import ModelMessage, ModelResponse
 from .run import history_state
 from .store import RunClaim
 
-__all__ = ['DEFAULT_VIEWS', 'Settled', 'StoredViews', 'window_start']
-
 DEFAULT_VIEWS = 1024
 """Chats whose settled view an endpoint keeps, at most (the least recently used go first). A view holds the
 stored messages themselves, shared with the store's `HistoryCache`, not copies."""
