@@ -17,7 +17,7 @@ import base64
 import copy
 import json
 import sys
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -177,6 +177,17 @@ def _edit_sites(ui: list[dict[str, Any]]) -> list[tuple[str, int, int]]:
     return sites
 
 
+def _as_javascript(value: Any) -> Any:
+    """`value` after `JSON.parse`: JavaScript has one number type, so a whole float comes back an integer."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e21:  # JavaScript writes these as integers
+        return int(value)
+    if isinstance(value, list):
+        return [_as_javascript(item) for item in cast('list[Any]', value)]
+    if isinstance(value, dict):
+        return {key: _as_javascript(item) for key, item in cast('dict[str, Any]', value).items()}
+    return value
+
+
 def _edited_text(text: str, edit: Any) -> str:
     """A carried exact text (`core.exact_json`) edited as its value: the value `edit` gives, written compact."""
     return json.dumps(edit(json.loads(text)), separators=(',', ':'), ensure_ascii=False)
@@ -198,6 +209,9 @@ def _apply(ui: list[dict[str, Any]], site: tuple[str, int, int]) -> None:
     elif what == 'input':
         part['input'] = {**part['input'], 'injected': True}  # what the UI shows: it must show the signed text
     elif what == 'args text':
+        # `input` as a browser holds it (whole floats are integers there): the copy a real client sends, so the call's
+        # `input` alone never gives back the signed text the carried one stands for.
+        part['input'] = _as_javascript(part['input'])
         ours = part['callProviderMetadata']['uibridge']
         key = 'args_json' if 'args_json' in ours else 'args'
         ours[key] = _edited_text(ours[key], lambda args: {**args, 'injected': True})
