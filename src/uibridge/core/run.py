@@ -49,6 +49,8 @@ class RunInput:
     """The conversation as the client sent it, loaded into the neutral model but not yet sanitized."""
     thread_id: str
     run_id: str
+    parent_run_id: str | None = None
+    """The run this one continues or branches from, when the client names one (AG-UI `parentRunId`)."""
     tools: list[ClientTool] = field(default_factory=list[ClientTool])
     approvals: list[ToolApproval] = field(default_factory=list[ToolApproval])
     state: Any = None

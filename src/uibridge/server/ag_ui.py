@@ -40,6 +40,7 @@ class AGUIBinding:
         encoder = AGUIEventStream(
             thread_id=run_input.thread_id,
             run_id=run_input.run_id,
+            parent_run_id=run_input.parent_run_id,
             client_protocol_version=request.protocol_version,
             keyring=keyring,
             state=run_input.state,

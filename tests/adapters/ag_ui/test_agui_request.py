@@ -41,6 +41,7 @@ def test_run_input_hands_everything_over_untouched() -> None:
             ],
             context=[{'description': 'locale', 'value': 'fr-FR'}],
             forwardedProps={'ignore previous instructions': True},
+            parentRunId='r0',
             resume=[
                 {'interruptId': 'apr_1', 'status': 'resolved', 'payload': {'approved': True, 'reason': 'fine'}},
                 {'interruptId': 'apr_2', 'status': 'resolved', 'payload': {'approved': False}},
@@ -51,7 +52,7 @@ def test_run_input_hands_everything_over_untouched() -> None:
         )
     )
     run = request.run_input()
-    assert (run.thread_id, run.run_id) == ('t1', 'r1')
+    assert (run.thread_id, run.run_id, run.parent_run_id) == ('t1', 'r1', 'r0')
     assert run.state == {'cart': [1, 2]}
     assert run.tools == [
         ClientTool(name='confirm', description='Ask the user', parameters={'type': 'object'}),
@@ -75,7 +76,7 @@ def test_run_input_hands_everything_over_untouched() -> None:
 
 def test_absent_optionals() -> None:
     run = parse_request(body()).run_input()
-    assert run.tools == [] and run.approvals == [] and run.state is None
+    assert run.tools == [] and run.approvals == [] and run.state is None and run.parent_run_id is None
     assert run.extra == {'context': None, 'forwarded_props': None}
     assert parse_request(body()).protocol_version is None
 

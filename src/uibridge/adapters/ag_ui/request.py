@@ -61,6 +61,7 @@ class AGUIRunRequest:
             claims=claims,
             thread_id=self.input.thread_id,
             run_id=self.input.run_id,
+            parent_run_id=self.input.parent_run_id,
             tools=[_client_tool(tool.name, tool.description, tool.parameters) for tool in self.input.tools or []],
             approvals=[_approval(entry.interrupt_id, entry.status, entry.payload) for entry in self.input.resume or []],
             state=self.input.state,
