@@ -8,11 +8,13 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
+import httpx
 import pytest
 from ag_ui_validate.pytest_plugin import validate_agui
 from e2e_support import Recorder, run_node, serve
 
 from uibridge import ModelResponse, TextPart, ToolCallPart, UserPromptPart
+from uibridge.adapters.ag_ui import dump_messages
 from uibridge.core.events import AgentEvent, PartDelta, PartStart
 from uibridge.core.messages import ModelMessage
 from uibridge.core.provenance import Keyring
@@ -116,3 +118,25 @@ def test_a_tab_behind_ends_in_the_servers_order_after_the_snapshot(servers: tupl
     assert [m['content'] for m in played['steps'][3]['messages']] == [
         'one', 'you said one', 'two', 'you said two', 'three', 'you said three', 'four', 'you said four',
     ]  # fmt: skip
+
+
+def test_activity_messages_survive_a_round_trip_through_the_server(servers: tuple[str, str, Recorder]) -> None:
+    """`@ag-ui/client` sends no activity messages, but other clients and stored histories hold them: the agent's
+    history, dumped again, has them where the client had them."""
+    url, _, recorder = servers
+    [first] = _play(url, 'fidelity-activity', [{'text': 'one'}])['steps']
+    held: list[dict[str, Any]] = first['messages']
+    assert [m['role'] for m in held] == ['user', 'assistant']
+    activity = {'id': 'act-1', 'role': 'activity', 'activityType': 'plan', 'content': {'steps': ['look', 'answer']}}
+    later = {'id': 'act-2', 'role': 'activity', 'activityType': 'search', 'content': {'query': 'two'}}
+    sent = [held[0], activity, held[1], {'id': 'u-two', 'role': 'user', 'content': 'two'}, later]
+    body = {'threadId': 'fidelity-activity', 'runId': 'run-activity-2', 'messages': sent, 'state': None,
+            'tools': [], 'context': [], 'forwardedProps': {}}  # fmt: skip
+    response = httpx.post(f'{url}/ag-ui', json=body, timeout=30)
+    assert response.status_code == 200 and 'RUN_FINISHED' in response.text
+    recorder.settle()
+    run = recorder.runs_for('fidelity-activity')[1]
+    assert _last_prompt(run) == 'two'
+    dumped = [m.model_dump(mode='json', by_alias=True, exclude_none=True) for m in dump_messages(run.messages)]
+    assert [m['id'] for m in dumped] == [m['id'] for m in sent]
+    assert dumped[1] == activity and dumped[4] == later

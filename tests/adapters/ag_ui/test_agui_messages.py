@@ -515,3 +515,43 @@ def test_a_semantic_protocol_version_is_read_as_one(version: str | None, cancell
     from uibridge.adapters.ag_ui._frames import declares_1_0
 
     assert declares_1_0(version) is cancelled_outcome
+
+
+def _wire(messages: list[Any]) -> list[dict[str, Any]]:
+    return [m.model_dump(mode='json', by_alias=True, exclude_none=True) for m in messages]
+
+
+def test_activity_messages_are_kept_in_place_across_load_and_dump() -> None:
+    messages: list[dict[str, Any]] = [
+        {'id': 'act0', 'role': 'activity', 'activityType': 'plan', 'content': {'steps': [1]}},
+        {'id': 'u1', 'role': 'user', 'content': 'hi'},
+        {'id': 'act1', 'role': 'activity', 'activityType': 'plan', 'content': {'steps': [1, 2]}, 'metadata': {'k': 1}},
+        {'id': 'a1', 'role': 'assistant', 'content': 'hello'},
+        {'id': 'a1b', 'role': 'assistant', 'content': 'more'},
+        {'id': 'act2', 'role': 'activity', 'activityType': 'search', 'content': {'q': 'x'}, 'subagentRunId': 'sub'},
+    ]
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')
+        history = load_messages(messages)
+    assert [type(p).__name__ for m in history for p in m.parts] == ['UserPromptPart', 'TextPart', 'TextPart']
+    dumped = _wire(dump_messages(history))
+    assert [m['id'] for m in dumped] == [m['id'] for m in messages]
+    assert [m for m in dumped if m['role'] == 'activity'] == [m for m in messages if m['role'] == 'activity']
+    assert _wire(dump_messages(load_messages(dumped))) == dumped  # and again, the same bytes
+
+
+def test_activity_messages_with_nothing_to_hold_them_are_reported() -> None:
+    only = [{'id': 'act', 'role': 'activity', 'activityType': 'plan', 'content': {}}]
+    with pytest.warns(UserWarning, match='activity message'):
+        assert load_messages(only) == []
+
+
+def test_an_activity_entry_edited_out_of_shape_is_left_out_with_a_warning() -> None:
+    messages: list[dict[str, Any]] = [
+        {'id': 'u1', 'role': 'user', 'content': 'hi'},
+        {'id': 'act', 'role': 'activity', 'activityType': 'plan', 'content': {}},
+    ]
+    [request] = load_messages(messages)
+    request.metadata['uibridge_ag_ui']['messages'][1]['activity']['content'] = 'not an object'  # type: ignore[index]
+    with pytest.warns(UserWarning, match='no longer validates'):
+        assert [m.id for m in dump_messages([request])] == ['u1']

@@ -17,7 +17,8 @@ record (see `_wire`) starts a new one, so a history that dump wrote comes back w
   same parts) or, from dump's record, the tool-bound
   `RetryPromptPart` it was. A tool call or tool message whose record says `native: true` is a
   `NativeToolCallPart` / `NativeToolReturnPart` of the response; a text record's `citations` are the part's.
-- `activity` messages are UI-only and are left out silently.
+- `activity` messages are UI-only: no part of any message, but kept, in their place, in the metadata of the
+  neutral message they sit in, so dump writes them back (`_activity`).
 
 Given `claims`, the signature the client echoed beside each server-authored part (`sig` in the message's part
 record, in a tool call's own `metadata.uibridge` with its `client` mark, or inside the retry-feedback
@@ -70,6 +71,7 @@ from ...core.metadata import ANSWERED_BY_METADATA_KEY, app_metadata
 from ...core.records import read_response_fields
 from ...core.trusted import construct
 from ...core.verification import SignatureClaims
+from ._activity import activity_entry, unplaced_warning
 from ._load_parts import (
     citations,
     part_timestamp,
@@ -146,9 +148,12 @@ class _Loader:
         self.entries: list[dict[str, Any]] = []
         self.client_calls: list[str] = []
         """The calls of the open response marked `"client": true`."""
+        self.early_activity: list[dict[str, Any]] = []
+        """Activity messages met before any other message: kept by the first one."""
 
     def add(self, message: Message, index: int) -> None:
         if isinstance(message, ActivityMessage):
+            (self.entries if self.side is not None else self.early_activity).append(activity_entry(message))
             return
         # pydantic-ai keeps its records in `encryptedValue` (`_peer_history`); uibridge's own markers, most of
         # those a history holds, are told by their start without a call.
@@ -171,6 +176,9 @@ class _Loader:
             self._flush()
             self.side = side
             self.record = own  # pyright: ignore[reportUnknownMemberType]
+        if self.early_activity:
+            self.entries.extend(self.early_activity)
+            self.early_activity = []
         entry: dict[str, Any] = {'id': message.id}
         # `getattr` as before, but only where it finds something: on a tool or reasoning message a `name`
         # can only be an unknown key the SDK keeps (and a failed `getattr` costs pydantic an exception).
@@ -205,6 +213,8 @@ class _Loader:
 
     def finish(self) -> list[ModelMessage]:
         self._flush()
+        if self.early_activity:
+            unplaced_warning(len(self.early_activity))
         return self.result
 
     def _flush(self) -> None:
