@@ -23,6 +23,9 @@ class ClientTool:
     description: str = ''
     parameters: dict[str, Any] | None = None
     """Its JSON Schema, opaque to uibridge."""
+    metadata: dict[str, Any] | None = None
+    """What the client said of the tool beside its schema (AG-UI `Tool.metadata`), opaque to uibridge; a remote
+    AG-UI agent gets it as it came."""
 
 
 @dataclass(frozen=True)
