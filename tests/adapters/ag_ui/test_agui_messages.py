@@ -555,3 +555,53 @@ def test_an_activity_entry_edited_out_of_shape_is_left_out_with_a_warning() -> N
     request.metadata['uibridge_ag_ui']['messages'][1]['activity']['content'] = 'not an object'  # type: ignore[index]
     with pytest.warns(UserWarning, match='no longer validates'):
         assert [m.id for m in dump_messages([request])] == ['u1']
+
+
+def test_content_part_ids_and_metadata_are_kept_across_load_and_dump() -> None:
+    image = {'type': 'url', 'value': 'https://example.com/cat.png', 'mimeType': 'image/png'}
+    messages: list[dict[str, Any]] = [
+        {
+            'id': 'u1',
+            'role': 'user',
+            'content': [
+                {'type': 'text', 'id': 'part-1', 'text': 'what is this?', 'metadata': {'lang': 'en'}},
+                {'type': 'image', 'source': image, 'metadata': {'caption': 'my cat', 'upload': {'state': 'done'}}},
+                {'type': 'text', 'text': 'plain'},
+            ],
+        },
+        {
+            'id': 'a1',
+            'role': 'assistant',
+            'content': '',
+            'toolCalls': [{'id': 'c1', 'type': 'function', 'function': {'name': 'look', 'arguments': '{}'}}],
+        },
+        {
+            'id': 't1',
+            'role': 'tool',
+            'toolCallId': 'c1',
+            'content': [{'type': 'text', 'id': 'out-1', 'text': 'a cat', 'metadata': {'score': 0.9}}],
+        },
+    ]
+    dumped = _wire(dump_messages(load_messages(messages)))
+    assert [m['content'] for m in dumped if m['role'] != 'assistant'] == [
+        messages[0]['content'],
+        messages[2]['content'],
+    ]
+    assert _wire(dump_messages(load_messages(dumped))) == dumped
+
+
+def test_content_part_extras_stay_off_parts_they_can_no_longer_be_matched_to() -> None:
+    [request] = load_messages(
+        [
+            {
+                'id': 'u1',
+                'role': 'user',
+                'content': [{'type': 'text', 'id': 'p1', 'text': 'a'}, {'type': 'text', 'text': 'b'}],
+            }
+        ]
+    )
+    part = request.parts[0]
+    assert isinstance(part, UserPromptPart) and isinstance(part.content, list)
+    edited = request.model_copy(update={'parts': [part.model_copy(update={'content': ['only one']})]})
+    [message] = _wire(dump_messages([edited]))
+    assert message['content'] == [{'type': 'text', 'text': 'only one'}]

@@ -73,6 +73,7 @@ from ._drafts import (
     tool_call_wire,
     tool_message,
 )
+from ._part_extras import EXTRAS_KEY, restore_part_extras
 from ._wire import METADATA_KEY, RECORD_METADATA_KEYS, SIG_KEY, WIRE_KEY, iso, warn
 
 __all__ = [
@@ -157,6 +158,8 @@ def _finish(draft: Draft, message_id: str, entry: dict[str, Any] | None) -> Mess
     role: str = draft['role']
     content = draft['content']
     if isinstance(content, list):
+        if entry is not None and EXTRAS_KEY in entry:
+            restore_part_extras(cast('list[dict[str, Any]]', content), entry[EXTRAS_KEY])
         content = _validate_parts(content)
     values: dict[str, Any] = {'id': message_id, 'role': role, 'content': content}
     if len(draft) > 2:

@@ -81,6 +81,7 @@ from ._load_parts import (
     user_content,
     user_part,
 )
+from ._part_extras import EXTRAS_KEY, content_part_extras
 from ._peer_history import peer_message
 from ._validation import client_part_numbered, prefilter_message, validation_error
 from ._wire import (
@@ -197,6 +198,7 @@ class _Loader:
             part = part or self._tool(message, part_record, index)
             if not isinstance(message.content, str):
                 entry['content_parts'] = True  # so dump writes the parts back, not their JSON text
+                _keep_part_extras(entry, message.content)
             if claims is not None:
                 claims.add(part, part_record.get(SIG_KEY))
             parts.append(part)
@@ -207,6 +209,8 @@ class _Loader:
             parts.append(thinking)
         elif isinstance(message, UserMessage):
             parts.append(user_part(message, part_record, index))
+            if not isinstance(message.content, str):
+                _keep_part_extras(entry, message.content)
         else:
             assert isinstance(message, (SystemMessage, DeveloperMessage))
             parts.append(system_part(message, part_record, claims))
@@ -354,6 +358,12 @@ class _Loader:
         if timestamp is not None:
             fields['timestamp'] = timestamp
         return construct(NativeToolReturnPart, fields)
+
+
+def _keep_part_extras(entry: dict[str, Any], parts: Sequence[Any]) -> None:
+    extras = content_part_extras(parts)
+    if extras is not None:
+        entry[EXTRAS_KEY] = extras
 
 
 def _answered_by(metadata: dict[str, Any], client_calls: list[str]) -> None:
