@@ -2,7 +2,7 @@
 // turn, and what each one ends up holding, as JSON, for pytest to check.
 //
 // Usage: node agui_tabs.mjs <spec.json>
-//   spec.json: {"url", "scenarios": [{"name", "threadId", "tabs": N, "steps": [{"tab", "text", "parentRunId"?}]}]}
+//   spec.json: {"url", "scenarios": [{"name", "threadId", "tabs": N, "steps": [{"tab", "text" | "content", "parentRunId"?}]}]}
 //   Each step adds a user message to that tab and runs it; `parentRunId`, when given, goes into the run's input
 //   (HttpAgent has no option for it: a middleware adds it, as an application that branches runs would).
 // Output: {"<name>": {"steps": [{"tab", "error", "messages", "events", "warnings"}], "requests": [...]}}
@@ -49,7 +49,7 @@ async function runScenario(scenario) {
     seen.length = 0;
     warnings.length = 0;
     agent.parentRunId = step.parentRunId;
-    agent.addMessage({ id: nextId('user'), role: 'user', content: step.text });
+    agent.addMessage({ id: nextId('user'), role: 'user', content: step.content ?? step.text });
     let error = null;
     try {
       await agent.runAgent({ runId: nextId('run') }, { onRunFailed: ({ error: e }) => { error = String(e?.message ?? e); } });

@@ -140,3 +140,19 @@ def test_activity_messages_survive_a_round_trip_through_the_server(servers: tupl
     dumped = [m.model_dump(mode='json', by_alias=True, exclude_none=True) for m in dump_messages(run.messages)]
     assert [m['id'] for m in dumped] == [m['id'] for m in sent]
     assert dumped[1] == activity and dumped[4] == later
+
+
+def test_a_tab_behind_gets_content_parts_with_their_ids_and_metadata(servers: tuple[str, str, Recorder]) -> None:
+    """The snapshot a tab behind gets holds the other tab's prompt as that tab sent it, part ids and metadata
+    included (the stored history kept them)."""
+    _, url, _ = servers
+    parts = [
+        {'type': 'text', 'id': 'part-1', 'text': 'see', 'metadata': {'lang': 'en'}},
+        {'type': 'image', 'source': {'type': 'url', 'value': 'https://example.com/a.png'}, 'metadata': {'alt': 'a'}},
+    ]
+    played = _play(url, 'fidelity-parts', [{'tab': 0, 'content': parts}, {'tab': 1, 'text': 'two'}], tabs=2)
+    first, behind = played['steps']
+    assert [s['warnings'] for s in played['steps']] == [[], []]
+    assert first['messages'][0]['content'] == parts
+    assert behind['messages'][0]['id'] == first['messages'][0]['id']
+    assert behind['messages'][0]['content'] == parts
