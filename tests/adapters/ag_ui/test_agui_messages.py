@@ -605,3 +605,23 @@ def test_content_part_extras_stay_off_parts_they_can_no_longer_be_matched_to() -
     edited = request.model_copy(update={'parts': [part.model_copy(update={'content': ['only one']})]})
     [message] = _wire(dump_messages([edited]))
     assert message['content'] == [{'type': 'text', 'text': 'only one'}]
+
+
+def test_a_file_pydantic_ais_adapter_stored_as_activity_loads_as_the_responses_file_part() -> None:
+    from uibridge.core.messages import FilePart
+
+    messages: list[dict[str, Any]] = [
+        {'id': 'u1', 'role': 'user', 'content': 'draw'},
+        {'id': 'a1', 'role': 'assistant', 'content': 'here'},
+        {
+            'id': 'f1',
+            'role': 'activity',
+            'activityType': 'pydantic_ai_file',
+            'content': {'url': 'data:image/gif;base64,R0lGODlhAQA=', 'media_type': 'image/gif', 'id': 'file_1'},
+        },
+    ]
+    _, response = load_messages(messages)
+    assert isinstance(response, ModelResponse)
+    [text, file] = response.parts
+    assert isinstance(text, TextPart) and isinstance(file, FilePart)
+    assert (file.id, file.content.media_type, file.content.data) == ('file_1', 'image/gif', b'GIF89a\x01\x00')

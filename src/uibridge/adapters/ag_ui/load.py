@@ -82,7 +82,7 @@ from ._load_parts import (
     user_part,
 )
 from ._part_extras import EXTRAS_KEY, content_part_extras
-from ._peer_history import peer_message
+from ._peer_history import peer_file, peer_message
 from ._validation import client_part_numbered, prefilter_message, validation_error
 from ._wire import (
     MARKER_START,
@@ -154,7 +154,7 @@ class _Loader:
 
     def add(self, message: Message, index: int) -> None:
         if isinstance(message, ActivityMessage):
-            (self.entries if self.side is not None else self.early_activity).append(activity_entry(message))
+            self._activity(message)
             return
         # pydantic-ai keeps its records in `encryptedValue` (`_peer_history`); uibridge's own markers, most of
         # those a history holds, are told by their start without a call.
@@ -214,6 +214,16 @@ class _Loader:
         else:
             assert isinstance(message, (SystemMessage, DeveloperMessage))
             parts.append(system_part(message, part_record, claims))
+
+    def _activity(self, message: ActivityMessage) -> None:
+        file = peer_file(message)
+        if file is None:  # UI-only: kept in place (`_activity`)
+            (self.entries if self.side is not None else self.early_activity).append(activity_entry(message))
+            return
+        if self.side != 'response':  # a file pydantic-ai's adapter stored: a part of the response it follows
+            self._flush()
+            self.side = 'response'
+        self.parts.append(file)
 
     def finish(self) -> list[ModelMessage]:
         self._flush()
