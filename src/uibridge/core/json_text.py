@@ -44,6 +44,8 @@ def _compact_json_reference(value: Any) -> str:
 def _with_surrogates(value: Any) -> Any:
     """`json_values.dump_python(value, mode='json')` for a value holding a lone surrogate (half of a character a
     provider cut in two): plain JSON walked here, anything else as pydantic writes it."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None  # as pydantic-core writes NaN and the infinities in JSON mode
     if value is None or isinstance(value, (str, bool, int, float)):
         return value
     if isinstance(value, dict):
@@ -189,9 +191,9 @@ def _wire_bytes(value: Any) -> bytes:
 
 
 def _wire_key(key: Any) -> Any:
-    # The keys the json module writes as pydantic-core does (`1`, `true`, `null`, a finite float); any other
-    # key as its text, where the json module would refuse it.
-    if key is None or isinstance(key, (str, bool, int)) or (isinstance(key, float) and math.isfinite(key)):
+    # The keys the json module writes as pydantic-core does (`1`, `true`, a finite float); any other key as its
+    # text, as pydantic-core writes it (`None` too, which the json module alone would write as `null`).
+    if isinstance(key, (str, bool, int)) or (isinstance(key, float) and math.isfinite(key)):
         return key
     return str(key)
 
