@@ -78,10 +78,8 @@ class StoredBinding:
         raise NotImplementedError
 
     def with_snapshot(
-        self, request: Any, encoder: EventStreamEncoder, messages: Sequence[ModelMessage], keyring: Keyring
+        self, encoder: EventStreamEncoder, messages: Sequence[ModelMessage], keyring: Keyring
     ) -> EventStreamEncoder:
-        """`encoder`, bringing a client that is `behind` (`ManagedInput`) to `messages`, the server's history, where
-        the protocol has a way to (`request`: the client's, for what it holds)."""
         raise NotImplementedError
 
     def dump_json(self, messages: Sequence[ModelMessage], keyring: Keyring) -> bytes:
@@ -270,8 +268,7 @@ def _finish(
         run.input = dataclasses.replace(run.input, history=[*prepared.history, *prepared.managed.added])
     if prepared.managed.behind:
         with endpoint.preparing():
-            request = prepared.checked.request
-            encoder = binding.with_snapshot(request, encoder, prepared.checked.verified.messages, endpoint.keyring)
+            encoder = binding.with_snapshot(encoder, prepared.checked.verified.messages, endpoint.keyring)
     return run, encoder
 
 

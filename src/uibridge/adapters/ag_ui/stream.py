@@ -63,7 +63,6 @@ from ...core.json_text import compact_json
 from ...core.provenance import Keyring
 from ...core.stream import encode_all
 from . import _frames as write
-from ._cut_off import call_closing_frame
 from ._drafts import (
     call_record,
     citations_json,
@@ -106,7 +105,6 @@ class AGUIEventStream(RunOutcome, StreamEncoder[_Open]):
         *,
         thread_id: str,
         run_id: str,
-        parent_run_id: str | None = None,
         client_protocol_version: str | None = None,
         keyring: Keyring | None = None,
         state: Any = None,
@@ -116,7 +114,6 @@ class AGUIEventStream(RunOutcome, StreamEncoder[_Open]):
         super().__init__(keyring, state)
         self.thread_id = thread_id
         self.run_id = run_id
-        self.parent_run_id = parent_run_id  # echoed in `RUN_STARTED`
         self.client_protocol_version = client_protocol_version
         self._counter = 0
         self._record_due = False  # the current response's record goes with its first message
@@ -158,11 +155,7 @@ class AGUIEventStream(RunOutcome, StreamEncoder[_Open]):
     def _stream_started(self) -> bytes:
         return sdk_frame(
             RunStartedEvent(
-                thread_id=self.thread_id,
-                run_id=self.run_id,
-                parent_run_id=self.parent_run_id,
-                protocol_version=PROTOCOL_VERSION,
-                timestamp=now_ms(),
+                thread_id=self.thread_id, run_id=self.run_id, protocol_version=PROTOCOL_VERSION, timestamp=now_ms()
             )
         )
 
@@ -294,14 +287,14 @@ class AGUIEventStream(RunOutcome, StreamEncoder[_Open]):
 
     def _part_ended(self, opened: _Open, error: str | None) -> bytes:
         """The END events of a part the collector has finished (so the signature covers what was streamed).
-        A call cut off by an error is sent at once (`_cut_off`): its arguments are what the client built."""
+        A call cut off by an error ends like any other: its arguments are what the client built."""
         if opened.kind == 'call' or opened.kind == 'native':
             out = b''
             if opened.held_args is not None:
                 out = delta_frame('TOOL_CALL_ARGS', 'toolCallId', opened.id, opened.held_args)
             if opened.kind == 'native':  # the provider answers it: nothing to wait for, never held
-                return out + self._send_call(opened, None, error)
-            return out + self._call_ended(opened.id, opened, error)
+                return out + self._send_call(opened, None)
+            return out + self._call_ended(opened.id, opened)
         now = now_ms()
         if opened.kind == 'text':
             out = write.text_end(now, message_id=opened.id, metadata=self._signed(opened))
@@ -321,7 +314,7 @@ class AGUIEventStream(RunOutcome, StreamEncoder[_Open]):
         call = held.finished
         assert isinstance(call, m.ToolCallPart | m.NativeToolCallPart)
         record = call_record(call, self._keyring, client=mark == 'client')
-        end = call_closing_frame(call, {WIRE_KEY: record}, error)  # no END after arguments cut off unfinished
+        end = write.tool_call_end(now_ms(), tool_call_id=held.id, metadata={WIRE_KEY: record})
         self._calls.pop(held.id, None)
         return end + held.held_result
 
