@@ -204,7 +204,7 @@ def uibridge_written() -> list[ModelMessage]:
                 ToolCallPart(tool_name='get_weather', args={'city': 'Paris'}, tool_call_id='call_1'),
                 ToolCallPart(tool_name='get_weather', args='{"city": "Lyon"}', tool_call_id='call_2'),
                 ToolCallPart(tool_name='get_time', args=None, tool_call_id='call_3'),
-                ToolCallPart(tool_name='delete_file', args={'path': '/tmp/x'}, tool_call_id='call_4'),
+                ToolCallPart(tool_name='delete_file', args={'path': 'notes/x.txt'}, tool_call_id='call_4'),
                 ToolCallPart(tool_name='get_weather', args={'city': 'Nice'}, tool_call_id='call_5'),
                 ToolCallPart(tool_name='get_weather', args={'city': 'Atlantis'}, tool_call_id='call_6'),
                 ToolCallPart(tool_name='get_weather', args={'days': 'x'}, tool_call_id='call_7'),
