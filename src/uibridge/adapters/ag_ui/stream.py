@@ -69,11 +69,25 @@ response's last text or thinking part, the usual shape); when text or thinking c
 calls, the client holds the same messages with the tool messages placed earlier.
 
 The run's state (started and ended, the collector, open parts, held calls, dispatch) is `core.encoder`'s; this
-module writes every event. Framing, the delta hot path and each event's writer are in `_frames`.
+module writes every event, in one of three ways, each writing exactly the bytes `ag_ui.encoder.EventEncoder`
+writes for the same event (`data: <json>\\n\\n`, LF only; an integer millisecond `timestamp`, since the TS client
+rejects a float; no optional field ever `null`):
+
+- `sdk_frame`: the SDK model through `EventEncoder` itself, for the events a run sends once (`RUN_STARTED`,
+  `RUN_FINISHED`, `RUN_ERROR`) or beside its messages (state, steps, activity, raw events, `CUSTOM`), whose
+  values get the SDK's own validation and serialization;
+- the events sent per message, part and tool call: the writer `core.encoder.frame_writer` derives from the SDK
+  model class, which takes the field order, the camelCase names and the defaults from the class, so the layout
+  is the SDK's, never re-declared here, and writes them with pydantic-core without building the model;
+- `delta_frame`, by hand, for the `*_CONTENT` and `TOOL_CALL_ARGS` events sent per delta.
+
+Tests hold the last two to `EventEncoder`, byte for byte.
 """
 
 from __future__ import annotations
 
+import re
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -81,8 +95,14 @@ from typing import Any, Literal
 from ag_ui.core import (
     ActivityDeltaEvent,
     ActivitySnapshotEvent,
+    BaseEvent,
     CustomEvent,
     Interrupt,
+    ReasoningEncryptedValueEvent,
+    ReasoningEndEvent,
+    ReasoningMessageEndEvent,
+    ReasoningMessageStartEvent,
+    ReasoningStartEvent,
     RunErrorEvent,
     RunFinishedCancelledOutcome,
     RunFinishedEvent,
@@ -93,21 +113,26 @@ from ag_ui.core import (
     StateSnapshotEvent,
     StepFinishedEvent,
     StepStartedEvent,
+    TextMessageEndEvent,
+    TextMessageStartEvent,
     TokenUsage,
+    ToolCallEndEvent,
+    ToolCallResultEvent,
+    ToolCallStartEvent,
 )
 from ag_ui.core import RawEvent as SdkRawEvent
 from ag_ui.core.version import PROTOCOL_VERSION
+from ag_ui.encoder import EventEncoder
 
 from ...core import events as ev
 from ...core import messages as m
 from ...core.citations import Citation
-from ...core.encoder import OpenPart, StreamEncoder
-from ...core.json_text import compact_json
+from ...core.encoder import OpenPart, StreamEncoder, frame_writer
+from ...core.json_text import compact_json, json_string, utf8_json
 from ...core.messages import ModelResponse, ToolCallPart
 from ...core.provenance import Keyring
 from ...core.stream import encode_all
 from ...core.usage import Usage, usage_by_model
-from . import _frames as write
 from ._drafts import (
     call_record,
     citations_json,
@@ -117,11 +142,63 @@ from ._drafts import (
     thinking_marker,
     tool_message,
 )
-from ._frames import CONTENT_TYPE, declares_1_0, delta_frame, now_ms, sdk_frame
 from ._wire import METADATA_KEY, SIG_KEY, WIRE_KEY
 from .dump import response_record
 
 __all__ = ['AGUIEventStream', 'encode_events']
+
+_encoder = EventEncoder()
+
+CONTENT_TYPE = _encoder.get_content_type()
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+_VERSION = re.compile(r'(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(?:\.(0|[1-9][0-9]*))?(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?')
+
+
+def declares_1_0(version: str | None) -> bool:
+    """Whether a client's declared `protocolVersion` is 1.0 or later: `major.minor` or a semantic version
+    (`1.0.0`, `1.2.3+build`); a pre-release of 1.0.0 (`1.0.0-rc.1`) comes before it, and anything else is no."""
+    if version is None:
+        return False
+    match = _VERSION.fullmatch(version)
+    if match is None:
+        return False
+    major, minor, patch, prerelease = int(match[1]), int(match[2]), int(match[3] or 0), match[4]
+    if major == 1 and minor == 0 and patch == 0 and prerelease:
+        return False
+    return major >= 1
+
+
+def sdk_frame(event: BaseEvent) -> bytes:
+    return utf8_json(_encoder.encode(event))
+
+
+def delta_frame(event_type: str, id_key: str, entity_id: str, delta: str) -> bytes:
+    """A `*_CONTENT` / `TOOL_CALL_ARGS` frame, byte for byte what the SDK model serializes to: `type`,
+    `timestamp`, then the event's own fields, compact, non-ASCII as UTF-8."""
+    return utf8_json(
+        f'data: {{"type":"{event_type}","timestamp":{now_ms()},"{id_key}":{json_string(entity_id)},'
+        f'"delta":{json_string(delta)}}}\n\n'
+    )
+
+
+# The events a run sends per message, part and tool call, written from their values (`frame_writer`), with the
+# optional fields the stream sets.
+_text_start = frame_writer(TextMessageStartEvent, optional={'timestamp', 'role', 'metadata'})
+_text_end = frame_writer(TextMessageEndEvent, optional={'timestamp', 'metadata'})
+_reasoning_start = frame_writer(ReasoningStartEvent, optional={'timestamp'})
+_reasoning_message_start = frame_writer(ReasoningMessageStartEvent, optional={'timestamp', 'metadata'})
+_reasoning_message_end = frame_writer(ReasoningMessageEndEvent, optional={'timestamp', 'metadata'})
+_reasoning_encrypted_value = frame_writer(ReasoningEncryptedValueEvent, optional={'timestamp'})
+_reasoning_end = frame_writer(ReasoningEndEvent, optional={'timestamp'})
+_tool_call_start = frame_writer(ToolCallStartEvent, optional={'timestamp', 'parent_message_id', 'metadata'})
+_tool_call_end = frame_writer(ToolCallEndEvent, optional={'timestamp', 'metadata'})
+_tool_call_result = frame_writer(ToolCallResultEvent, optional={'timestamp', 'metadata'})
+
 
 SOURCE_EVENT = 'uibridge.source'
 MESSAGE_METADATA_EVENT = 'uibridge.message_metadata'
@@ -273,7 +350,7 @@ class AGUIEventStream(StreamEncoder[_Open]):
             message_id = self._response_message_id()
             record = self._record({'id': part.id} if part.id is not None else None)
             metadata = {WIRE_KEY: record} if record else None
-            out = write.text_start(now_ms(), message_id=message_id, role='assistant', metadata=metadata)
+            out = _text_start(timestamp=now_ms(), message_id=message_id, role='assistant', metadata=metadata)
             if part.content:
                 out += delta_frame('TEXT_MESSAGE_CONTENT', 'messageId', message_id, part.content)
             self._last_kind = 'assistant'
@@ -286,9 +363,9 @@ class AGUIEventStream(StreamEncoder[_Open]):
             span_id = f'{message_id}.reasoning'
             now = now_ms()
             record = self._record(None)
-            out = write.reasoning_start(now, message_id=span_id)
-            out += write.reasoning_message_start(
-                now, message_id=message_id, metadata={WIRE_KEY: record} if record else None
+            out = _reasoning_start(timestamp=now, message_id=span_id)
+            out += _reasoning_message_start(
+                timestamp=now, message_id=message_id, metadata={WIRE_KEY: record} if record else None
             )
             if part.content:
                 out += delta_frame('REASONING_MESSAGE_CONTENT', 'messageId', message_id, part.content)
@@ -300,16 +377,16 @@ class AGUIEventStream(StreamEncoder[_Open]):
             now = now_ms()
             record = self._record(None)
             metadata = {WIRE_KEY: record} if record else None
-            out += write.text_start(now, message_id=message_id, role='assistant', metadata=metadata)
-            out += write.text_end(now, message_id=message_id)
+            out += _text_start(timestamp=now, message_id=message_id, role='assistant', metadata=metadata)
+            out += _text_end(timestamp=now, message_id=message_id)
             self._last_kind = 'assistant'
             self._last_assistant_id = message_id
         self._joinable = True
         native = isinstance(part, m.NativeToolCallPart)
         if native:
             self._native_ids.add(part.tool_call_id)
-        out += write.tool_call_start(
-            now_ms(),
+        out += _tool_call_start(
+            timestamp=now_ms(),
             tool_call_id=part.tool_call_id,
             tool_call_name=part.tool_name,
             parent_message_id=self._last_assistant_id,
@@ -348,24 +425,24 @@ class AGUIEventStream(StreamEncoder[_Open]):
             return out + self._call_ended(opened.id, opened)
         now = now_ms()
         if opened.kind == 'text':
-            out = write.text_end(now, message_id=opened.id, metadata=self._signed(opened))
+            out = _text_end(timestamp=now, message_id=opened.id, metadata=self._signed(opened))
             return out + source_frames(opened.id, opened.citations) if opened.citations else out
-        out = write.reasoning_message_end(now, message_id=opened.id, metadata=self._signed(opened))
+        out = _reasoning_message_end(timestamp=now, message_id=opened.id, metadata=self._signed(opened))
         part = opened.finished
         assert isinstance(part, m.ThinkingPart)
         encrypted = thinking_marker(part)
         if encrypted is not None:
-            out += write.reasoning_encrypted_value(
-                now, subtype='message', entity_id=opened.id, encrypted_value=encrypted
+            out += _reasoning_encrypted_value(
+                timestamp=now, subtype='message', entity_id=opened.id, encrypted_value=encrypted
             )
-        return out + write.reasoning_end(now, message_id=opened.span_id)
+        return out + _reasoning_end(timestamp=now, message_id=opened.span_id)
 
     def _send_call(self, held: _Open, mark: ev.AnsweredBy | None, error: str | None = None) -> bytes:
         """`TOOL_CALL_END` with the call's signed `metadata` (client-marked when a client tool answers it)."""
         call = held.finished
         assert isinstance(call, m.ToolCallPart | m.NativeToolCallPart)
         record = call_record(call, self._keyring, client=mark == 'client')
-        end = write.tool_call_end(now_ms(), tool_call_id=held.id, metadata={WIRE_KEY: record})
+        end = _tool_call_end(timestamp=now_ms(), tool_call_id=held.id, metadata={WIRE_KEY: record})
         self._calls.pop(held.id, None)
         return end + held.held_result
 
@@ -387,20 +464,20 @@ class AGUIEventStream(StreamEncoder[_Open]):
         message_id = self._request_message_id()
         now = now_ms()
         metadata = {WIRE_KEY: draft['_uib']}
-        out = write.text_start(now, message_id=message_id, role='user', metadata=metadata)
+        out = _text_start(timestamp=now, message_id=message_id, role='user', metadata=metadata)
         out += delta_frame('TEXT_MESSAGE_CONTENT', 'messageId', message_id, draft['content'])
-        return out + write.text_end(now, message_id=message_id)
+        return out + _text_end(timestamp=now, message_id=message_id)
 
     def _retry_feedback(self, event: ev.RetryFeedback) -> bytes:
         draft = feedback_message(event.part, self._keyring)
         message_id = self._request_message_id()
         now = now_ms()
-        out = write.text_start(now, message_id=message_id, role='system')
+        out = _text_start(timestamp=now, message_id=message_id, role='system')
         if draft['content']:
             out += delta_frame('TEXT_MESSAGE_CONTENT', 'messageId', message_id, draft['content'])
-        out += write.text_end(now, message_id=message_id)
-        return out + write.reasoning_encrypted_value(
-            now, subtype='message', entity_id=message_id, encrypted_value=draft['encryptedValue']
+        out += _text_end(timestamp=now, message_id=message_id)
+        return out + _reasoning_encrypted_value(
+            timestamp=now, subtype='message', entity_id=message_id, encrypted_value=draft['encryptedValue']
         )
 
     # ------------------------------------------------------------------------ beside the messages
@@ -526,8 +603,8 @@ def _result(draft: dict[str, Any], tool_call_id: str, message_id: str) -> bytes:
     """`TOOL_CALL_RESULT` building the `ToolMessage` `draft` describes (its record in `metadata`)."""
     content = draft['content']
     metadata = {WIRE_KEY: draft['_uib']}
-    return write.tool_call_result(
-        now_ms(), message_id=message_id, tool_call_id=tool_call_id, content=content, metadata=metadata
+    return _tool_call_result(
+        timestamp=now_ms(), message_id=message_id, tool_call_id=tool_call_id, content=content, metadata=metadata
     )
 
 

@@ -48,21 +48,22 @@ its result, a new call reusing its id, or the end of its step (sent unmarked); r
 tool twice (`onToolCall`). Each part is signed once, when it is complete; deltas cost nothing more.
 
 The run's state (started and ended, the collector, open parts, held calls, dispatch) is `core.encoder`'s; this
-module writes the chunks, each through the writer `frames` derives from its model in `chunks.py` (the bytes the
-model serializes to, without building it), and each open part keeps its delta prefix pre-encoded, so a text
-delta costs one string escape.
+module writes the chunks: each through the writer `core.encoder.frame_writer` derives from its model in
+`chunks.py` (the bytes the model serializes to, written by pydantic-core without building the model), but the
+deltas, written by hand: each open part keeps its delta chunk's text up to the delta, so a text delta costs one
+string escape.
 """
 
 from __future__ import annotations
 
 import uuid
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, cast
+from typing import Any, Literal, ParamSpec, cast
 
 from ...core import events as ev
-from ...core.encoder import OpenPart, StreamEncoder
+from ...core.encoder import OpenPart, StreamEncoder, frame_writer
 from ...core.events import MESSAGE_METADATA_KEY, ActivityDelta, ActivitySnapshot
 from ...core.factories import new_dict
 from ...core.json_text import json_string, utf8_json, wire_json
@@ -79,7 +80,6 @@ from ...core.messages import (
 )
 from ...core.provenance import Keyring
 from ...core.stream import encode_all
-from ._frames import chunk_writer, delta_prefix
 from ._message_info import STATE_ID, STATE_TYPE, is_state_part, late_info, part_record, state_placement, summary
 from ._native_tools import native_call_fields, native_input, native_result_fields
 from ._provider_metadata import (
@@ -108,27 +108,24 @@ from .chunks import (
     FinishReasonUI,
     FinishStepChunk,
     MessageMetadataChunk,
-    ReasoningDeltaChunk,
     ReasoningEndChunk,
     ReasoningStartChunk,
     SourceDocumentChunk,
     SourceUrlChunk,
     StartChunk,
     StartStepChunk,
-    TextDeltaChunk,
     TextEndChunk,
     TextStartChunk,
     ToolApprovalRequestChunk,
     ToolApprovalResponseChunk,
     ToolInputAvailableChunk,
-    ToolInputDeltaChunk,
     ToolInputErrorChunk,
     ToolInputStartChunk,
     ToolOutputAvailableChunk,
     ToolOutputDeniedChunk,
     ToolOutputErrorChunk,
 )
-from .types import DynamicToolUIPart, SourceUrlUIPart, StepStartUIPart, ToolUIPart, UIMessage
+from .types import DynamicToolUIPart, SourceUrlUIPart, StepStartUIPart, ToolUIPart, UIMessage, UIModel
 
 __all__ = ['VERCEL_AI_HEADERS', 'VercelAIEventStream', 'encode_events']
 
@@ -141,30 +138,61 @@ VERCEL_AI_HEADERS: Mapping[str, str] = {
 
 _DONE = b'data: [DONE]\n\n'
 
-# Every chunk is written by a writer derived from its model (`frames.chunk_writer`), never spelt out here.
-_START_STEP = chunk_writer(StartStepChunk)()
-_FINISH_STEP = chunk_writer(FinishStepChunk)()
-_start = chunk_writer(StartChunk)
-_part_start = {'text': chunk_writer(TextStartChunk), 'reasoning': chunk_writer(ReasoningStartChunk)}
-_part_end = {'text': chunk_writer(TextEndChunk), 'reasoning': chunk_writer(ReasoningEndChunk)}
-_delta_prefix = {'text': delta_prefix(TextDeltaChunk, 'delta'), 'reasoning': delta_prefix(ReasoningDeltaChunk, 'delta')}
-_tool_input_start = chunk_writer(ToolInputStartChunk)
-_tool_input_prefix = delta_prefix(ToolInputDeltaChunk, 'input_text_delta')
-_tool_input_available = chunk_writer(ToolInputAvailableChunk)
-_tool_input_error = chunk_writer(ToolInputErrorChunk)
-_approval_request = chunk_writer(ToolApprovalRequestChunk)
-_approval_response = chunk_writer(ToolApprovalResponseChunk)
-_output_available = chunk_writer(ToolOutputAvailableChunk)
-_output_error = chunk_writer(ToolOutputErrorChunk)
-_output_denied = chunk_writer(ToolOutputDeniedChunk)
-_file = chunk_writer(FileChunk)
-_data = chunk_writer(DataChunk)
-_metadata = chunk_writer(MessageMetadataChunk)
-_source_url = chunk_writer(SourceUrlChunk)
-_source_document = chunk_writer(SourceDocumentChunk)
-_error = chunk_writer(ErrorChunk)
-_finish = chunk_writer(FinishChunk)
-_abort = chunk_writer(AbortChunk)
+_P = ParamSpec('_P')
+
+
+def chunk_writer(chunk: Callable[_P, UIModel], optional: Collection[str] | None = None) -> Callable[_P, bytes]:
+    """The writer of a chunk model (`chunks.py`), which says what it keeps as `null` (`UIModel._keep_null`);
+    `optional`: the optional fields it takes, when not all (`frame_writer`)."""
+    model: object = chunk
+    if not (isinstance(model, type) and issubclass(model, UIModel)):
+        raise TypeError(f'{chunk!r} is not a chunk model')
+    return frame_writer(chunk, optional=optional, keep_null=model._keep_null)  # pyright: ignore[reportPrivateUsage]
+
+
+# Each chunk the stream sends, with the optional fields it sets.
+_START_STEP = chunk_writer(StartStepChunk, ())()
+_FINISH_STEP = chunk_writer(FinishStepChunk, ())()
+_start = chunk_writer(StartChunk, {'message_id'})
+_part_start = {
+    'text': chunk_writer(TextStartChunk, {'provider_metadata'}),
+    'reasoning': chunk_writer(ReasoningStartChunk, {'provider_metadata'}),
+}
+_part_end = {
+    'text': chunk_writer(TextEndChunk, {'provider_metadata'}),
+    'reasoning': chunk_writer(ReasoningEndChunk, {'provider_metadata'}),
+}
+_tool_input_start = chunk_writer(ToolInputStartChunk, {'provider_executed'})
+_tool_input_available = chunk_writer(ToolInputAvailableChunk, {'provider_executed', 'provider_metadata'})
+_tool_input_error = chunk_writer(ToolInputErrorChunk, {'provider_executed', 'provider_metadata'})
+_approval_request = chunk_writer(ToolApprovalRequestChunk, ())
+_approval_response = chunk_writer(ToolApprovalResponseChunk, {'reason', 'provider_metadata'})
+_output_available = chunk_writer(ToolOutputAvailableChunk, {'provider_executed', 'provider_metadata'})
+_output_error = chunk_writer(ToolOutputErrorChunk, {'provider_metadata'})
+_output_denied = chunk_writer(ToolOutputDeniedChunk, ())
+_file = chunk_writer(FileChunk, {'provider_metadata'})
+_data = chunk_writer(DataChunk, {'id', 'transient'})
+_metadata = chunk_writer(MessageMetadataChunk, ())
+_source_url = chunk_writer(SourceUrlChunk, {'title', 'provider_metadata'})
+_source_document = chunk_writer(SourceDocumentChunk, {'filename', 'provider_metadata'})
+_error = chunk_writer(ErrorChunk, ())
+_finish = chunk_writer(FinishChunk, {'finish_reason'})
+_abort = chunk_writer(AbortChunk, {'reason'})
+
+
+# The per-delta chunks, by hand: each is its chunk's text up to the delta (`TextDeltaChunk`, `ReasoningDeltaChunk`,
+# `ToolInputDeltaChunk`: the id, then the delta, then nothing the stream sets), which the open part keeps, then the
+# delta as one string escape (`_part_delta`). Tests hold them to the models, byte for byte.
+
+
+def _delta_prefix(kind: Literal['text', 'reasoning'], chunk_id: str) -> str:
+    return f'data: {{"type":"{kind}-delta","id":{json_string(chunk_id)},"delta":'
+
+
+def _tool_input_prefix(tool_call_id: str) -> str:
+    return f'data: {{"type":"tool-input-delta","toolCallId":{json_string(tool_call_id)},"inputTextDelta":'
+
+
 _FINISH_REASONS: dict[FinishReason, FinishReasonUI] = {
     'stop': 'stop',
     'length': 'length',
@@ -322,7 +350,7 @@ class VercelAIEventStream(StreamEncoder[_OpenPart]):
         info = self._take_response_info()
         if isinstance(part, ToolCallPart):
             call_id = part.tool_call_id
-            prefix = _tool_input_prefix(tool_call_id=call_id)
+            prefix = _tool_input_prefix(call_id)
             opened = _OpenPart(response, slot, 'tool', call_id, prefix, {'response': info} if info else {})
             out = _tool_input_start(tool_call_id=call_id, tool_name=part.tool_name)
             if isinstance(part.args, str) and part.args:
@@ -331,7 +359,7 @@ class VercelAIEventStream(StreamEncoder[_OpenPart]):
         if isinstance(part, NativeToolCallPart):
             # Streamed as a call is, marked provider-executed; it ends in `_part_ended`, never held.
             call_id = part.tool_call_id
-            prefix = _tool_input_prefix(tool_call_id=call_id)
+            prefix = _tool_input_prefix(call_id)
             self._native_slots[call_id] = slot
             self._results_after_end[call_id] = b''
             opened = _OpenPart(response, slot, 'native', call_id, prefix, {'response': info} if info else {})
@@ -344,7 +372,7 @@ class VercelAIEventStream(StreamEncoder[_OpenPart]):
         kind: Literal['text', 'reasoning'] = 'text' if isinstance(part, TextPart) else 'reasoning'
         self._chunk_ids += 1
         chunk_id = f'{kind[0]}{self._chunk_ids}'
-        prefix = _delta_prefix[kind](id=chunk_id)
+        prefix = _delta_prefix(kind, chunk_id)
         fields = text_metadata(part, info) if isinstance(part, TextPart) else thinking_metadata(part, info)
         out = _part_start[kind](id=chunk_id, provider_metadata=wrap_metadata(fields))
         if part.content:
