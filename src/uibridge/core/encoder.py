@@ -419,8 +419,8 @@ def frame_writer(
     unknown = set(optional or ()) - set(model.model_fields)
     if unknown:
         raise TypeError(f'{name} has no field {", ".join(sorted(unknown))}')
+    # (name, wire key, default, left out when it holds nothing) of each field the writer writes or takes.
     written: list[tuple[str, str, Any, bool]] = []
-    """(name, wire key, default, left out when it holds nothing), in the order they are written."""
     for field, info in model.model_fields.items():
         key = info.serialization_alias or info.alias or field
         required = info.is_required()
