@@ -45,8 +45,6 @@ from .json_text import sse_data
 from .messages import ModelMessage, ModelResponse, ModelResponsePart, RetryPromptPart
 from .provenance import Keyring
 
-__all__ = ['OpenPart', 'StreamEncoder', 'frame_writer']
-
 
 @dataclass(eq=False, slots=True)
 class OpenPart:

@@ -145,8 +145,6 @@ from ._drafts import (
 from ._wire import METADATA_KEY, SIG_KEY, WIRE_KEY
 from .dump import response_record
 
-__all__ = ['AGUIEventStream', 'encode_events']
-
 _encoder = EventEncoder()
 
 CONTENT_TYPE = _encoder.get_content_type()

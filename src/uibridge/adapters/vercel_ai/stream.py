@@ -127,8 +127,6 @@ from .chunks import (
 )
 from .types import DynamicToolUIPart, SourceUrlUIPart, StepStartUIPart, ToolUIPart, UIMessage, UIModel
 
-__all__ = ['VERCEL_AI_HEADERS', 'VercelAIEventStream', 'encode_events']
-
 VERCEL_AI_HEADERS: Mapping[str, str] = {
     'content-type': 'text/event-stream',
     'cache-control': 'no-cache',
