@@ -3,16 +3,19 @@ writes down which hook ran with what (one line each)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, get_args
+from typing import Any, Literal, get_args
 
 import pytest
+from pydantic import BaseModel, ConfigDict
+from pydantic.alias_generators import to_camel
 
 from uibridge.core import events as ev
 from uibridge.core import messages as m
 from uibridge.core.citations import Citation, WebCitationSource
-from uibridge.core.encoder import OpenPart, StreamEncoder
+from uibridge.core.encoder import OpenPart, StreamEncoder, frame_writer
 from uibridge.core.provenance import Keyring
 from uibridge.core.stream import encode_all
 from uibridge.core.usage import Usage
@@ -368,3 +371,70 @@ def test_the_collector_sees_every_event() -> None:
     assert isinstance(response, m.ModelResponse)
     assert response.parts == [m.TextPart(content='ab')]
     assert response.finish_reason == 'stop'
+
+
+# ------------------------------------------------------------------------------------------- frames
+
+
+class _Frame(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel)
+
+    call_id: str
+    type: Literal['call'] = 'call'
+    payload: Any
+    note: str | None = None
+    score: float | None = None
+    kept: Any = None
+    label: str = 'plain'
+
+
+def test_a_frame_writer_writes_type_first_then_the_fields_in_order_under_their_wire_names() -> None:
+    write = frame_writer(_Frame, keep_null={'kept'})
+    assert write(call_id='c', payload={'a': [1, None]}, note='n', score=0.5) == (
+        b'data: {"type":"call","callId":"c","payload":{"a":[1,null]},"note":"n","score":0.5,"kept":null,'
+        b'"label":"plain"}\n\n'
+    )
+
+
+@pytest.mark.parametrize('empty', [None, math.nan, math.inf])
+def test_an_optional_field_holding_nothing_is_left_out_unless_kept_or_required(empty: Any) -> None:
+    write = frame_writer(_Frame, keep_null={'kept'})
+    assert write(call_id='c', payload=None, note=None, score=empty, kept=None) == (
+        b'data: {"type":"call","callId":"c","payload":null,"kept":null,"label":"plain"}\n\n'
+    )
+    assert (
+        frame_writer(_Frame)(call_id='c', payload=1)
+        == b'data: {"type":"call","callId":"c","payload":1,"label":"plain"}\n\n'
+    )
+
+
+def test_a_writer_of_some_optional_fields_refuses_the_others_and_still_writes_what_must_be() -> None:
+    write: Any = frame_writer(_Frame, optional={'note'})
+    assert write(call_id='c', payload=1, note='n') == (
+        b'data: {"type":"call","callId":"c","payload":1,"note":"n","label":"plain"}\n\n'
+    )
+    with pytest.raises(TypeError, match=r"_Frame\(\) got an unexpected keyword argument 'score'"):
+        write(call_id='c', payload=1, score=1.0)
+    with pytest.raises(TypeError, match='_Frame has no field nope'):
+        frame_writer(_Frame, optional={'nope'})
+
+
+def test_a_bad_call_is_refused_as_python_refuses_it() -> None:
+    write: Any = frame_writer(_Frame)
+    with pytest.raises(TypeError, match=r"_Frame\(\) got an unexpected keyword argument 'callId'"):
+        write(callId='c', payload=1)
+    with pytest.raises(
+        TypeError, match=r"_Frame\(\) missing 2 required keyword-only arguments: 'call_id' and 'payload'"
+    ):
+        write()
+    with pytest.raises(TypeError, match=r'_Frame\(\) takes keyword arguments only'):
+        write('c', payload=1)
+    with pytest.raises(TypeError, match='is not a pydantic model'):
+        frame_writer(dict)  # pyright: ignore[reportArgumentType]
+
+
+def test_a_lone_surrogate_is_written_as_its_escape() -> None:
+    # UTF-8 cannot hold half a surrogate pair; JSON's escape carries the same UTF-16 code unit to the client.
+    assert frame_writer(_Frame)(call_id='\ud83d', payload={'\ud83d': 'é'}) == (
+        b'data: {"type":"call","callId":"\\ud83d","payload":{"\\ud83d":"\xc3\xa9"},"label":"plain"}\n\n'
+    )

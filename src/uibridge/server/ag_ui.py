@@ -9,7 +9,7 @@ from ag_ui.core import EventType, MessagesSnapshotEvent
 from typing_extensions import Unpack
 
 from ..adapters.ag_ui import AGUIEventStream, AGUIRunRequest, dump_messages, parse_request
-from ..adapters.ag_ui._frames import CONTENT_TYPE, sdk_frame
+from ..adapters.ag_ui.stream import CONTENT_TYPE, sdk_frame
 from ..core.events import AgentEvent, StateDelta, StateSnapshot
 from ..core.messages import ModelMessage
 from ..core.provenance import Keyring

@@ -1,4 +1,5 @@
-"""`frames.event_frame`: the per-part events written directly, byte for byte what the SDK encoder writes."""
+"""The per-part events written from their values (`core.encoder.frame_writer` of the SDK model), byte for byte
+what the SDK encoder writes."""
 
 from __future__ import annotations
 
@@ -23,8 +24,8 @@ from agui_helpers import sse_events
 from hypothesis import given
 from hypothesis import strategies as st
 
-from uibridge.adapters.ag_ui import _frames as frames
 from uibridge.adapters.ag_ui import encode_events
+from uibridge.core.encoder import frame_writer
 from uibridge.core.events import PartDelta, PartEnd, PartStart, ToolResult
 from uibridge.core.messages import TextPart, ToolCallPart, ToolReturnPart
 
@@ -36,7 +37,7 @@ _json_values = st.recursive(
 )
 _metadata = st.none() | st.dictionaries(_text, _json_values, max_size=3)
 
-# Every event the stream writes through `event_frame`, with the values it may be given (absent ones as `None`).
+# Every event the stream writes through `frame_writer`, with the values it may be given (absent ones as `None`).
 _CASES: list[tuple[type[BaseEvent], dict[str, Any]]] = [
     (
         TextMessageStartEvent,
@@ -59,25 +60,25 @@ _CASES: list[tuple[type[BaseEvent], dict[str, Any]]] = [
 
 @pytest.mark.parametrize('event_class, fields', _CASES, ids=[case[0].__name__ for case in _CASES])
 def test_direct_frames_equal_the_sdk_encoder(event_class: type[BaseEvent], fields: dict[str, Any]) -> None:
-    frame = frames.event_frame(event_class)
+    frame = frame_writer(event_class)
 
     @given(values=st.fixed_dictionaries(fields), timestamp=st.integers(0, 2**53 - 1))
     def check(values: dict[str, Any], timestamp: int) -> None:
         present = {key: value for key, value in values.items() if value is not None}
         sdk = EventEncoder().encode(event_class(timestamp=timestamp, **present)).encode()
-        assert frame(timestamp, **values) == sdk
+        assert frame(timestamp=timestamp, **values) == sdk
 
     check()
 
 
 def test_a_misspelt_or_missing_field_is_an_error_not_a_silently_different_event() -> None:
-    frame = frames.event_frame(ToolCallStartEvent)
+    frame: Any = frame_writer(ToolCallStartEvent)
     with pytest.raises(TypeError, match=r"ToolCallStartEvent\(\) got an unexpected keyword argument 'tool_name'"):
-        frame(1, tool_call_id='c', tool_name='x')
+        frame(timestamp=1, tool_call_id='c', tool_name='x')
     with pytest.raises(
         TypeError, match=r"ToolCallStartEvent\(\) missing 1 required keyword-only argument: 'tool_call_name'"
     ):
-        frame(1, tool_call_id='c')
+        frame(timestamp=1, tool_call_id='c')
 
 
 def test_a_lone_surrogate_reaches_the_client_as_the_same_code_unit() -> None:

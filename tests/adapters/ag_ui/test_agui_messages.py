@@ -342,7 +342,7 @@ def test_a_failure_told_only_in_error_reaches_the_model() -> None:
     ],
 )
 def test_a_semantic_protocol_version_is_read_as_one(version: str | None, cancelled_outcome: bool) -> None:
-    from uibridge.adapters.ag_ui._frames import declares_1_0
+    from uibridge.adapters.ag_ui.stream import declares_1_0
 
     assert declares_1_0(version) is cancelled_outcome
 

@@ -24,7 +24,7 @@ from uibridge import (
     ToolReturnPart,
 )
 from uibridge.adapters.ag_ui import AGUIEventStream, dump_messages, encode_events
-from uibridge.adapters.ag_ui import _frames as frames
+from uibridge.adapters.ag_ui import stream as agui_stream
 from uibridge.core.events import (
     PartDelta,
     PartEnd,
@@ -204,9 +204,9 @@ _unicode = st.text(st.characters(exclude_categories=('Cs',)), max_size=40)
 @given(entity_id=_unicode, delta=_unicode)
 def test_direct_delta_bytes_equal_the_sdk_encoder(entity_id: str, delta: str) -> None:
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(frames, 'now_ms', lambda: 1)
+        patch.setattr(agui_stream, 'now_ms', lambda: 1)
         for event_type, id_key, build in _HOT:
-            direct = frames.delta_frame(event_type, id_key, entity_id, delta)
+            direct = agui_stream.delta_frame(event_type, id_key, entity_id, delta)
             assert direct == EventEncoder().encode(build(entity_id, delta)).encode()
 
 

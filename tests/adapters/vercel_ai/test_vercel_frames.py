@@ -1,4 +1,5 @@
-"""`frames`: each chunk's writer, derived from its model, writes the bytes the model serializes to.
+"""The stream's chunk writers (`stream.chunk_writer`, a `core.encoder.frame_writer` of the chunk model) and its
+hand-written delta chunks write the bytes the model serializes to.
 
 For every chunk type in `UIMessageChunk`, values drawn from the model's own field annotations (text with
 non-ASCII, escapes and lone surrogates; JSON values of every kind; absent optional fields) go to the writer and
@@ -10,10 +11,10 @@ the surrogate as its `\\u` escape: the same UTF-16 code unit reaches the client.
 
 from __future__ import annotations
 
-import inspect
 import json
 import math
 import re
+from collections.abc import Callable
 from types import NoneType, UnionType
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
@@ -23,7 +24,6 @@ from hypothesis import strategies as st
 from vercel_ai_cases import RANDOM_SCENARIOS, SCENARIOS, scenario_stream
 
 from uibridge.adapters.vercel_ai import UIMessageChunkAdapter, encode_events
-from uibridge.adapters.vercel_ai._frames import chunk_writer, delta_prefix
 from uibridge.adapters.vercel_ai.chunks import (
     _CHUNKS,  # pyright: ignore[reportPrivateUsage]
     DataChunk,
@@ -35,6 +35,11 @@ from uibridge.adapters.vercel_ai.chunks import (
     ToolInputAvailableChunk,
     ToolInputDeltaChunk,
     ToolOutputAvailableChunk,
+)
+from uibridge.adapters.vercel_ai.stream import (
+    _delta_prefix,  # pyright: ignore[reportPrivateUsage]
+    _tool_input_prefix,  # pyright: ignore[reportPrivateUsage]
+    chunk_writer,
 )
 from uibridge.adapters.vercel_ai.types import UIModel
 from uibridge.core.events import (
@@ -155,22 +160,24 @@ def test_the_writer_writes_what_the_model_serializes_to(model: type[UIModel]) ->
     check()
 
 
-@pytest.mark.parametrize(
-    ('model', 'streamed'),
-    [(TextDeltaChunk, 'delta'), (ReasoningDeltaChunk, 'delta'), (ToolInputDeltaChunk, 'input_text_delta')],
-)
-def test_a_delta_prefix_and_the_escaped_delta_are_the_whole_chunk(model: type[UIModel], streamed: str) -> None:
-    prefix = delta_prefix(model, streamed)
-    before = set(inspect.signature(prefix).parameters)
+_DELTAS: list[tuple[type[UIModel], str, str, Callable[[str], str]]] = [
+    (TextDeltaChunk, 'id', 'delta', lambda chunk_id: _delta_prefix('text', chunk_id)),
+    (ReasoningDeltaChunk, 'id', 'delta', lambda chunk_id: _delta_prefix('reasoning', chunk_id)),
+    (ToolInputDeltaChunk, 'tool_call_id', 'input_text_delta', _tool_input_prefix),
+]
 
+
+@pytest.mark.parametrize(('model', 'id_field', 'streamed', 'prefix'), _DELTAS, ids=[d[0].__name__ for d in _DELTAS])
+def test_a_delta_prefix_and_the_escaped_delta_are_the_whole_chunk(
+    model: type[UIModel], id_field: str, streamed: str, prefix: Callable[[str], str]
+) -> None:
     @given(_fields(model))
     def check(values: dict[str, Any]) -> None:
-        # What is written after the streamed field is absent from a delta: the prefix has no say in it.
-        fields = {name: value for name, value in values.items() if name in before}
-        delta = values[streamed]
+        # The stream sets nothing after the delta (the model's other fields stay absent).
+        entity_id, delta = values[id_field], values[streamed]
         # The stream's hot path, as `stream.py` writes it.
-        sent = utf8_json(f'{prefix(**fields)}{json_string(delta)}}}\n\n')
-        assert sent == model_sse(model(**fields, **{streamed: delta}))
+        sent = utf8_json(f'{prefix(entity_id)}{json_string(delta)}}}\n\n')
+        assert sent == model_sse(model(**{id_field: entity_id, streamed: delta}))
 
     check()
 
@@ -212,15 +219,6 @@ def test_a_misspelt_or_missing_field_is_an_error_not_a_silently_different_chunk(
         write(tool_call_id='c', tool_name='t')
     with pytest.raises(TypeError, match='is not a chunk model'):
         chunk_writer(dict)  # pyright: ignore[reportArgumentType]
-
-
-def test_a_prefix_needs_a_text_field_that_nothing_follows_for_sure() -> None:
-    with pytest.raises(TypeError, match=r'TextDeltaChunk\.provider_metadata is not a str field'):
-        delta_prefix(TextDeltaChunk, 'provider_metadata')
-    with pytest.raises(TypeError, match=r'ToolInputAvailableChunk has no prefix before tool_name'):
-        delta_prefix(ToolInputAvailableChunk, 'tool_name')  # `input` comes after it, whatever its value
-    with pytest.raises(TypeError, match=r'TextStartChunk\.nope is not a str field'):
-        delta_prefix(TextStartChunk, 'nope')
 
 
 def test_the_only_value_of_a_one_value_type_is_written() -> None:

@@ -1,5 +1,6 @@
-"""Unit tests of the Vercel stream's carriers of the richer events (`_stream_carriers`, `_stream_hooks`): where each
-chunk goes and what `new_messages` keeps, in the cases the scenarios read by the real client do not reach."""
+"""Unit tests of what the Vercel stream sends beside the message parts (state, message metadata, late response
+info, citations, native tools, activity; `MessageCarrier` in `stream`): where each chunk goes and what
+`new_messages` keeps, in the cases the scenarios read by the real client do not reach."""
 
 from __future__ import annotations
 

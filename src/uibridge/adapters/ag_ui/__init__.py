@@ -6,9 +6,7 @@ events to AG-UI SSE) and `parse_request` (a `RunAgentInput` body to a neutral `R
 Modules: `dump`, `load`, `stream`, `request` (one face each); `_wire` (what uibridge keeps in AG-UI's
 `metadata` / `encryptedValue` channels, and in `ModelMessage.metadata["uibridge_ag_ui"]`); `_drafts` (one part as
 its AG-UI message, for dump and stream alike) and `_load_parts` (one message as its part); `_validation`
-(forward compatibility and error paths for client input); `_frames` (SSE framing and the delta hot path);
-`_extras` (state, steps, activity, raw events, sources, metadata and usage on the stream) and `_outcome` (how a
-run ends).
+(forward compatibility and error paths for client input).
 """
 
 from .decode import AGUIStreamDecoder

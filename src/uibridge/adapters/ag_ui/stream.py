@@ -16,7 +16,7 @@ The stream is built so that the messages `@ag-ui/client`'s reducer assembles fro
   lacks it; the record's `kind` / `outcome` keep what is needed to rebuild the part.
 - A legacy tool-less `RetryPromptPart` is a `role: user` text message, as dump writes it.
 - Retry feedback is a `role: system` text message plus a `REASONING_ENCRYPTED_VALUE` (`subtype: message`)
-  carrying the seed-003 marker, so the reducer builds the very `SystemMessage` dump gives.
+  carrying the retry-feedback marker, so the reducer builds the very `SystemMessage` dump gives.
 - `CustomData` is a `CUSTOM` event (shown live, kept only in the response's metadata); a `FileOutput` has
   no AG-UI form and is only collected.
 - Signatures (see `dump`): each part's END event carries its message's whole `uibridge` record again with
@@ -33,8 +33,34 @@ The stream is built so that the messages `@ag-ui/client`'s reducer assembles fro
 - Provider-run (native) tool calls stream like tool calls, their START and END `metadata` saying
   `native: true`; the END (signed) is sent at once, never held, and the provider's result follows as a
   `TOOL_CALL_RESULT` whose message belongs to the response (as in a dump), after its call's END in any case.
-- What a run shows beside its messages (state, steps, activity, raw events, sources, message metadata, late
-  response info, usage) is in `_extras`; how the run ends (outcome, interrupts, usage) in `_outcome`.
+- What a run shows beside its messages:
+  - `StateSnapshot` / `StateDelta` -> `STATE_SNAPSHOT` / `STATE_DELTA`, the patch as the agent wrote it: the
+    client applies it with its own JSON Patch to the state it holds, which then equals `collector.state` (the
+    collector applied the same patch first, so a patch that does not apply fails the run before it is sent).
+  - `StepStarted` / `StepFinished` -> `STEP_STARTED` / `STEP_FINISHED`. The client refuses a step started twice,
+    a step finished that is not open, and a `RUN_FINISHED` while a step is open; so a second start of an open
+    step and the end of a step that is not open are not sent, and the steps still open when the run finishes
+    (or is cancelled) are finished first, in the order they started.
+  - `ActivitySnapshot` / `ActivityDelta` -> `ACTIVITY_SNAPSHOT` / `ACTIVITY_DELTA`; `RawEvent` -> `RAW`. UI only.
+  - A source a text part cites: a `CUSTOM` event `uibridge.source`, `{"messageId", "source"}` (`source` is the
+    citation source's JSON, `core.citations`), once per source; the citations themselves ride, signed, in the
+    text message's part record (see `dump`).
+  - `MessageMetadata`: `CUSTOM` `uibridge.message_metadata`, `{"messageId", "metadata"}` with the event's own
+    keys (the client merges them over what it has, key by key, as the collector does).
+  - `ResponseInfo`: `CUSTOM` `uibridge.response_info`, `{"messageId", <field>: ...}` with the fields the event
+    sets other than `usage` (`finish_reason`, `provider_response_id`, `model_name`, `provider_name`,
+    `provider_details`). `messageId` is the response's first AG-UI message, the one whose record a dump writes
+    them in. Usage goes in the run's end instead.
+- The run ends with `RUN_FINISHED`: outcome `interrupt` when calls await approval (one interrupt per call,
+  `id` from `keyring.approval_id(thread_id, call)`: only this server can mint it, for this call in this
+  thread; `reason: "tool_approval"`), else `success` with `pendingToolCallIds` for calls the client's own tools
+  must answer. Approval wins when both are pending: an interrupt outcome has no pending list. A provider-run
+  (native) call is never pending nor awaiting approval: the provider answers it. A `RunCancelled` becomes
+  outcome `cancelled` only for a client that declared protocol 1.0 or later; an older client (or one that
+  declared nothing) gets a plain `RUN_FINISHED`, which every version reads as a finished run, instead of an
+  outcome it may not know. A `RunError` closes everything open and ends with `RUN_ERROR`. Both carry the run's
+  token usage (`usage`): one `TokenUsage` per provider and model, over the run's responses (`usage_by_model`);
+  a finished run first finishes the steps still open (the client refuses a `RUN_FINISHED` while one is).
 
 One order the stream cannot reproduce: the reducer files each `TOOL_CALL_RESULT` right after the assistant
 message that owns the call, while a dump keeps a response's messages together and its tool results after
@@ -43,26 +69,70 @@ response's last text or thinking part, the usual shape); when text or thinking c
 calls, the client holds the same messages with the tool messages placed earlier.
 
 The run's state (started and ended, the collector, open parts, held calls, dispatch) is `core.encoder`'s; this
-module writes the events. Framing, the delta hot path and each event's writer are in `_frames`.
+module writes every event, in one of three ways, each writing exactly the bytes `ag_ui.encoder.EventEncoder`
+writes for the same event (`data: <json>\\n\\n`, LF only; an integer millisecond `timestamp`, since the TS client
+rejects a float; no optional field ever `null`):
+
+- `sdk_frame`: the SDK model through `EventEncoder` itself, for the events a run sends once (`RUN_STARTED`,
+  `RUN_FINISHED`, `RUN_ERROR`) or beside its messages (state, steps, activity, raw events, `CUSTOM`), whose
+  values get the SDK's own validation and serialization;
+- the events sent per message, part and tool call: the writer `core.encoder.frame_writer` derives from the SDK
+  model class, which takes the field order, the camelCase names and the defaults from the class, so the layout
+  is the SDK's, never re-declared here, and writes them with pydantic-core without building the model;
+- `delta_frame`, by hand, for the `*_CONTENT` and `TOOL_CALL_ARGS` events sent per delta.
+
+Tests hold the last two to `EventEncoder`, byte for byte.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import re
+import time
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ag_ui.core import CustomEvent, RunStartedEvent
+from ag_ui.core import (
+    ActivityDeltaEvent,
+    ActivitySnapshotEvent,
+    BaseEvent,
+    CustomEvent,
+    Interrupt,
+    ReasoningEncryptedValueEvent,
+    ReasoningEndEvent,
+    ReasoningMessageEndEvent,
+    ReasoningMessageStartEvent,
+    ReasoningStartEvent,
+    RunErrorEvent,
+    RunFinishedCancelledOutcome,
+    RunFinishedEvent,
+    RunFinishedInterruptOutcome,
+    RunFinishedSuccessOutcome,
+    RunStartedEvent,
+    StateDeltaEvent,
+    StateSnapshotEvent,
+    StepFinishedEvent,
+    StepStartedEvent,
+    TextMessageEndEvent,
+    TextMessageStartEvent,
+    TokenUsage,
+    ToolCallEndEvent,
+    ToolCallResultEvent,
+    ToolCallStartEvent,
+)
+from ag_ui.core import RawEvent as SdkRawEvent
 from ag_ui.core.version import PROTOCOL_VERSION
+from ag_ui.encoder import EventEncoder
 
 from ...core import events as ev
 from ...core import messages as m
 from ...core.citations import Citation
-from ...core.encoder import OpenPart, StreamEncoder
-from ...core.json_text import compact_json
+from ...core.encoder import OpenPart, StreamEncoder, frame_writer
+from ...core.json_text import compact_json, json_string, utf8_json
+from ...core.messages import ModelResponse, ToolCallPart
 from ...core.provenance import Keyring
 from ...core.stream import encode_all
-from . import _frames as write
+from ...core.usage import Usage, usage_by_model
 from ._drafts import (
     call_record,
     citations_json,
@@ -72,13 +142,66 @@ from ._drafts import (
     thinking_marker,
     tool_message,
 )
-from ._extras import message_metadata_frame, response_info_frame, source_frames
-from ._frames import CONTENT_TYPE, delta_frame, now_ms, sdk_frame
-from ._outcome import RunOutcome
 from ._wire import METADATA_KEY, SIG_KEY, WIRE_KEY
 from .dump import response_record
 
-__all__ = ['AGUIEventStream', 'encode_events']
+_encoder = EventEncoder()
+
+CONTENT_TYPE = _encoder.get_content_type()
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+_VERSION = re.compile(r'(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(?:\.(0|[1-9][0-9]*))?(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?')
+
+
+def declares_1_0(version: str | None) -> bool:
+    """Whether a client's declared `protocolVersion` is 1.0 or later: `major.minor` or a semantic version
+    (`1.0.0`, `1.2.3+build`); a pre-release of 1.0.0 (`1.0.0-rc.1`) comes before it, and anything else is no."""
+    if version is None:
+        return False
+    match = _VERSION.fullmatch(version)
+    if match is None:
+        return False
+    major, minor, patch, prerelease = int(match[1]), int(match[2]), int(match[3] or 0), match[4]
+    if major == 1 and minor == 0 and patch == 0 and prerelease:
+        return False
+    return major >= 1
+
+
+def sdk_frame(event: BaseEvent) -> bytes:
+    return utf8_json(_encoder.encode(event))
+
+
+def delta_frame(event_type: str, id_key: str, entity_id: str, delta: str) -> bytes:
+    """A `*_CONTENT` / `TOOL_CALL_ARGS` frame, byte for byte what the SDK model serializes to: `type`,
+    `timestamp`, then the event's own fields, compact, non-ASCII as UTF-8."""
+    return utf8_json(
+        f'data: {{"type":"{event_type}","timestamp":{now_ms()},"{id_key}":{json_string(entity_id)},'
+        f'"delta":{json_string(delta)}}}\n\n'
+    )
+
+
+# The events a run sends per message, part and tool call, written from their values (`frame_writer`), with the
+# optional fields the stream sets.
+_text_start = frame_writer(TextMessageStartEvent, optional={'timestamp', 'role', 'metadata'})
+_text_end = frame_writer(TextMessageEndEvent, optional={'timestamp', 'metadata'})
+_reasoning_start = frame_writer(ReasoningStartEvent, optional={'timestamp'})
+_reasoning_message_start = frame_writer(ReasoningMessageStartEvent, optional={'timestamp', 'metadata'})
+_reasoning_message_end = frame_writer(ReasoningMessageEndEvent, optional={'timestamp', 'metadata'})
+_reasoning_encrypted_value = frame_writer(ReasoningEncryptedValueEvent, optional={'timestamp'})
+_reasoning_end = frame_writer(ReasoningEndEvent, optional={'timestamp'})
+_tool_call_start = frame_writer(ToolCallStartEvent, optional={'timestamp', 'parent_message_id', 'metadata'})
+_tool_call_end = frame_writer(ToolCallEndEvent, optional={'timestamp', 'metadata'})
+_tool_call_result = frame_writer(ToolCallResultEvent, optional={'timestamp', 'metadata'})
+
+
+SOURCE_EVENT = 'uibridge.source'
+MESSAGE_METADATA_EVENT = 'uibridge.message_metadata'
+RESPONSE_INFO_EVENT = 'uibridge.response_info'
+_LATE_FIELDS = ('finish_reason', 'provider_response_id', 'model_name', 'provider_name', 'provider_details')
 
 
 @dataclass(eq=False, slots=True)
@@ -97,7 +220,7 @@ class _Open(OpenPart):
     """A provider's result that came before its call's END: sent right after the END, as a client expects."""
 
 
-class AGUIEventStream(RunOutcome, StreamEncoder[_Open]):
+class AGUIEventStream(StreamEncoder[_Open]):
     """Implements `uibridge.core.stream.EventStreamEncoder` for AG-UI 1.0."""
 
     def __init__(
@@ -121,8 +244,10 @@ class AGUIEventStream(RunOutcome, StreamEncoder[_Open]):
         self._response_ids: list[str] | None = None  # the AG-UI message ids of the run's last response
         self._text_ids: dict[int, str] = {}  # the response's text messages by part index (for a late citation)
         self._native_ids: set[str] = set()
+        """The provider-run calls of this run."""
         self._calls: dict[str, _Open] = {}  # the calls whose END is still to go, by id (a result waits for it)
-        self._open_steps = {}
+        self._open_steps: dict[str, None] = {}
+        """The steps started and not finished, in the order they started."""
         self._last_kind: Literal['assistant', 'reasoning'] | None = None
         self._last_assistant_id = ''
         self._joinable = False
@@ -132,6 +257,7 @@ class AGUIEventStream(RunOutcome, StreamEncoder[_Open]):
         self._approvals: list[str] = []
         self._client_calls: list[str] = []
         self._answered: set[str] = set()
+        """The calls a `ToolResult` of this run answered."""
 
     # ------------------------------------------------------------------------------ the protocol
 
@@ -222,7 +348,7 @@ class AGUIEventStream(RunOutcome, StreamEncoder[_Open]):
             message_id = self._response_message_id()
             record = self._record({'id': part.id} if part.id is not None else None)
             metadata = {WIRE_KEY: record} if record else None
-            out = write.text_start(now_ms(), message_id=message_id, role='assistant', metadata=metadata)
+            out = _text_start(timestamp=now_ms(), message_id=message_id, role='assistant', metadata=metadata)
             if part.content:
                 out += delta_frame('TEXT_MESSAGE_CONTENT', 'messageId', message_id, part.content)
             self._last_kind = 'assistant'
@@ -235,9 +361,9 @@ class AGUIEventStream(RunOutcome, StreamEncoder[_Open]):
             span_id = f'{message_id}.reasoning'
             now = now_ms()
             record = self._record(None)
-            out = write.reasoning_start(now, message_id=span_id)
-            out += write.reasoning_message_start(
-                now, message_id=message_id, metadata={WIRE_KEY: record} if record else None
+            out = _reasoning_start(timestamp=now, message_id=span_id)
+            out += _reasoning_message_start(
+                timestamp=now, message_id=message_id, metadata={WIRE_KEY: record} if record else None
             )
             if part.content:
                 out += delta_frame('REASONING_MESSAGE_CONTENT', 'messageId', message_id, part.content)
@@ -249,16 +375,16 @@ class AGUIEventStream(RunOutcome, StreamEncoder[_Open]):
             now = now_ms()
             record = self._record(None)
             metadata = {WIRE_KEY: record} if record else None
-            out += write.text_start(now, message_id=message_id, role='assistant', metadata=metadata)
-            out += write.text_end(now, message_id=message_id)
+            out += _text_start(timestamp=now, message_id=message_id, role='assistant', metadata=metadata)
+            out += _text_end(timestamp=now, message_id=message_id)
             self._last_kind = 'assistant'
             self._last_assistant_id = message_id
         self._joinable = True
         native = isinstance(part, m.NativeToolCallPart)
         if native:
             self._native_ids.add(part.tool_call_id)
-        out += write.tool_call_start(
-            now_ms(),
+        out += _tool_call_start(
+            timestamp=now_ms(),
             tool_call_id=part.tool_call_id,
             tool_call_name=part.tool_name,
             parent_message_id=self._last_assistant_id,
@@ -297,24 +423,24 @@ class AGUIEventStream(RunOutcome, StreamEncoder[_Open]):
             return out + self._call_ended(opened.id, opened)
         now = now_ms()
         if opened.kind == 'text':
-            out = write.text_end(now, message_id=opened.id, metadata=self._signed(opened))
+            out = _text_end(timestamp=now, message_id=opened.id, metadata=self._signed(opened))
             return out + source_frames(opened.id, opened.citations) if opened.citations else out
-        out = write.reasoning_message_end(now, message_id=opened.id, metadata=self._signed(opened))
+        out = _reasoning_message_end(timestamp=now, message_id=opened.id, metadata=self._signed(opened))
         part = opened.finished
         assert isinstance(part, m.ThinkingPart)
         encrypted = thinking_marker(part)
         if encrypted is not None:
-            out += write.reasoning_encrypted_value(
-                now, subtype='message', entity_id=opened.id, encrypted_value=encrypted
+            out += _reasoning_encrypted_value(
+                timestamp=now, subtype='message', entity_id=opened.id, encrypted_value=encrypted
             )
-        return out + write.reasoning_end(now, message_id=opened.span_id)
+        return out + _reasoning_end(timestamp=now, message_id=opened.span_id)
 
     def _send_call(self, held: _Open, mark: ev.AnsweredBy | None, error: str | None = None) -> bytes:
         """`TOOL_CALL_END` with the call's signed `metadata` (client-marked when a client tool answers it)."""
         call = held.finished
         assert isinstance(call, m.ToolCallPart | m.NativeToolCallPart)
         record = call_record(call, self._keyring, client=mark == 'client')
-        end = write.tool_call_end(now_ms(), tool_call_id=held.id, metadata={WIRE_KEY: record})
+        end = _tool_call_end(timestamp=now_ms(), tool_call_id=held.id, metadata={WIRE_KEY: record})
         self._calls.pop(held.id, None)
         return end + held.held_result
 
@@ -336,23 +462,23 @@ class AGUIEventStream(RunOutcome, StreamEncoder[_Open]):
         message_id = self._request_message_id()
         now = now_ms()
         metadata = {WIRE_KEY: draft['_uib']}
-        out = write.text_start(now, message_id=message_id, role='user', metadata=metadata)
+        out = _text_start(timestamp=now, message_id=message_id, role='user', metadata=metadata)
         out += delta_frame('TEXT_MESSAGE_CONTENT', 'messageId', message_id, draft['content'])
-        return out + write.text_end(now, message_id=message_id)
+        return out + _text_end(timestamp=now, message_id=message_id)
 
     def _retry_feedback(self, event: ev.RetryFeedback) -> bytes:
         draft = feedback_message(event.part, self._keyring)
         message_id = self._request_message_id()
         now = now_ms()
-        out = write.text_start(now, message_id=message_id, role='system')
+        out = _text_start(timestamp=now, message_id=message_id, role='system')
         if draft['content']:
             out += delta_frame('TEXT_MESSAGE_CONTENT', 'messageId', message_id, draft['content'])
-        out += write.text_end(now, message_id=message_id)
-        return out + write.reasoning_encrypted_value(
-            now, subtype='message', entity_id=message_id, encrypted_value=draft['encryptedValue']
+        out += _text_end(timestamp=now, message_id=message_id)
+        return out + _reasoning_encrypted_value(
+            timestamp=now, subtype='message', entity_id=message_id, encrypted_value=draft['encryptedValue']
         )
 
-    # ------------------------------------------------------------ beside the messages (see `_extras`)
+    # ------------------------------------------------------------------------ beside the messages
 
     def _native_tool_result(self, event: ev.NativeToolResult) -> bytes:
         """`TOOL_CALL_RESULT` for a provider-run tool: a message of the response, as dump writes it."""
@@ -383,13 +509,143 @@ class AGUIEventStream(RunOutcome, StreamEncoder[_Open]):
         # Before any response (`None`) the collector keeps the facts for the first one, whose record holds them.
         return self._response_ids[0] if self._response_ids else None
 
+    def _state_snapshot(self, event: ev.StateSnapshot) -> bytes:
+        return sdk_frame(StateSnapshotEvent(snapshot=event.snapshot, timestamp=now_ms()))
+
+    def _state_delta(self, event: ev.StateDelta) -> bytes:
+        return sdk_frame(StateDeltaEvent.model_validate({'delta': event.delta, 'timestamp': now_ms()}))
+
+    def _step_started(self, event: ev.StepStarted) -> bytes:
+        if event.name in self._open_steps:
+            return b''
+        self._open_steps[event.name] = None
+        return sdk_frame(StepStartedEvent(step_name=event.name, timestamp=now_ms()))
+
+    def _step_finished(self, event: ev.StepFinished) -> bytes:
+        if event.name not in self._open_steps:
+            return b''
+        del self._open_steps[event.name]
+        return sdk_frame(StepFinishedEvent(step_name=event.name, timestamp=now_ms()))
+
+    def _finish_steps(self) -> bytes:
+        """`STEP_FINISHED` for every step still open: a run may not finish with one open."""
+        names, self._open_steps = list(self._open_steps), {}
+        return b''.join(sdk_frame(StepFinishedEvent(step_name=name, timestamp=now_ms())) for name in names)
+
+    def _activity_snapshot(self, event: ev.ActivitySnapshot) -> bytes:
+        return sdk_frame(
+            ActivitySnapshotEvent(
+                message_id=event.message_id,
+                activity_type=event.activity_type,
+                content=event.content,
+                replace=None if event.replace else False,  # absent means replace (the protocol's default)
+                timestamp=now_ms(),
+            )
+        )
+
+    def _activity_delta(self, event: ev.ActivityDelta) -> bytes:
+        values = {'messageId': event.message_id, 'activityType': event.activity_type, 'patch': event.patch}
+        return sdk_frame(ActivityDeltaEvent.model_validate({**values, 'timestamp': now_ms()}))
+
+    def _raw_event(self, event: ev.RawEvent) -> bytes:
+        return sdk_frame(SdkRawEvent(event=event.event, source=event.source, timestamp=now_ms()))
+
+    # ----------------------------------------------------------------------------- how a run ends
+
+    def _tool_call_ready(self, event: ev.ToolCallReady, *, late: bool) -> bytes:
+        # A mark after the call's END (after its own result) comes too late to sign; the run's outcome still
+        # names the call. The provider answers a native call: a mark on one is no client's or approver's work.
+        if event.tool_call_id in self._native_ids:
+            return b''
+        if event.answered_by == 'approval':
+            self._approvals.append(event.tool_call_id)
+        else:
+            self._client_calls.append(event.tool_call_id)
+        return b''
+
+    def _run_finished(self, event: ev.RunFinished) -> bytes:
+        if self._approvals:
+            interrupts = [self._interrupt(call_id) for call_id in self._approvals]
+            return self._finished(RunFinishedInterruptOutcome(interrupts=interrupts))
+        pending = [call_id for call_id in self._client_calls if call_id not in self._answered]
+        return self._finished(RunFinishedSuccessOutcome(pending_tool_call_ids=pending or None))
+
+    def _run_error(self, event: ev.RunError) -> bytes:
+        usage = token_usage(self._responses)
+        return sdk_frame(RunErrorEvent(message=event.message, code=event.code, usage=usage, timestamp=now_ms()))
+
+    def _run_cancelled(self, event: ev.RunCancelled) -> bytes:
+        return self._finished(RunFinishedCancelledOutcome() if declares_1_0(self.client_protocol_version) else None)
+
+    def _interrupt(self, tool_call_id: str) -> Interrupt:
+        call = self._collector.tool_call(tool_call_id) or ToolCallPart(tool_name='', tool_call_id=tool_call_id)
+        return Interrupt(
+            id=self._keyring.approval_id(self.thread_id, call),
+            reason='tool_approval',
+            tool_call_id=tool_call_id,
+            message=f'Approve the call to {call.tool_name}?' if call.tool_name else None,
+        )
+
+    def _finished(
+        self, outcome: RunFinishedSuccessOutcome | RunFinishedInterruptOutcome | RunFinishedCancelledOutcome | None
+    ) -> bytes:
+        usage = token_usage(self._responses)
+        return self._finish_steps() + sdk_frame(
+            RunFinishedEvent(
+                thread_id=self.thread_id, run_id=self.run_id, outcome=outcome, usage=usage, timestamp=now_ms()
+            )
+        )
+
 
 def _result(draft: dict[str, Any], tool_call_id: str, message_id: str) -> bytes:
     """`TOOL_CALL_RESULT` building the `ToolMessage` `draft` describes (its record in `metadata`)."""
     content = draft['content']
     metadata = {WIRE_KEY: draft['_uib']}
-    return write.tool_call_result(
-        now_ms(), message_id=message_id, tool_call_id=tool_call_id, content=content, metadata=metadata
+    return _tool_call_result(
+        timestamp=now_ms(), message_id=message_id, tool_call_id=tool_call_id, content=content, metadata=metadata
+    )
+
+
+def _custom(name: str, value: dict[str, Any]) -> bytes:
+    return sdk_frame(CustomEvent(name=name, value=value, timestamp=now_ms()))
+
+
+def source_frames(message_id: str, citations: Iterable[Citation]) -> bytes:
+    """One `uibridge.source` event per source of `citations`, for the text message `message_id`."""
+    return b''.join(
+        _custom(SOURCE_EVENT, {'messageId': message_id, 'source': source.model_dump(mode='json', exclude_none=True)})
+        for citation in citations
+        for source in citation.sources
+    )
+
+
+def message_metadata_frame(message_id: str, event: ev.MessageMetadata) -> bytes:
+    return _custom(MESSAGE_METADATA_EVENT, {'messageId': message_id, 'metadata': event.metadata})
+
+
+def response_info_frame(message_id: str, event: ev.ResponseInfo) -> bytes:
+    """The late fields `event` sets besides usage, or nothing when it sets none."""
+    fields = {name: value for name in _LATE_FIELDS if (value := getattr(event, name)) is not None}
+    return _custom(RESPONSE_INFO_EVENT, {'messageId': message_id, **fields}) if fields else b''
+
+
+def token_usage(responses: Sequence[ModelResponse]) -> list[TokenUsage] | None:
+    """The run's usage per provider and model, in AG-UI's accounting (`None` when no response reported any)."""
+    totals = usage_by_model((r.provider_name, r.model_name, r.usage) for r in responses if r.usage is not None)
+    return [_token_usage(t.provider_name, t.model_name, t.usage) for t in totals] or None
+
+
+def _token_usage(provider: str | None, model: str | None, usage: Usage) -> TokenUsage:
+    # The totals always; a breakdown only when the provider reported it (absent, not 0, says "not known").
+    return TokenUsage(
+        provider=provider,
+        model=model,
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        total_tokens=usage.total_tokens,
+        reasoning_tokens=usage.output_reasoning_tokens or None,
+        cached_input_tokens=usage.cache_read_tokens or None,
+        cache_write_input_tokens=usage.cache_write_tokens or None,
     )
 
 

@@ -1,8 +1,9 @@
 """The UI message stream chunks (`ai` 7.0 `ui-message-stream/ui-message-chunks.ts`), as pydantic models.
 
 These models are the one declaration of the chunk wire format: the encoder (`stream.py`) writes every chunk
-through a writer derived from its model (`frames.chunk_writer`), byte for byte what the model serializes to, so
-a field added here is sent with no other edit. Applications can build or check chunks with them too.
+but the deltas through a writer derived from its model (`stream.chunk_writer`), byte for byte what the model
+serializes to, so a field added here is sent with no other edit. Applications can build or check chunks with
+them too.
 `UIMessageChunk` validates any chunk dict; a `type` outside the protocol fails, as it does in the client (an
 unknown chunk kills the stream).
 """

@@ -1,7 +1,7 @@
 """`VercelAIEventStream`: neutral agent events as the Vercel AI SDK UI message stream (SSE, protocol v1).
 
-The chunk layout is the one `dump_messages` gives for the same messages, so the message a client builds from
-the stream equals the dumped one (ids aside):
+Every chunk the stream sends is written in this module. The chunk layout is the one `dump_messages` gives for
+the same messages, so the message a client builds from the stream equals the dumped one (ids aside):
 
 - one `start` with a server-chosen `messageId` (unique per response; the id of the assistant message the run
   continues when the request answered an approval or a client tool); a `start-step` / `finish-step` pair per
@@ -12,13 +12,26 @@ the stream equals the dumped one (ids aside):
   `tool-output-denied`, since the client keeps a denied part only with its approval;
 - `ToolCallReady(answered_by='approval')` as `tool-approval-request` with the approval id
   `keyring.approval_id(thread_id, call)`, which only this server can mint, for this call in this chat;
-- retry feedback between steps as a `data-retry-feedback` part holding the seed 003 marker (`load_messages`
-  reads it back as a `RetryFeedbackPart`); a legacy tool-less `RetryPromptPart` has no place in an assistant
-  message and is not sent (it is still collected);
-- issue 14's events as `_stream_carriers` describes: the shared state as a `data-state` part (id `state`),
-  message metadata and late response info (usage) as `message-metadata`, citations as `source-url` /
-  `source-document` after their text, provider-executed calls as tool chunks with `providerExecuted: true`,
-  activity as a transient `data-activity`; named steps and raw events are not sent (`_stream_hooks`);
+- retry feedback between steps as a `data-retry-feedback` part holding the retry-feedback marker
+  (`load_messages` reads it back as a `RetryFeedbackPart`); a legacy tool-less `RetryPromptPart` has no place in
+  an assistant message and is not sent (it is still collected);
+- what a run shows beside its parts, in the layout `dump_messages` writes (`_message_info`, `_sources`,
+  `_native_tools`), so that the message a client builds loads as the run's new messages:
+  - the shared state as one `data-state` part (id `state`, data = the whole state after the event), sent at the
+    event inside a step, else when the next step starts (or at the end); message metadata as
+    `message-metadata` with the application's keys at top level; late response info (usage) as
+    `message-metadata` under `uibridge`: the step's entry by its index within the message (counting the
+    continued message's steps) and the message's new totals, which the client's deep merge adds to what it
+    holds (`MessageCarrier`, which also amends the collector's messages the way loading reads the client's
+    message back);
+  - citations as `source-url` / `source-document` after their `text-end`, or one late citation, signed with the
+    text it now completes;
+  - provider-executed (native) calls as tool chunks with `providerExecuted: true`, sent at their end (never
+    held, never an approval), their return as `tool-output-available`;
+  - activity as a transient `data-activity` part (id: the activity's message id), shown, never kept;
+  - named steps (`StepStarted` / `StepFinished`) and raw events are not sent: the UI message stream has no chunk
+    for a named step within a model step, and a raw provider event is for a protocol that forwards them
+    (AG-UI's RAW); the collector keeps neither either;
 - `finish` with the Vercel `finishReason` (`tool-calls` while a call waits for the client or an approval);
   a `RunError` closes what is open, sends `error` with its (already safe) message, then `finish`; a
   `RunCancelled` sends `abort`. Every stream ends with `data: [DONE]`.
@@ -34,24 +47,24 @@ a finished call's `tool-input-available` waits for whichever comes first: its `T
 its result, a new call reusing its id, or the end of its step (sent unmarked); re-sending it would run a client
 tool twice (`onToolCall`). Each part is signed once, when it is complete; deltas cost nothing more.
 
-The run's state (started and ended, the collector, open parts, held calls, dispatch) is `core.encoder`'s; the
-hooks for tool answers and results are `_stream_tools`' and those of issue 14's events `_stream_hooks`' (mixins of
-the stream class); this module writes the other chunks, each through the writer `frames` derives from its model in
-`chunks.py` (the bytes the model serializes to, without building it), and each open part keeps its delta prefix
-pre-encoded, so a text delta costs one string escape: about 1 µs per delta with the message collection, where
-building and dumping a pydantic `TextDeltaChunk` alone takes 6 to 11 µs and `json.dumps(chunk, separators=...)` 4
-to 6 µs (measured on the development machine, 200 000 deltas).
+The run's state (started and ended, the collector, open parts, held calls, dispatch) is `core.encoder`'s; this
+module writes the chunks: each through the writer `core.encoder.frame_writer` derives from its model in
+`chunks.py` (the bytes the model serializes to, written by pydantic-core without building the model), but the
+deltas, written by hand: each open part keeps its delta chunk's text up to the delta, so a text delta costs one
+string escape.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Mapping
+import warnings
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, ParamSpec, cast
 
 from ...core import events as ev
-from ...core.encoder import OpenPart, StreamEncoder
+from ...core.encoder import OpenPart, StreamEncoder, frame_writer
+from ...core.events import MESSAGE_METADATA_KEY, ActivityDelta, ActivitySnapshot
 from ...core.factories import new_dict
 from ...core.json_text import json_string, utf8_json, wire_json
 from ...core.messages import (
@@ -59,30 +72,42 @@ from ...core.messages import (
     ModelMessage,
     ModelResponse,
     NativeToolCallPart,
+    NativeToolReturnPart,
+    RetryPromptPart,
     TextPart,
     ThinkingPart,
     ToolCallPart,
 )
 from ...core.provenance import Keyring
 from ...core.stream import encode_all
-from ._frames import chunk_writer, delta_prefix
-from ._message_info import part_record
+from ._message_info import (
+    STATE_ID,
+    STATE_TYPE,
+    is_state_part,
+    late_info,
+    part_record,
+    state_fields,
+    state_placement,
+    summary,
+)
+from ._native_tools import native_call_fields, native_input, native_result_fields
 from ._provider_metadata import (
     PROVIDER_KEY,
     SIDECAR_KEY,
     SIG_KEY,
+    denial_text,
     feedback_marker,
     file_metadata,
+    sidecar,
     text_metadata,
     thinking_metadata,
     tool_call_metadata,
+    tool_result,
     wrap_metadata,
 )
 from ._sdk_stream import ChunkDowngrade
 from ._sdk_versions import SdkVersion
-from ._stream_carriers import MessageCarrier, native_call_end, source_chunks
-from ._stream_hooks import MessageHooks
-from ._stream_tools import ToolHooks
+from ._sources import source_parts
 from .chunks import (
     AbortChunk,
     DataChunk,
@@ -91,22 +116,25 @@ from .chunks import (
     FinishChunk,
     FinishReasonUI,
     FinishStepChunk,
-    ReasoningDeltaChunk,
+    MessageMetadataChunk,
     ReasoningEndChunk,
     ReasoningStartChunk,
+    SourceDocumentChunk,
+    SourceUrlChunk,
     StartChunk,
     StartStepChunk,
-    TextDeltaChunk,
     TextEndChunk,
     TextStartChunk,
+    ToolApprovalRequestChunk,
+    ToolApprovalResponseChunk,
     ToolInputAvailableChunk,
-    ToolInputDeltaChunk,
     ToolInputErrorChunk,
     ToolInputStartChunk,
+    ToolOutputAvailableChunk,
+    ToolOutputDeniedChunk,
+    ToolOutputErrorChunk,
 )
-from .types import UIMessage
-
-__all__ = ['VERCEL_AI_HEADERS', 'VercelAIEventStream', 'encode_events']
+from .types import DynamicToolUIPart, SourceUrlUIPart, StepStartUIPart, ToolUIPart, UIMessage, UIModel
 
 VERCEL_AI_HEADERS: Mapping[str, str] = {
     'content-type': 'text/event-stream',
@@ -117,22 +145,61 @@ VERCEL_AI_HEADERS: Mapping[str, str] = {
 
 _DONE = b'data: [DONE]\n\n'
 
-# Every chunk is written by a writer derived from its model (`frames.chunk_writer`), never spelt out here.
-_START_STEP = chunk_writer(StartStepChunk)()
-_FINISH_STEP = chunk_writer(FinishStepChunk)()
-_start = chunk_writer(StartChunk)
-_part_start = {'text': chunk_writer(TextStartChunk), 'reasoning': chunk_writer(ReasoningStartChunk)}
-_part_end = {'text': chunk_writer(TextEndChunk), 'reasoning': chunk_writer(ReasoningEndChunk)}
-_delta_prefix = {'text': delta_prefix(TextDeltaChunk, 'delta'), 'reasoning': delta_prefix(ReasoningDeltaChunk, 'delta')}
-_tool_input_start = chunk_writer(ToolInputStartChunk)
-_tool_input_prefix = delta_prefix(ToolInputDeltaChunk, 'input_text_delta')
-_tool_input_available = chunk_writer(ToolInputAvailableChunk)
-_tool_input_error = chunk_writer(ToolInputErrorChunk)
-_file = chunk_writer(FileChunk)
-_data = chunk_writer(DataChunk)
-_error = chunk_writer(ErrorChunk)
-_finish = chunk_writer(FinishChunk)
-_abort = chunk_writer(AbortChunk)
+_P = ParamSpec('_P')
+
+
+def chunk_writer(chunk: Callable[_P, UIModel], optional: Collection[str] | None = None) -> Callable[_P, bytes]:
+    """The writer of a chunk model (`chunks.py`), which says what it keeps as `null` (`UIModel._keep_null`);
+    `optional`: the optional fields it takes, when not all (`frame_writer`)."""
+    model: object = chunk
+    if not (isinstance(model, type) and issubclass(model, UIModel)):
+        raise TypeError(f'{chunk!r} is not a chunk model')
+    return frame_writer(chunk, optional=optional, keep_null=model._keep_null)  # pyright: ignore[reportPrivateUsage]
+
+
+# Each chunk the stream sends, with the optional fields it sets.
+_START_STEP = chunk_writer(StartStepChunk, ())()
+_FINISH_STEP = chunk_writer(FinishStepChunk, ())()
+_start = chunk_writer(StartChunk, {'message_id'})
+_part_start = {
+    'text': chunk_writer(TextStartChunk, {'provider_metadata'}),
+    'reasoning': chunk_writer(ReasoningStartChunk, {'provider_metadata'}),
+}
+_part_end = {
+    'text': chunk_writer(TextEndChunk, {'provider_metadata'}),
+    'reasoning': chunk_writer(ReasoningEndChunk, {'provider_metadata'}),
+}
+_tool_input_start = chunk_writer(ToolInputStartChunk, {'provider_executed'})
+_tool_input_available = chunk_writer(ToolInputAvailableChunk, {'provider_executed', 'provider_metadata'})
+_tool_input_error = chunk_writer(ToolInputErrorChunk, {'provider_executed', 'provider_metadata'})
+_approval_request = chunk_writer(ToolApprovalRequestChunk, ())
+_approval_response = chunk_writer(ToolApprovalResponseChunk, {'reason', 'provider_metadata'})
+_output_available = chunk_writer(ToolOutputAvailableChunk, {'provider_executed', 'provider_metadata'})
+_output_error = chunk_writer(ToolOutputErrorChunk, {'provider_metadata'})
+_output_denied = chunk_writer(ToolOutputDeniedChunk, ())
+_file = chunk_writer(FileChunk, {'provider_metadata'})
+_data = chunk_writer(DataChunk, {'id', 'transient'})
+_metadata = chunk_writer(MessageMetadataChunk, ())
+_source_url = chunk_writer(SourceUrlChunk, {'title', 'provider_metadata'})
+_source_document = chunk_writer(SourceDocumentChunk, {'filename', 'provider_metadata'})
+_error = chunk_writer(ErrorChunk, ())
+_finish = chunk_writer(FinishChunk, {'finish_reason'})
+_abort = chunk_writer(AbortChunk, {'reason'})
+
+
+# The per-delta chunks, by hand: each is its chunk's text up to the delta (`TextDeltaChunk`, `ReasoningDeltaChunk`,
+# `ToolInputDeltaChunk`: the id, then the delta, then nothing the stream sets), which the open part keeps, then the
+# delta as one string escape (`_part_delta`). Tests hold them to the models, byte for byte.
+
+
+def _delta_prefix(kind: Literal['text', 'reasoning'], chunk_id: str) -> str:
+    return f'data: {{"type":"{kind}-delta","id":{json_string(chunk_id)},"delta":'
+
+
+def _tool_input_prefix(tool_call_id: str) -> str:
+    return f'data: {{"type":"tool-input-delta","toolCallId":{json_string(tool_call_id)},"inputTextDelta":'
+
+
 _FINISH_REASONS: dict[FinishReason, FinishReasonUI] = {
     'stop': 'stop',
     'length': 'length',
@@ -146,6 +213,11 @@ def _json(value: Any) -> str:
     return json_string(value) if isinstance(value, str) else wire_json(value)
 
 
+def _as_is(value: Any) -> Any:
+    # The writers write any value as `provider_metadata.jsonable` + JSON would: no JSON-ready copy is needed.
+    return value
+
+
 @dataclass(eq=False, slots=True)
 class _OpenPart(OpenPart):
     kind: Literal['text', 'reasoning', 'tool', 'native']
@@ -156,7 +228,7 @@ class _OpenPart(OpenPart):
     """The `uibridge` provider metadata sent at start (text, reasoning) or due at the end (the response info)."""
 
 
-class VercelAIEventStream(ToolHooks, MessageHooks, StreamEncoder[_OpenPart]):
+class VercelAIEventStream(StreamEncoder[_OpenPart]):
     """Encodes one run. Sans-IO: `start()`, then `encode(event)` per event, then `close()`; each returns bytes.
 
     - `message_id`: the id of the assistant message the run continues (an approval or a client tool answered),
@@ -285,7 +357,7 @@ class VercelAIEventStream(ToolHooks, MessageHooks, StreamEncoder[_OpenPart]):
         info = self._take_response_info()
         if isinstance(part, ToolCallPart):
             call_id = part.tool_call_id
-            prefix = _tool_input_prefix(tool_call_id=call_id)
+            prefix = _tool_input_prefix(call_id)
             opened = _OpenPart(response, slot, 'tool', call_id, prefix, {'response': info} if info else {})
             out = _tool_input_start(tool_call_id=call_id, tool_name=part.tool_name)
             if isinstance(part.args, str) and part.args:
@@ -294,7 +366,7 @@ class VercelAIEventStream(ToolHooks, MessageHooks, StreamEncoder[_OpenPart]):
         if isinstance(part, NativeToolCallPart):
             # Streamed as a call is, marked provider-executed; it ends in `_part_ended`, never held.
             call_id = part.tool_call_id
-            prefix = _tool_input_prefix(tool_call_id=call_id)
+            prefix = _tool_input_prefix(call_id)
             self._native_slots[call_id] = slot
             self._results_after_end[call_id] = b''
             opened = _OpenPart(response, slot, 'native', call_id, prefix, {'response': info} if info else {})
@@ -307,7 +379,7 @@ class VercelAIEventStream(ToolHooks, MessageHooks, StreamEncoder[_OpenPart]):
         kind: Literal['text', 'reasoning'] = 'text' if isinstance(part, TextPart) else 'reasoning'
         self._chunk_ids += 1
         chunk_id = f'{kind[0]}{self._chunk_ids}'
-        prefix = _delta_prefix[kind](id=chunk_id)
+        prefix = _delta_prefix(kind, chunk_id)
         fields = text_metadata(part, info) if isinstance(part, TextPart) else thinking_metadata(part, info)
         out = _part_start[kind](id=chunk_id, provider_metadata=wrap_metadata(fields))
         if part.content:
@@ -372,6 +444,109 @@ class VercelAIEventStream(ToolHooks, MessageHooks, StreamEncoder[_OpenPart]):
             self._message.ui_only_sent()
         return _data(type=f'data-{event.name}', id=event.id, data=event.data, transient=event.transient or None)
 
+    # ------------------------------------------------------------- who answers a call, tool results
+
+    def _tool_call_ready(self, event: ev.ToolCallReady, *, late: bool) -> bytes:
+        call_id = event.tool_call_id
+        self._waiting.add(call_id)
+        if not late:
+            return b''
+        if event.answered_by == 'client':
+            if call_id in self._started_calls:
+                warnings.warn(
+                    f'ToolCallReady for {call_id!r} came after its step ended: the client already holds the call '
+                    'without the client-tool mark, so its result will not verify on the next turn',
+                    UserWarning,
+                    stacklevel=4,
+                )
+            return b''
+        call = self._collector.tool_call(call_id)
+        if call is None:
+            warnings.warn(f'no tool call {call_id!r} to ask an approval for', UserWarning, stacklevel=4)
+            return b''
+        return self._ask_approval(call)
+
+    def _ask_approval(self, call: ToolCallPart) -> bytes:
+        approval_id = self._keyring.approval_id(self._thread_id, call)
+        self._approvals[call.tool_call_id] = {'id': approval_id}
+        return _approval_request(approval_id=approval_id, tool_call_id=call.tool_call_id)
+
+    def _retry_prompt(self, part: RetryPromptPart) -> bytes:
+        # A legacy tool-less retry has no place in an assistant message: only collected, and counted.
+        self._request_slot += 1
+        return b''
+
+    def _tool_result(self, event: ev.ToolResult) -> bytes:
+        part = event.part
+        slot = self._request_slot
+        self._request_slot += 1
+        call_id = part.tool_call_id
+        self._waiting.discard(call_id)
+        started = call_id in self._started_calls
+        if not started and not self._continues:
+            warnings.warn(
+                f'a result for tool call {call_id!r}, which this stream did not send and does not continue; '
+                'the client could not place it, so it was not sent',
+                UserWarning,
+                stacklevel=4,
+            )
+            return b''
+        state, value, fields = tool_result(part, slot, json_ready=_as_is, sig=self._keyring.sign_part(part))
+        if state == 'output-available':
+            return _output_available(tool_call_id=call_id, output=value, provider_metadata={PROVIDER_KEY: fields})
+        if state == 'output-error':
+            return _output_error(tool_call_id=call_id, error_text=value, provider_metadata={PROVIDER_KEY: fields})
+        sent = self._started_calls[call_id] if started else None
+        out = _denial(call_id, value, fields, sent, self._approvals, self._continued)
+        return out + _output_denied(tool_call_id=call_id)
+
+    # -------------------------------------------------------------------------- beside the parts
+
+    def _native_tool_result(self, event: ev.NativeToolResult) -> bytes:
+        part = event.part
+        response = self._current
+        assert response is not None  # the skeleton opened one
+        slot = len(response.parts) - 1  # the collector (fed first) has just appended the return
+        at = self._native_slots.get(part.tool_call_id)
+        out = native_result(part, self._keyring.sign_part(part), None if at is not None and slot == at + 1 else slot)
+        if part.tool_call_id not in self._results_after_end:
+            return out
+        self._results_after_end[part.tool_call_id] += out  # its call is still streaming: after its end, then
+        return b''
+
+    def _citation_added(self, event: ev.CitationAdded) -> bytes:
+        slot = self._text_slots.get(event.index)
+        if self._text_open(event.index) or self._current is None or slot is None:
+            return b''  # still streaming: its sources follow its `text-end`
+        return source_chunks(self._current, slot, self._keyring)
+
+    def _response_info(self, event: ev.ResponseInfo) -> bytes:
+        return self._message.response_info()
+
+    def _message_metadata(self, event: ev.MessageMetadata) -> bytes:
+        return self._message.message_metadata(event.metadata)
+
+    def _state_snapshot(self, event: ev.StateSnapshot) -> bytes:
+        return self._message.state(self._collector.state, step_open=self._step_open)
+
+    def _state_delta(self, event: ev.StateDelta) -> bytes:
+        return self._message.state(self._collector.state, step_open=self._step_open)
+
+    def _step_started(self, event: ev.StepStarted) -> bytes:
+        return b''
+
+    def _step_finished(self, event: ev.StepFinished) -> bytes:
+        return b''
+
+    def _activity_snapshot(self, event: ev.ActivitySnapshot) -> bytes:
+        return activity(event)
+
+    def _activity_delta(self, event: ev.ActivityDelta) -> bytes:
+        return activity(event)
+
+    def _raw_event(self, event: ev.RawEvent) -> bytes:
+        return b''
+
     # ------------------------------------------------------------------------------ request side
 
     def _retry_feedback(self, event: ev.RetryFeedback) -> bytes:
@@ -392,6 +567,252 @@ class VercelAIEventStream(ToolHooks, MessageHooks, StreamEncoder[_OpenPart]):
 
     def _run_cancelled(self, event: ev.RunCancelled) -> bytes:
         return self._close_step() + _abort(reason=event.reason) + _DONE
+
+
+# ------------------------------------------------------------------------------------------ denials
+# `tool-output-denied` carries no metadata, and the client keeps a denied tool part only with its approval; the
+# one place it keeps anything of a denial's result is the call metadata, which `tool-approval-response` replaces.
+# So a denial goes out as that answer (with the call metadata the client holds plus the result's under `result`),
+# then `tool-output-denied`; a denial the client never asked for is first an approval request answered `false`.
+
+
+def _denial(
+    call_id: str,
+    reason: str,
+    fields: dict[str, Any],
+    sent_call: dict[str, Any] | None,
+    approvals: dict[str, dict[str, Any]],
+    continued: UIMessage | None,
+) -> bytes:
+    """The approval answer for a denial of `call_id` (`fields`: its signed result metadata). `sent_call` is the
+    call metadata this stream sent, when it sent the call; `approvals` the approvals it asked for (the answer is
+    recorded there); `continued` the message the run continues, which holds a call this stream did not send."""
+    if sent_call is not None:
+        metadata: dict[str, Any] = {PROVIDER_KEY: {**sent_call, 'result': fields}}
+        asked = approvals.get(call_id)
+        if asked is None:
+            return _asked_and_denied(call_id, reason, metadata)  # a denial the client never asked for
+        approvals[call_id] = {**asked, 'approved': False, 'reason': reason}
+        return _denied(asked['id'], reason, metadata)
+    part = _continued_call(continued, call_id)
+    if part is None:
+        return b''  # the client holds the call, but this stream was not given it: the result stays bare
+    approval = part.approval
+    if approval is not None and approval.approved is False:
+        # The client's own answer stays as it wrote it, its reason included; the denial's text goes beside.
+        fields = denial_text(fields, reason, approval.reason)
+    held = part.call_provider_metadata or {}
+    metadata = {**held, PROVIDER_KEY: {**held.get(PROVIDER_KEY, {}), 'result': fields}}
+    if approval is None:
+        return _asked_and_denied(call_id, reason, metadata)
+    return _denied(approval.id, None if approval.approved is False else reason, metadata)
+
+
+def _continued_call(continued: UIMessage | None, tool_call_id: str) -> ToolUIPart | DynamicToolUIPart | None:
+    if continued is None:
+        return None
+    for part in continued.parts:
+        if isinstance(part, ToolUIPart | DynamicToolUIPart) and part.tool_call_id == tool_call_id:
+            return part
+    return None
+
+
+def _denied(approval_id: str, reason: str | None, metadata: dict[str, Any]) -> bytes:
+    return _approval_response(approval_id=approval_id, approved=False, reason=reason, provider_metadata=metadata)
+
+
+def _asked_and_denied(call_id: str, reason: str, metadata: dict[str, Any]) -> bytes:
+    """An approval request answered `false` at once: the client keeps a denied call only with its approval."""
+    request = _approval_request(approval_id=call_id, tool_call_id=call_id)
+    return request + _denied(call_id, reason, metadata)
+
+
+# --------------------------------------------------------------------------- the message's carriers
+
+
+class MessageCarrier:
+    """The message-wide state of one stream: steps counted, the state's place, the steps' late info sent."""
+
+    def __init__(self, continued: UIMessage | None, keyring: Keyring | None = None) -> None:
+        self._continued = continued
+        self._keyring = keyring
+        self._state_sent = False
+        self._offset = 0
+        self._steps: dict[int, dict[str, Any]] = {}
+        """Each step's late info as the client holds it (the continued message's, then this run's)."""
+        if continued is not None:
+            self._offset = sum(isinstance(part, StepStartUIPart) for part in continued.parts)
+            held: Any = continued.metadata
+            ours = cast('dict[str, Any]', held).get(PROVIDER_KEY) if isinstance(held, dict) else None
+            kept = cast('dict[str, Any]', ours).get('steps') if isinstance(ours, dict) else None
+            for key, entry in cast('dict[str, Any]', kept).items() if isinstance(kept, dict) else ():
+                if key.isdigit() and isinstance(entry, dict):
+                    self._steps[int(key)] = cast('dict[str, Any]', entry)
+        self._response: ModelResponse | None = None
+        self._responses = 0
+        self._ui_only = 0
+        """UI-only parts (kept custom data) sent in the current step: the state part's slot among them."""
+        self._state_due = False
+        self._info_due = False
+        self._state_at: tuple[int, int, int] | None = None
+        """Where the client holds the state part: (step, position, slot), as `state_placement` reads it."""
+
+    @property
+    def _step(self) -> int:
+        return self._offset + self._responses - 1
+
+    def step_started(self, response: ModelResponse, state: Any) -> bytes:
+        """A step starts (`response`, the collector's): what waited for one goes out in it."""
+        self._response = response
+        self._responses += 1
+        self._ui_only = 0
+        out = b''
+        if self._state_due:
+            out += self.state(state, step_open=True)
+        if self._info_due:
+            self._info_due = False
+            out += self.response_info()
+        return out
+
+    def ui_only_sent(self) -> None:
+        self._ui_only += 1
+
+    def state(self, state: Any, *, step_open: bool) -> bytes:
+        if not step_open or self._response is None:
+            self._state_due = True
+            return b''
+        self._state_due = False
+        self._state_sent = True
+        if self._state_at is None:
+            self._state_at = self._continued_state_at() or (self._step, len(self._response.parts), self._ui_only)
+        return _data(type=STATE_TYPE, id=STATE_ID, data=state)
+
+    def _continued_state_at(self) -> tuple[int, int, int] | None:
+        """The place of the state part the continued message holds: the client replaces its data in place."""
+        continued = self._continued
+        if continued is None or not any(is_state_part(part) for part in continued.parts):
+            return None
+        from .load import load_messages  # load imports nothing of the stream; only a continued state needs it
+
+        loaded = [m for m in load_messages([continued.model_dump(mode='json')]) if isinstance(m, ModelResponse)]
+        return state_placement(loaded[-1]) if loaded else None
+
+    def message_metadata(self, metadata: dict[str, Any]) -> bytes:
+        return _metadata(message_metadata=metadata)
+
+    def response_info(self) -> bytes:
+        """The current step's late info, when it changed, with the message's new totals."""
+        if self._response is None:
+            self._info_due = True  # the collector keeps it for the first response too
+            return b''
+        entry = late_info(self._response)
+        if entry is None or self._steps.get(self._step) == entry:
+            return b''
+        self._steps[self._step] = entry
+        totals = summary(self._steps[step] for step in sorted(self._steps))
+        return _metadata(message_metadata={PROVIDER_KEY: {**totals, 'steps': {str(self._step): entry}}})
+
+    def at_end(self, state: Any) -> bytes:
+        """The run ends: the state still due (sent at the end of the last step), and the last step's late info
+        if the run's end changed it (its finish reason)."""
+        out = b''
+        if self._state_due and self._response is not None:
+            self._state_due = False
+            self._state_sent = True
+            if self._state_at is None:
+                self._state_at = self._continued_state_at() or (self._step, len(self._response.parts), self._ui_only)
+            out += _data(type=STATE_TYPE, id=STATE_ID, data=state)
+        if self._state_sent and self._keyring is not None:
+            # The state the message now holds, signed once it is final (`_message_info.state_fields`).
+            out += _metadata(message_metadata={PROVIDER_KEY: state_fields(state, self._keyring)})
+        return out + self.response_info() if self._response is not None else out
+
+    def amend(self, messages: list[ModelMessage]) -> list[ModelMessage]:
+        """The collector's messages as loading reads the client's message back: the application's message
+        metadata merged onto the last response, and there the state part's place (`state_at`)."""
+        indexes = [index for index, message in enumerate(messages) if isinstance(message, ModelResponse)]
+        if not indexes:
+            return messages
+        merged: dict[str, Any] = {}
+        for index in indexes:
+            metadata = messages[index].metadata or {}
+            if MESSAGE_METADATA_KEY in metadata and index != indexes[-1]:
+                merged.update(metadata[MESSAGE_METADATA_KEY])
+                rest = {key: value for key, value in metadata.items() if key != MESSAGE_METADATA_KEY}
+                messages[index] = messages[index].model_copy(update={'metadata': rest or None})
+        last = messages[indexes[-1]]
+        metadata = dict(last.metadata or {})
+        if merged:
+            metadata[MESSAGE_METADATA_KEY] = {**merged, **metadata.get(MESSAGE_METADATA_KEY, {})}
+        if self._state_at is not None:
+            step, position, slot = self._state_at
+            metadata[SIDECAR_KEY] = {
+                **sidecar(metadata),
+                'state_at': {'step': step, 'position': position, 'slot': slot},
+            }
+        if merged or self._state_at is not None:
+            messages[indexes[-1]] = last.model_copy(update={'metadata': metadata})
+        return messages
+
+
+def source_chunks(response: ModelResponse, slot: int, keyring: Keyring | None = None) -> bytes:
+    """The sources of the text part at `response.parts[slot]`: all of them at its end, or (with `keyring`) only
+    its last citation's, signed with the text it completes (its `text-end` signed the citations known then)."""
+    part = response.parts[slot]
+    assert isinstance(part, TextPart) and part.citations
+    text_index = sum(isinstance(other, TextPart) for other in response.parts[:slot])
+    if keyring is None:
+        parts = source_parts(part, text_index)
+    else:
+        parts = source_parts(part, text_index, len(part.citations) - 1, keyring.sign_part(part))
+    out = b''
+    for source in parts:
+        if isinstance(source, SourceUrlUIPart):
+            metadata = source.provider_metadata
+            out += _source_url(
+                source_id=source.source_id, url=source.url, title=source.title, provider_metadata=metadata
+            )
+        else:
+            out += _source_document(
+                source_id=source.source_id,
+                media_type=source.media_type,
+                title=source.title,
+                filename=source.filename,
+                provider_metadata=source.provider_metadata,
+            )
+    return out
+
+
+def native_call_end(call: NativeToolCallPart, response: dict[str, Any] | None, sig: str, error: str | None) -> bytes:
+    """A native call's arguments are complete: sent at once (a provider runs it; nothing waits for a mark)."""
+    fields: dict[str, Any] = {
+        'tool_call_id': call.tool_call_id,
+        'tool_name': call.tool_name,
+        'input': native_input(call),
+        'provider_executed': True,
+        'provider_metadata': {PROVIDER_KEY: native_call_fields(call, response, sig)},
+    }
+    return _tool_input_available(**fields) if error is None else _tool_input_error(**fields, error_text=error)
+
+
+def native_result(part: NativeToolReturnPart, sig: str, position: int | None) -> bytes:
+    """`position`: where the return sits in its response, when not right after its call (as the dump keeps it)."""
+    return _output_available(
+        tool_call_id=part.tool_call_id,
+        output=part.content,
+        provider_executed=True,
+        provider_metadata={PROVIDER_KEY: native_result_fields(part, sig, position)},
+    )
+
+
+def activity(event: ActivitySnapshot | ActivityDelta) -> bytes:
+    """The fields of AG-UI's ACTIVITY_SNAPSHOT / ACTIVITY_DELTA, so a UI handles both protocols' alike."""
+    data: dict[str, Any] = {'activityType': event.activity_type}
+    if isinstance(event, ActivitySnapshot):
+        data.update(content=event.content, replace=event.replace)
+    else:
+        data['patch'] = event.patch
+    return _data(type='data-activity', id=event.message_id, data=data, transient=True)
 
 
 def encode_events(events: Iterable[ev.AgentEvent], **kwargs: Any) -> bytes:
