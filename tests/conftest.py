@@ -13,7 +13,9 @@ Failing examples are kept in `.hypothesis/` and replayed first by either profile
 """
 
 import os
+from collections import Counter
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from hypothesis import settings
@@ -37,6 +39,41 @@ def anyio_backend() -> str:
     """Async tests run on asyncio. anyio's own fixture would run each on every backend installed, and trio is
     installed for the streaming tests, which ask for both (`tests/server/test_streaming.py`)."""
     return 'asyncio'
+
+
+SLOWEST_FIRST = (
+    'e2e/test_quickstart.py',
+    'e2e/test_matrix.py',
+    'server/store/test_workers.py',
+    'server/store/test_resume_processes.py',
+    'e2e/test_page.py',
+    'e2e/test_forgery_corpus.py',
+    'e2e/test_signed_history.py',
+    'bridge/test_remote_agents.py',
+    'e2e/test_hostile_load.py',
+    'e2e/test_keep_alive.py',
+    'e2e/test_page_reload.py',
+    'e2e/test_serve_command.py',
+    'bridge/test_cli_remote.py',
+    'e2e/test_errors_and_cancel.py',
+    'server/test_attachment_limits.py',
+    'client/test_clients.py',
+)
+"""The modules that take longest, longest first (under tests/): each starts servers, a browser, Node drivers or
+fresh environments, and holds few tests. `make test`'s two workers take whole modules in the session's order
+(`--dist loadfile`, with `--no-loadscope-reorder` in pyproject.toml: xdist's own order puts the modules with
+the most tests first, and so these last, where one of them would keep a worker busy long after the other is
+done). The order is only a schedule: what runs, and what each test asserts, is the same in any order."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The modules of `SLOWEST_FIRST` first, in its order, then the others, those with the most tests first (as
+    xdist would order them); each module's tests in their own order. Every worker collects alike, so every worker
+    sorts alike."""
+    tests = Path(__file__).parent
+    first = {tests / name: rank for rank, name in enumerate(SLOWEST_FIRST)}
+    counts = Counter(item.path for item in items)
+    items.sort(key=lambda item: (first.get(item.path, len(first)), -counts[item.path], str(item.path)))
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

@@ -89,3 +89,16 @@ def test_a_started_job_runs_on_the_worker_and_its_error_reaches_every_asker() ->
         with pytest.raises(ValueError, match='broken'):
             job.result()
     assert len(threads) == 1 and threads[0].startswith('tests-background')
+
+
+def test_the_modules_scheduled_first_exist() -> None:
+    """tests/conftest.py's `SLOWEST_FIRST` names modules by path: a renamed or removed one must not drop out of the
+    schedule unnoticed."""
+    tree = ast.parse((TESTS / 'conftest.py').read_text(encoding='utf-8'))
+    [listed] = [
+        ast.literal_eval(node.value)
+        for node in tree.body
+        if isinstance(node, ast.Assign) and any(getattr(t, 'id', None) == 'SLOWEST_FIRST' for t in node.targets)
+    ]
+    assert listed and len(set(listed)) == len(listed)
+    assert [name for name in listed if not (TESTS / name).is_file()] == []

@@ -4,7 +4,9 @@ block, read from the README so the two cannot drift) runs under uvicorn and `pyt
 answering the real `ai@7` client and the README's own `@ag-ui/client` snippet.
 
 Building and installing take much of this module's time: it is a module of its own, so `make test`'s other worker
-runs the rest of the suite meanwhile (`--dist loadfile`)."""
+runs the rest of the suite meanwhile (`--dist loadfile`). uv (a dev dependency) builds the wheel and makes and fills
+the environments: it reads the same metadata and resolves from the same package index as pip, at a fraction of
+pip's CPU time (pip's resolver and installer are Python, run once per environment)."""
 
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ from typing import Any
 import httpx
 import pytest
 from e2e_support import CLIENTS, run_node, serving_command
+from uv import find_uv_bin
 
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / 'README.md').read_text(encoding='utf-8')
@@ -48,19 +51,20 @@ def run(args: list[str], cwd: Path | None = None) -> subprocess.CompletedProcess
 
 
 def fresh_venv(folder: Path, requirement: str) -> Path:
-    """A new virtual environment with `requirement` installed by pip, from the package index as a user's would be;
-    its python. (This environment's pip installs into it: creating one without pip saves seeding pip each time.)"""
-    run([sys.executable, '-m', 'venv', '--without-pip', str(folder)])
+    """A new virtual environment (of this interpreter's Python, without pip) with `requirement` installed from the
+    package index, as a user's would be; its python."""
+    run([find_uv_bin(), 'venv', '--quiet', '--python', sys.executable, str(folder)])
     python = folder / 'bin' / 'python'
-    run([sys.executable, '-m', 'pip', '--python', str(python), 'install', '--quiet', '--no-compile', requirement])
+    run([find_uv_bin(), 'pip', 'install', '--quiet', '--python', str(python), requirement])
     return python
 
 
 @pytest.fixture(scope='module')
 def venvs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """The wheel `pip wheel` builds from this tree, installed with every extra and with none; each one's python."""
+    """The wheel built from this tree (by its build backend, in an isolated build environment, as `pip wheel`
+    does), installed with every extra and with none; each one's python."""
     base = tmp_path_factory.mktemp('quickstart')
-    run([sys.executable, '-m', 'pip', 'wheel', '--quiet', '--no-deps', '-w', str(base / 'dist'), str(ROOT)])
+    run([find_uv_bin(), 'build', '--quiet', '--wheel', '--out-dir', str(base / 'dist'), str(ROOT)])
     (wheel,) = (base / 'dist').glob('uibridge-*.whl')
     wanted = {'full': f'uibridge[{",".join(EXTRAS)}] @ {wheel.as_uri()}', 'core': f'uibridge @ {wheel.as_uri()}'}
     with ThreadPoolExecutor(len(wanted)) as pool:

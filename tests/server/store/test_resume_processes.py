@@ -17,7 +17,7 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import httpx
 import pytest
@@ -25,7 +25,7 @@ import pytest
 from services_support import postgres_schema
 
 sys.path.insert(0, str(Path(__file__).parents[2] / 'e2e'))
-from e2e_support import run_node
+from e2e_support import run_nodes
 from resume_support import (
     HANG_GUARD,
     SECRET,
@@ -120,11 +120,23 @@ def servers(redis_url: str, postgres_url: str, tmp_path_factory: pytest.TempPath
         )
 
 
+@pytest.fixture(scope='module')
+def resumed(servers: Servers) -> dict[str, tuple[dict[str, Any], dict[str, Any]]]:
+    """The real `ai@7` client's resumed runs, all played at once (each waits on the slow answer): per store shared
+    by processes, sending to one and resuming from another; and on SQLite, resuming from the producing process.
+    Each one's spec and what the client ended with."""
+    specs = {shared: {**resume_spec(*getattr(servers, shared)[:2]), 'lastOnly': True} for shared in SHARED}
+    specs['sqlite'] = resume_spec(servers.on_sqlite, servers.on_sqlite)
+    results = run_nodes({name: ('vercel_resume.mjs', spec) for name, spec in specs.items()})
+    return {name: (specs[name], results[name]) for name in specs}
+
+
 @pytest.mark.parametrize('shared', SHARED)
-def test_the_real_client_resumes_on_another_process_sharing_the_store(servers: Servers, shared: str) -> None:
-    first, second, _ = getattr(servers, shared)
-    spec = {**resume_spec(first, second), 'lastOnly': True}
-    result = run_node('vercel_resume.mjs', spec)
+def test_the_real_client_resumes_on_another_process_sharing_the_store(
+    servers: Servers, resumed: dict[str, tuple[dict[str, Any], dict[str, Any]]], shared: str
+) -> None:
+    _, second, _ = getattr(servers, shared)
+    spec, result = resumed[shared]
     check_resumed(result)
     # The stored chat, read on the other process, is what the client holds.
     chat = spec['runs'][1]['chatId']
@@ -133,9 +145,11 @@ def test_the_real_client_resumes_on_another_process_sharing_the_store(servers: S
     assert httpx.get(f'{second}/api/chat/{chat}', headers={'x-demo-user': 'bob'}).status_code == 404
 
 
-def test_the_real_client_resumes_on_the_producing_process_with_sqlite(servers: Servers) -> None:
-    base = servers.on_sqlite
-    check_resumed(run_node('vercel_resume.mjs', resume_spec(base, base)))
+def test_the_real_client_resumes_on_the_producing_process_with_sqlite(
+    resumed: dict[str, tuple[dict[str, Any], dict[str, Any]]],
+) -> None:
+    _, result = resumed['sqlite']
+    check_resumed(result)
 
 
 @pytest.mark.parametrize('shared', SHARED)
