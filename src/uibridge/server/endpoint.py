@@ -31,7 +31,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
-from collections.abc import Generator, Iterable, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
@@ -291,11 +291,19 @@ class ChatEndpoint(Generic[RequestT]):
 
     def parse_body(self, body: bytes) -> tuple[RequestT, RunInput]:
         """The body as the protocol's request and its run input (`Rejected` for anything it cannot take)."""
-        parsed = parse_json_object(body)
-        check_limits(parsed, self.limits)
-        request, run_input = self._parse(parsed)
-        self.attachment_limits.check(run_input.history)
+        request, run_input, _ = self.parse_body_with(body, self.binding.parse)
         return request, run_input
+
+    def parse_body_with(
+        self, body: bytes, parse: Callable[[Mapping[str, Any]], tuple[RequestT, RunInput]], *, later: bool = False
+    ) -> tuple[RequestT, RunInput, int]:
+        """`parse_body` with another parser. With `later`, what the messages hold is left for the caller to check
+        (`limits.check_message_limits`) as it reads them, with the `max_json_values` budget returned."""
+        parsed = parse_json_object(body)
+        budget = check_limits(parsed, self.limits, later=later)
+        request, run_input = self._parse(parsed, parse)
+        self.attachment_limits.check(run_input.history)
+        return request, run_input, budget
 
     async def _principal(self, scope: Scope, headers: Mapping[str, str]) -> str | None:
         """The principal `authorize` names (401 when it refuses), or `None` without a hook."""
@@ -314,10 +322,12 @@ class ChatEndpoint(Generic[RequestT]):
         except TimeoutError:
             raise Rejected(408, f'the body did not arrive within {self.body_timeout:g} seconds') from None
 
-    def _parse(self, body: Mapping[str, Any]) -> tuple[RequestT, RunInput]:
+    def _parse(
+        self, body: Mapping[str, Any], parse: Callable[[Mapping[str, Any]], tuple[RequestT, RunInput]]
+    ) -> tuple[RequestT, RunInput]:
         try:
             with _warnings_logged(self.binding.name):
-                return self.binding.parse(body)
+                return parse(body)
         except InputError as error:
             raise Rejected(422, error.message, error.path) from None
         except RecursionError:

@@ -37,14 +37,15 @@ import anyio
 from ..core.diagnostics import collect_warnings
 from ..core.messages import ModelMessage
 from ..core.provenance import Keyring
-from ..core.run import ToolApproval
+from ..core.run import RunInput, ToolApproval
 from ..core.sanitize import sanitize_verified
 from ..core.stream import EventStreamEncoder
 from ..core.verification import SignatureClaims, verify_history
 from .approvals import first_uses
 from .asgi import Receive, Send
 from .body import Rejected
-from .managed import ManagedInput, kept_input, stored_claims
+from .limits import check_message_limits
+from .managed import CheckRead, ManagedInput, kept_input, stored_claims
 from .offload import in_worker, off_loop
 from .resume import Detached, Stoppable, serve_stream
 from .run import AgentRun, history_state
@@ -73,8 +74,24 @@ class StoredBinding:
     error_frame: bytes
     chat_id_path: str
     """Where the chat id is in the protocol's request (Vercel `id`, AG-UI `threadId`)."""
+    reads_messages_late: bool
+    """Whether `parse_managed` leaves the messages for `managed_input` to read (and check against the request
+    limits, with the `check` it is given), once it knows which of them the stored history already has."""
 
-    def managed_input(self, request: Any, stored: Sequence[ModelMessage], keyring: Keyring) -> ManagedInput:
+    def parse_managed(self, body: Mapping[str, Any]) -> tuple[Any, RunInput]:
+        """`parse`, reading no more of the client's messages than `managed_input` needs of them before it has the
+        stored history."""
+        raise NotImplementedError
+
+    def managed_input(
+        self,
+        request: Any,
+        stored: Sequence[ModelMessage],
+        keyring: Keyring,
+        kept: object = None,
+        check: CheckRead | None = None,
+    ) -> ManagedInput:
+        """`kept`: the `ManagedInput.index` of the chat's last turn, when the claimed history is the one it left."""
         raise NotImplementedError
 
     def with_snapshot(
@@ -91,7 +108,15 @@ class StoredBinding:
 
 def _stored_binding(endpoint: ChatEndpoint[Any]) -> StoredBinding:
     binding: Any = endpoint.binding
-    needed = ('managed_input', 'with_snapshot', 'dump_json', 'stamp', 'chat_id_path')
+    needed = (
+        'parse_managed',
+        'reads_messages_late',
+        'managed_input',
+        'with_snapshot',
+        'dump_json',
+        'stamp',
+        'chat_id_path',
+    )
     if not all(hasattr(binding, name) for name in needed):
         raise TypeError(f'the {endpoint.binding.name} binding does not support server-managed history')
     return binding
@@ -156,7 +181,8 @@ async def run_managed(
     store = _store(endpoint)
     binding = _stored_binding(endpoint)
     views = endpoint.stored_views
-    request, run_input = await off_loop(endpoint.parse_body, body, size=len(body))
+    parse = partial(endpoint.parse_body_with, parse=binding.parse_managed, later=binding.reads_messages_late)
+    request, run_input, budget = await off_loop(parse, body, size=len(body))
     if not is_chat_id(run_input.thread_id):
         raise Rejected(422, f'a chat id is {CHAT_ID_RULE}', binding.chat_id_path)
     try:
@@ -170,7 +196,7 @@ async def run_managed(
         await endpoint.check_quota(claim.chat_id, principal, headers, len(body), stored=claim.sizes)
         # Checking costs what the views kept for the chat do not already cover (all of it on a first turn).
         size = sum(claim.sizes[views.settled_up_to(claim) :]) + len(body)
-        prepared = await off_loop(_prepare, endpoint, binding, request, run_input, claim, size=size)
+        prepared = await off_loop(_prepare, endpoint, binding, request, run_input, claim, budget, size=size)
         approvals = await first_uses(prepared.checked.approvals, endpoint.approval_ledger)
         run, encoder = await off_loop(_finish, endpoint, binding, prepared, approvals, size=size)
         run.principal = principal
@@ -189,7 +215,8 @@ async def run_managed(
             messages = prepared.added + produced
             committed = await _commit(store, claim, messages, replace_from, state if found else KEEP_STATE)
             if committed:
-                views.committed(claim, prepared.cut, prepared.settled)
+                index = prepared.managed.index if prepared.managed.prefix == len(claim.messages) else None
+                views.committed(claim, prepared.cut, prepared.settled, index)
 
         with observe_run(run, encoder):
             await _stream(endpoint, store, claim, run, encoder, receive, send, commit_run)
@@ -219,15 +246,18 @@ class _Prepared:
 
 
 def _prepare(
-    endpoint: ChatEndpoint[Any], binding: StoredBinding, request: Any, run_input: Any, claim: RunClaim
+    endpoint: ChatEndpoint[Any], binding: StoredBinding, request: Any, run_input: Any, claim: RunClaim, budget: int
 ) -> _Prepared:
     """The stored history (cut for regenerate and edit) and what the client adds, within the chat limits: the
     stored part before its last response as the endpoint settled it (`stored_view`; settled here, once, when it
     has not), the rest with the additions checked as client input always is, every stored part trusted as the
     server's own. In one call, so that it can run in a worker thread when it is large."""
     with endpoint.preparing():
-        managed = binding.managed_input(request, claim.messages, endpoint.keyring)
+        kept = endpoint.stored_views.index(claim)
+        check = partial(check_message_limits, limits=endpoint.limits, budget=budget)
+        managed = binding.managed_input(request, claim.messages, endpoint.keyring, kept, check)
         history = claim.messages[: managed.prefix]
+        endpoint.attachment_limits.check(managed.added)
         endpoint.chat_limits.check(
             claim.sizes[: managed.prefix], [len(item) for item in encode_messages(managed.added)]
         )
