@@ -140,7 +140,8 @@ class _ServerStateFirst(_Wrapped):
 
 class AGUIEndpoint(ChatEndpoint[AGUIRunRequest]):
     """`POST` endpoint for an AG-UI `RunAgentInput`; see `ChatEndpoint` for the options. `run.request` is the
-    `AGUIRunRequest` (`.input` is the SDK's `RunAgentInput`: `context`, `forwardedProps`, ...)."""
+    `AGUIRunRequest` (`.input` is the SDK's `RunAgentInput`: `context`, `forwardedProps`, ...). With a store,
+    `.input.messages` holds only the messages the server read: those after the last one the chat already has."""
 
     def __init__(self, agent: Agent, **options: Unpack[EndpointOptions]) -> None:
         super().__init__(agent, AGUIBinding(), **options)
