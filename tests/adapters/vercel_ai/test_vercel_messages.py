@@ -310,7 +310,7 @@ def test_approval_states_load_as_calls_and_dump_back() -> None:
             '1.parts.0',
         ),
         (
-            {'id': 'u', 'role': 'user', 'parts': [{'type': 'text', 'text': 'a'}, {'type': 'reasoning', 'text': 'b'}]},
+            {'id': 's', 'role': 'system', 'parts': [{'type': 'text', 'text': 'a'}, {'type': 'reasoning', 'text': 'b'}]},
             '1.parts.1',
         ),
         (

@@ -6,9 +6,10 @@ Layout (the inverse of `load.py`):
   message with `text` and `file` parts (binary content as a data URL);
 - model responses are `assistant` messages, one `step-start` per response; responses separated only by
   requests of tool results share one message, as the client builds it from a multi-step stream;
-- a tool call is one `tool-{name}` part merged with its result: `output-available`, `output-error` (a failed
-  tool, or a tool-bound `RetryPromptPart`: `errorText` without the "Fix the errors" directive, the exact
-  part kept in `resultProviderMetadata.uibridge.retry`), `output-denied`; a call still waiting is
+- a tool call is one `tool-{name}` part (`dynamic-tool` for a call in the response's
+  `uibridge_dynamic_tools`: a tool the UI does not know by name) merged with its result: `output-available`,
+  `output-error` (a failed tool, or a tool-bound `RetryPromptPart`: `errorText` without the "Fix the errors"
+  directive, the exact part kept in `resultProviderMetadata.uibridge.retry`), `output-denied`; a call still waiting is
   `input-available`, or `approval-requested` / `approval-responded` when the stream asked for an approval;
 - a `RetryFeedbackPart` is a `system` message whose one `text` part holds `render_retry_feedback(part)` and the marker
   `providerMetadata.uibridge.retry_feedback` (`uibridge.core.feedback`); a legacy tool-less `RetryPromptPart` is the
@@ -32,7 +33,7 @@ from typing import Any, Literal, cast
 
 from typing_extensions import TypeIs
 
-from ...core.events import STATE_METADATA_KEY
+from ...core.events import STATE_METADATA_KEY, dynamic_calls
 from ...core.factories import new_list
 from ...core.feedback import render_retry_feedback
 from ...core.messages import (
@@ -69,6 +70,7 @@ from ._provider_metadata import (
 )
 from ._sdk_versions import SdkVersion, downgrade_messages
 from ._sources import source_parts
+from ._ui_fields import kept_ui_fields, with_ui_fields
 from .types import (
     FileUIPart,
     ProviderMetadata,
@@ -306,6 +308,8 @@ def _dump_response(
     reasoning_ids: dict[str, Any] = cast('dict[str, Any]', kept_ids) if isinstance(kept_ids, dict) else {}
     kept_bare = side.get('bare_results')
     bare_results: set[Any] = set(cast('list[Any]', kept_bare)) if isinstance(kept_bare, list) else set()
+    dynamic = dynamic_calls(response)
+    ui_fields = kept_ui_fields(side)
     returns: dict[str, tuple[int, NativeToolReturnPart]] | None = None  # built at the step's first native call
     texts = 0
     pending = 0
@@ -330,11 +334,16 @@ def _dump_response(
                 request=request,
                 signatures=(call_sig, result_sig),
                 mark=mark,
+                dynamic=part.tool_call_id in dynamic,
             )
-            parts.append(tool)
+            parts.append(with_ui_fields(tool, ui_fields.get(str(position))) if ui_fields else tool)
         elif isinstance(part, TextPart | ThinkingPart | FilePart):
-            metadata = wrap_metadata(part_metadata(part, info, None if signer is None else signer.sign_part(part)))
-            parts.append(_content_part(part, metadata, reasoning_ids, position))
+            fields = part_metadata(part, info, None if signer is None else signer.sign_part(part))
+            kept = ui_fields.get(str(position)) if ui_fields else None
+            if isinstance(kept, dict) and 'filename' in kept:
+                fields.pop('filename', None)  # the UI had it on the part itself: it goes back there
+            content = _content_part(part, wrap_metadata(fields), reasoning_ids, position)
+            parts.append(with_ui_fields(content, kept) if kept is not None else content)
             if isinstance(part, TextPart):
                 if part.citations:
                     parts.extend(source_parts(part, texts))
@@ -346,7 +355,10 @@ def _dump_response(
             sigs: tuple[str | None, str | None] = (None, None)
             if signer is not None:
                 sigs = (signer.sign_part(part), None if returned is None else signer.sign_part(returned))
-            parts.append(native_tool_part(part, returned, info, sigs, None if at == position + 1 else at))
+            native = native_tool_part(
+                part, returned, info, sigs, None if at == position + 1 else at, dynamic=part.tool_call_id in dynamic
+            )
+            parts.append(with_ui_fields(native, ui_fields.get(str(position))) if ui_fields else native)
         else:
             continue  # a native return rides with its call; an opaque part is shown to no UI
         info = None

@@ -12,9 +12,11 @@ The inverse of `dump.py`, and also the reader of histories the client built itse
   part whose data is a valid marker (the live stream's form) ends the response there and becomes a
   `RetryFeedbackPart` in the request that follows; an invalid one is only UI data.
 
-A part the model cannot take (a `file` part in a system message, a reasoning part in a user message) raises
+A part the model cannot take (a `file` part in a system message, a tool part in a user message) raises
 `InputError` naming the message and part; a part type this version does not know is skipped with a
-`UserWarning`. What only the UI needs is kept in the sidecar (`_provider_metadata.py`) for `dump_messages`.
+`UserWarning`. What only the UI needs is kept in the sidecar (`_provider_metadata.py`) for `dump_messages`:
+among it, what `convertToModelMessages` shows no model either (a reasoning part in a user message, a tool part
+still `input-streaming`, sources, `custom` and `reasoning-file` parts).
 
 Given `claims`, the signature each part carries (`sig` in its `uibridge` metadata, with the `client` mark of
 a tool call) is recorded there for the part built, for `verify_history`; the messages are the same either way.
@@ -27,6 +29,7 @@ from typing import Any, cast
 
 from ...core.diagnostics import warn
 from ...core.errors import InputError
+from ...core.events import DYNAMIC_TOOLS_METADATA_KEY
 from ...core.feedback import retry_feedback_from_payload
 from ...core.messages import (
     BinaryContent,
@@ -66,6 +69,7 @@ from ._part_kinds import FILE, KINDS, STEP, TEXT, TOOL, has_step_start, kind_of
 from ._peer_history import peer_messages
 from ._provider_metadata import DERIVED_ID, SIDECAR_KEY, SIG_KEY, derived_message_id
 from ._sources import read_source
+from ._ui_fields import keep_ui_fields, ui_fields_of
 from ._validation import validate_ui_message
 from .types import (
     CustomUIPart,
@@ -155,7 +159,9 @@ class _Loader:
                 content.append(part.text)
             elif isinstance(part, FileUIPart) and message.role == 'user':
                 content.append(user_file(part, f'{index}.parts.{j}'))
-            elif isinstance(part, _UIOnly):
+            elif isinstance(part, _UIOnly) or (isinstance(part, ReasoningUIPart) and message.role == 'user'):
+                # `convertToModelMessages` shows a model none of these (a user's reasoning part neither): kept for
+                # the UI, in place.
                 inserts.append({'at': j, 'part': part.model_dump(mode='json')})
             elif isinstance(part, UnknownUIPart):
                 _warn_unknown(part, f'{index}.parts.{j}')
@@ -292,6 +298,8 @@ class _Loader:
             text = construct(TextPart, {'content': part.text, 'id': part_id})
             self.claims.add(text, fields.get(SIG_KEY))
             self.step.texts.append((len(response.parts), fields.get(SIG_KEY)))
+            if part.citations is not None:  # `ai` 7's own citations: the UI's, beside the part (`_ui_fields`)
+                keep_ui_fields(response_sidecar(response), len(response.parts), ui_fields_of(part))
             response.parts.append(text)
             return
         if part.id is not None:
@@ -315,6 +323,13 @@ class _Loader:
             content = BinaryContent.from_data_url(part.url)
         except ValueError as e:
             raise InputError(str(e), f'{path}.url') from None
+        # The file's name: the part's own field (a client's, kept there too), else uibridge's (a stream's `file`
+        # chunk has no field for it). The signature covers it: it is the file's as much as its bytes are.
+        filename = part.filename if part.filename is not None else fields.get('filename')
+        if isinstance(filename, str):
+            content.filename = filename
+        if part.filename is not None or part.provider_reference is not None:
+            keep_ui_fields(response_sidecar(response), len(response.parts), ui_fields_of(part))
         part_id = fields.get('id') if isinstance(fields.get('id'), str) else None
         file = construct(FilePart, {'content': content, 'id': part_id})
         self.claims.add(file, fields.get(SIG_KEY))
@@ -322,10 +337,30 @@ class _Loader:
 
     def _add_tool(self, part: ToolUIPart | DynamicToolUIPart) -> None:
         if part.state == 'input-streaming':
-            return  # an unfinished call: nothing a model could be shown
+            # An unfinished call, which `convertToModelMessages` skips: nothing a model could be shown. The UI
+            # keeps it, so it is kept for the UI, in its place.
+            self._keep_ui_only(part)
+            return
         response = self._current_response()
         call_fields = ours(part.call_provider_metadata)
         apply_response_info(response, call_fields.get('response'))
+        position = len(response.parts)
+        if part.type == 'dynamic-tool':
+            # A tool the UI does not know by name: nothing the model sees, so no signature covers the mark.
+            metadata = response.metadata if response.metadata is not None else {}
+            dynamic = cast('list[str]', metadata.setdefault(DYNAMIC_TOOLS_METADATA_KEY, []))
+            dynamic.append(part.tool_call_id)
+            response.metadata = metadata
+        values = part.__dict__  # a `dynamic` field only on a `dynamic-tool` part
+        if (
+            values['title'] is not None
+            or values['tool_metadata'] is not None
+            or values['preliminary']
+            or (values.get('dynamic') is False)
+        ):
+            found = ui_fields_of(part)
+            if found:
+                keep_ui_fields(response_sidecar(response), position, found)
         if part.provider_executed is True:
             self.step.add_native(response, part, call_fields, self.claims)
             return
@@ -374,7 +409,7 @@ class _Loader:
             self.out.append(self.request)
         self.request.parts.append(feedback)
 
-    def _keep_ui_only(self, part: _UIOnly | FileUIPart) -> None:
+    def _keep_ui_only(self, part: _UIOnly | FileUIPart | ToolUIPart | DynamicToolUIPart) -> None:
         response = self._current_response()
         metadata = response.metadata if response.metadata is not None else {}
         side = cast('dict[str, Any]', metadata.setdefault(SIDECAR_KEY, {}))
