@@ -586,6 +586,10 @@ def _scenarios() -> dict[str, Scenario]:
             }
         }
     )
+    # The same flows for a tool the UI does not know by name: the continued part is a `dynamic-tool` one.
+    dynamic = {DYNAMIC_TOOLS_METADATA_KEY: ['call_a1']}
+    dynamic_approved = approved.model_copy(update={'metadata': {**(approved.metadata or {}), **dynamic}})
+    dynamic_refused = refused.model_copy(update={'metadata': {**(refused.metadata or {}), **dynamic}})
     return {
         'text_deltas': Scenario(
             [
@@ -673,6 +677,35 @@ def _scenarios() -> dict[str, Scenario]:
                 RunFinished('stop'),
             ],
             history=[ask, refused],
+            continues=True,
+        ),
+        'dynamic_approved': Scenario(
+            [
+                ToolResult(
+                    ToolReturnPart(tool_name='delete_all', content='deleted', tool_call_id='call_a1', timestamp=T1)
+                ),
+                ResponseStart(),
+                PartStart(0, TextPart(content='All gone.')),
+                PartEnd(0),
+                RunFinished('stop'),
+            ],
+            history=[ask, dynamic_approved],
+            continues=True,
+        ),
+        'dynamic_refused': Scenario(
+            [
+                ToolResult(
+                    ToolReturnPart(
+                        tool_name='delete_all',
+                        content='The user denied this call: Too risky',
+                        tool_call_id='call_a1',
+                        outcome='denied',
+                        timestamp=T1,
+                    )
+                ),
+                RunFinished('stop'),
+            ],
+            history=[ask, dynamic_refused],
             continues=True,
         ),
         'denied_by_server': Scenario(
