@@ -66,7 +66,7 @@ from ._load_parts import (
 from ._load_step import Step as _Step
 from ._message_info import is_state_part, keep_state, read_message_metadata, read_state
 from ._part_kinds import FILE, KINDS, STEP, TEXT, TOOL, has_step_start, kind_of
-from ._peer_history import peer_messages
+from ._peer_history import feedback_extras, part_extras, peer_messages, result_extras, with_extras
 from ._provider_metadata import DERIVED_ID, SIDECAR_KEY, SIG_KEY, derived_message_id
 from ._sources import read_source
 from ._ui_fields import keep_ui_fields, ui_fields_of
@@ -101,8 +101,10 @@ def load_messages(
     for index, data in enumerate(ui_messages):
         message = validate_ui_message(data, index)
         migrated = peer_messages(message)  # a history pydantic-ai's own adapter stored (`_peer_history`)
-        for one in migrated if migrated is not None else (message,):
-            loader.add(index, one)
+        if migrated is None:
+            loader.add(index, message)
+        else:
+            loader.add_peer(index, migrated)
     loader.end_step()
     return loader.out
 
@@ -126,6 +128,8 @@ class _Loader:
         self.ui_only_slot = 0
         self.message_responses: list[ModelResponse] = []
         self.step = _Step()
+        self.peer = False
+        """Loading a message pydantic-ai stored: its parts take the extra keys its records give (`_peer_history`)."""
 
     # ------------------------------------------------------------------------------------- messages
 
@@ -136,6 +140,18 @@ class _Loader:
             self.end_step()
             self._add_prompt(index, message)
         self.previous_role = message.role
+
+    def add_peer(self, index: int, messages: list[UIMessage]) -> None:
+        """A message pydantic-ai stored, respelled (`peer_messages`): it claims no signature at all, whatever it
+        holds (pydantic-ai signs nothing, and the extra keys its records give a part are covered by none), and its
+        last step ends with it, so nothing of it is claimed later either."""
+        claims, self.claims, self.peer = self.claims, NO_CLAIMS, True
+        try:
+            for one in messages:
+                self.add(index, one)
+            self.end_step()
+        finally:
+            self.claims, self.peer = claims, False
 
     def _message_info(self, index: int, message: UIMessage, *, new: bool) -> dict[str, Any]:
         info: dict[str, Any] = {}
@@ -170,6 +186,8 @@ class _Loader:
         first = ours(texts[0].provider_metadata) if texts else {}
         prompt = system_part(texts, first) if message.role == 'system' else user_part(content, message.parts, first)
         if isinstance(prompt, RetryFeedbackPart):
+            if self.peer:
+                prompt = with_extras(prompt, feedback_extras(texts[0]))
             self.claims.add(prompt, cast('dict[str, Any]', first['retry_feedback']).get(SIG_KEY))
         request = self._request_for(first.get('request'))
         info = self._message_info(index, message, new=False)
@@ -296,6 +314,8 @@ class _Loader:
         part_id = fields.get('id') if isinstance(fields.get('id'), str) else None
         if isinstance(part, TextUIPart):
             text = construct(TextPart, {'content': part.text, 'id': part_id})
+            if self.peer:
+                text = with_extras(text, part_extras(part))
             self.claims.add(text, fields.get(SIG_KEY))
             self.step.texts.append((len(response.parts), fields.get(SIG_KEY)))
             if part.citations is not None:  # `ai` 7's own citations: the UI's, beside the part (`_ui_fields`)
@@ -309,6 +329,8 @@ class _Loader:
         values: dict[str, Any] = {'content': part.text, 'id': None, 'signature': None, 'provider_name': None}
         values.update(read_thinking_fields(fields))
         thinking = construct(ThinkingPart, values)
+        if self.peer:
+            thinking = with_extras(thinking, part_extras(part))
         self.claims.add(thinking, fields.get(SIG_KEY))
         response.parts.append(thinking)
 
@@ -332,6 +354,8 @@ class _Loader:
             keep_ui_fields(response_sidecar(response), len(response.parts), ui_fields_of(part))
         part_id = fields.get('id') if isinstance(fields.get('id'), str) else None
         file = construct(FilePart, {'content': content, 'id': part_id})
+        if self.peer:
+            file = with_extras(file, part_extras(part))
         self.claims.add(file, fields.get(SIG_KEY))
         response.parts.append(file)
 
@@ -362,9 +386,12 @@ class _Loader:
             if found:
                 keep_ui_fields(response_sidecar(response), position, found)
         if part.provider_executed is True:
-            self.step.add_native(response, part, call_fields, self.claims)
+            extras = (part_extras(part), result_extras(part)) if self.peer else None
+            self.step.add_native(response, part, call_fields, self.claims, extras)
             return
         call = tool_call(part, call_fields)
+        if self.peer:
+            call = with_extras(call, part_extras(part))
         client = call_fields.get('client') is True
         self.claims.add(call, call_fields.get(SIG_KEY), client=client)
         response.parts.append(call)
@@ -379,6 +406,8 @@ class _Loader:
         fields = result_fields(part, call_fields)
         result = result_part(part, fields)
         if result is not None:
+            if self.peer:
+                result = with_extras(result, result_extras(part))
             self.claims.add(result, fields.get(SIG_KEY))
             index = fields.get('index')
             if 'request' in fields:
