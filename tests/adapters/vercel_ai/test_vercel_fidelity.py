@@ -6,7 +6,8 @@ message is written as the client writes it; each version's own `safeValidateUIMe
 nothing (and `convertToModelMessages` converts them, no warning logged). Loaded and dumped again for that version,
 they come back exactly: a text part's `citations`, a tool part's `title`, `toolMetadata` and `preliminary` output,
 a `dynamic-tool` part (with the neutral history knowing the call was dynamic), a tool part still `input-streaming`
-(no call for the model, as `convertToModelMessages` skips it), a model's file, a user's reasoning part (no 422),
+(no call for the model, as `convertToModelMessages` skips it), a model's file, a steering message (the user's
+prompt between two steps), a user's reasoning part (no 422),
 and a user's file with its `filename` and `providerReference` (the provider file it names, as an `UploadedFile`).
 """
 
@@ -63,6 +64,8 @@ FOREIGN: list[dict[str, Any]] = [
     {'type': 'tool-output-available', 'toolCallId': 'c3', 'output': '50%', 'preliminary': True},
     {'type': 'file', 'url': 'data:image/png;base64,iVBORw0KGgo=', 'mediaType': 'image/png'},
     {'type': 'finish-step'},
+    # A user message that joined the running answer (`ai` 7's steering), before the step that received it.
+    {'type': 'steering-message', 'id': 'steer-1', 'parts': [{'type': 'text', 'text': 'I meant Paris, Texas.'}]},
     # A call cut off while its arguments streamed.
     {'type': 'start-step'},
     {'type': 'tool-input-start', 'toolCallId': 'c4', 'toolName': 'slow'},
@@ -183,6 +186,11 @@ def test_the_model_sees_what_convert_to_model_messages_would_show(version: SdkVe
     assert results == {'c1': {'sky': 'sunny'}, 'c2': {'n': 2}, 'c3': '50%'}
     dynamic = [call for m in responses for call in (m.metadata or {}).get(DYNAMIC_TOOLS_METADATA_KEY, [])]
     assert dynamic == ['c2']
+    # The steering message is the user's prompt between the two steps (after the first step's results), as
+    # `convertToModelMessages` makes it.
+    assert [m.kind for m in responses] == ['response', 'request', 'response']
+    after = [p.content if isinstance(p, UserPromptPart) else p.part_kind for p in responses[1].parts]
+    assert after == ['tool-return'] * 3 + (['I meant Paris, Texas.'] if version == 7 else [])
 
 
 @pytest.mark.parametrize('version', SDK_VERSIONS)

@@ -56,7 +56,14 @@ from ...core.messages import (
 from ...core.metadata import answered_by, app_metadata
 from ...core.provenance import Keyring
 from ...core.trusted import construct
-from ._dump_parts import add_ui_only, tool_part, ui_only_part, ui_only_sequence, user_content_parts, with_request
+from ._dump_parts import (
+    add_ui_only,
+    tool_part,
+    ui_only_part,
+    ui_only_sequence,
+    user_content_parts,
+    with_request,
+)
 from ._message_info import message_metadata, part_record, state_part, state_placement
 from ._native_tools import native_tool_part
 from ._provider_metadata import (
@@ -75,6 +82,7 @@ from .types import (
     FileUIPart,
     ProviderMetadata,
     ReasoningUIPart,
+    SteeringMessageUIPart,
     StepStartUIPart,
     TextUIPart,
     UIMessage,
@@ -152,9 +160,22 @@ def dump_messages(
                 continue
             if isinstance(part, OpaquePart):
                 continue  # kept in the history, shown to no UI
-            assistant = None
             info = cast('dict[str, Any]', messages_info).get(str(index)) if isinstance(messages_info, dict) else None
             bare = isinstance(info, dict) and cast('dict[str, Any]', info).get('bare') is True
+            steering = cast('dict[str, Any]', info).get('steering') if isinstance(info, dict) else None
+            if (
+                isinstance(steering, str)
+                and isinstance(part, UserPromptPart)
+                and assistant is not None
+                and request_info is None
+                and sdk_version == 7
+            ):
+                # A user message that joined the running answer (`ai` 7's steering): back inside it, in place.
+                sub_parts = user_content_parts(part, None, bare=bare)
+                if all(isinstance(sub, TextUIPart | FileUIPart) for sub in sub_parts):
+                    assistant.parts.append(construct(SteeringMessageUIPart, {'id': steering, 'parts': sub_parts}))
+                    continue
+            assistant = None
             draft = _dump_prompt(part, request_info, signer, bare=bare)
             request_info = None
             _apply_message_info(draft, info)

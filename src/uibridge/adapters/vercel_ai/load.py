@@ -42,7 +42,6 @@ from ...core.messages import (
     TextPart,
     ThinkingPart,
     UserContent,
-    UserPromptPart,
 )
 from ...core.metadata import ANSWERED_BY_METADATA_KEY, CUSTOM_DATA_METADATA_KEY, custom_data_item
 from ...core.records import read_thinking_fields
@@ -449,12 +448,19 @@ class _Loader:
 
     def _add_steering(self, part: SteeringMessageUIPart, path: str) -> None:
         # A user message that joined a running response: it ends the step, as `convertToModelMessages` has it.
+        # It stays a steering message for the UI (its id kept beside the prompt), so a dump gives it back in place.
         self.end_step()
         content: list[UserContent] = []
         for k, sub in enumerate(part.parts):
             content.append(sub.text if isinstance(sub, TextUIPart) else user_file(sub, f'{path}.parts.{k}'))
-        prompt = UserPromptPart(content=content[0] if len(content) == 1 and isinstance(content[0], str) else content)
+        first = ours(part.parts[0].provider_metadata) if part.parts else {}
+        prompt = user_part(content, list(part.parts), first)
         if self.request is None:
-            self.request = ModelRequest(parts=[])
+            self.request = construct(ModelRequest, {'parts': []})
             self.out.append(self.request)
+        info: dict[str, Any] = {'steering': part.id}
+        if 'timestamp' not in first:
+            info['bare'] = True
+        messages = cast('dict[str, Any]', request_sidecar(self.request).setdefault('messages', {}))
+        messages[str(len(self.request.parts))] = info
         self.request.parts.append(prompt)
