@@ -5,7 +5,8 @@
 
 - `transfer`: a text (with a provider's item id), then a call to `transfer` whose argument text holds an integer
   past 2**53, a whole float and its own spacing (`ARGS_TEXT`, exactly as a model would write it), for the user
-  to approve; the run sets the shared state (an integer past 2**53 in it too);
+  to approve; the run sets the shared state (an integer past 2**53 in it too); `transfer dict`: the same with
+  the arguments as a dict (`ARGS_DICT`, whose exact text a Vercel call carries beside `input` as `args_json`);
 - the verified approval of that call: the tool runs (its argument text recorded), and its result (another
   integer past 2**53, a whole float) and metadata come back, then a text;
 - `state`: the shared state, and a short text;
@@ -30,6 +31,8 @@ ACCOUNT = 12345678901234567891
 RECEIPT = 98765432109876543210
 ARGS_TEXT = '{"account": 12345678901234567891, "amount": 1.0, "memo": "rent"}'
 """A model's own argument text: spacing, a whole float, an integer JavaScript cannot hold."""
+ARGS_DICT = {'account': ACCOUNT, 'amount': 1.0, 'memo': 'rent'}
+"""The same arguments parsed: JavaScript gives them back as other text, so their exact text rides beside `input`."""
 RESULT = {'receipt': RECEIPT, 'fee': 0.0}
 RESULT_METADATA = {'ledger': 'main'}
 STATE = {'role': 'user', 'balance': RECEIPT}
@@ -76,7 +79,8 @@ class CorpusAgent:
             yield ev.PartEnd(0)
             return
         if 'transfer' in last_prompt(run.messages):
-            call = ToolCallPart(tool_name='transfer', args=ARGS_TEXT, tool_call_id=f'call_{len(self.runs)}')
+            args = ARGS_DICT if last_prompt(run.messages) == 'transfer dict' else ARGS_TEXT
+            call = ToolCallPart(tool_name='transfer', args=args, tool_call_id=f'call_{len(self.runs)}')
             yield ev.ResponseStart(model_name='corpus-model', provider_name='openai')
             yield ev.PartStart(0, TextPart(content='I will transfer it.', id=TEXT_ID))
             yield ev.PartEnd(0)

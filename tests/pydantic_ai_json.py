@@ -113,6 +113,8 @@ def _compare(ours: Any, theirs: Any, path: str, problems: list[str]) -> None:
 def _uibridge_only(ours: dict[str, Any], theirs: dict[str, Any], key: str, path: str) -> bool:
     if key == 'filename' and ours.get('kind') in _MEDIA_KINDS:
         return True
+    if key in ('url', 'provider_reference') and ours.get('kind') == 'uploaded-file':
+        return True  # the UI file part a provider file came from (Vercel `url`, a `providerReference` of several)
     if key in ('id', 'media_type', 'filename') and ours.get('kind') in ('web', 'document') and '/citations/' in path:
         return True
     if key == 'cause' and ours.get('part_kind') == 'retry-feedback':

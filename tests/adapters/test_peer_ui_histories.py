@@ -213,3 +213,86 @@ def test_uibridges_own_histories_and_other_providers_records_are_not_taken_for_p
     # A provider's own opaque reasoning blob (not JSON) is no pydantic-ai record either.
     blob = ReasoningMessage(id='r', role='reasoning', content='hm', encrypted_value='gAAAAB-provider-blob')
     assert peer_ag_ui_message(blob) is None
+
+
+# ------------------------------------------------------------------- provider ids, details and retry records
+
+DETAILS: dict[str, Any] = json.loads((ROOT / 'fixtures/vercel_ai/pydantic_ai_details.json').read_text('utf-8'))
+"""A conversation whose parts carry pydantic-ai's provider records, as its `VercelAIAdapter` stored it
+(`fixtures/vercel_ai/generate_pydantic_ai_details.py`)."""
+
+_KEPT = ('id', 'provider_name', 'provider_details', 'signature', 'outcome', 'retry', 'tool_kind')
+
+
+def records(messages: list[ModelMessage]) -> list[Any]:
+    """Each part's kind and the provider records pydantic-ai keeps on it (a missing key and `null` alike, and a
+    success, pydantic-ai's default outcome, alike with none)."""
+    dumped = ModelMessagesTypeAdapter.dump_python(messages, mode='json')
+    return [
+        (
+            part['part_kind'],
+            part.get('tool_call_id'),
+            {key: part.get(key) for key in _KEPT if part.get(key) not in (None, 'success')},
+        )
+        for message in dumped
+        for part in message['parts']
+    ]
+
+
+def test_pydantic_ais_vercel_history_keeps_call_ids_provider_details_and_retry_records() -> None:
+    stored = ModelMessagesTypeAdapter.validate_python(DETAILS['history'])
+    loaded = vercel_ai.load_messages(DETAILS['ui_messages'])
+    assert records(loaded) == records(stored)
+    # The records are there to be kept: a call's provider item id and details, a retry's attempt counts.
+    kept = {(kind, call_id): found for kind, call_id, found in records(loaded) if call_id}
+    assert kept['tool-call', 'call_paris'] == {
+        'id': 'fc_paris',
+        'provider_name': 'openai',
+        'provider_details': {'status': 'completed'},
+    }
+    assert kept['tool-return', 'call_atlantis'] == {  # a retry, stored as pydantic-ai stores one
+        'outcome': 'retried',
+        'retry': {'cause': 'model_retry', 'attempt': 2, 'max_retries': 3},
+    }
+    assert kept['builtin-tool-call', 'ws_1'] == {
+        'id': 'ws_item_1',
+        'provider_name': 'openai',
+        'provider_details': {'action': 'search'},
+    }
+    assert kept['builtin-tool-return', 'ws_1'] == {'provider_name': 'openai', 'provider_details': {'sources': 3}}
+    [feedback] = feedback_of(loaded)
+    assert feedback.model_dump(mode='json')['retry'] == {'cause': 'model_retry', 'attempt': 1, 'max_retries': 2}
+    # Saved again by pydantic-ai's own type adapter, the history is the one it stored, field for field.
+    from pydantic_ai import messages as pai
+
+    again = pai.ModelMessagesTypeAdapter.validate_python(ModelMessagesTypeAdapter.dump_python(loaded, mode='json'))
+    original = pai.ModelMessagesTypeAdapter.validate_python(DETAILS['history'])
+    assert [type(p).__name__ for m in again for p in m.parts] == [type(p).__name__ for m in original for p in m.parts]
+    calls = [p for m in again for p in m.parts if isinstance(p, pai.ToolCallPart | pai.NativeToolCallPart)]
+    assert [(c.id, c.provider_details) for c in calls] == [
+        ('fc_paris', {'status': 'completed'}),
+        ('fc_atlantis', None),
+        ('ws_item_1', {'action': 'search'}),
+    ]
+
+
+def test_a_pydantic_ai_record_on_a_signed_part_makes_it_verify_as_nothing() -> None:
+    # A client copies uibridge's signed parts and adds pydantic-ai records, hoping the extra keys a record gives (a
+    # provider item id, provider details: they reach the provider) ride on parts that still verify.
+    keyring = Keyring(['server key'])
+    signed = [m.model_dump(mode='json') for m in vercel_ai.dump_messages(history(), keyring=keyring)]
+    forged = copy.deepcopy(signed)
+    for message in forged:
+        for part in message['parts']:
+            for key in ('providerMetadata', 'callProviderMetadata'):
+                if key in part or (part['type'].startswith('tool-') and key == 'callProviderMetadata'):
+                    part.setdefault(key, {})['pydantic_ai'] = {'id': 'FORGED', 'provider_details': {'FORGED': True}}
+    claims = SignatureClaims()
+    loaded = vercel_ai.load_messages(forged, claims=claims)
+    assert 'FORGED' in json.dumps(ModelMessagesTypeAdapter.dump_python(loaded, mode='json'))  # read as pydantic-ai's
+    verified = verify_history(loaded, claims, keyring)
+    assert 'FORGED' not in json.dumps(ModelMessagesTypeAdapter.dump_python(verified.messages, mode='json'))
+    assert {type(p).__name__ for m in verified.messages for p in m.parts} <= {'SystemPromptPart', 'UserPromptPart'}
+    # Untouched, the same history verifies whole.
+    claims = SignatureClaims()
+    assert verify_history(vercel_ai.load_messages(signed, claims=claims), claims, keyring).dropped == {}

@@ -12,8 +12,12 @@
 //             uiMessageChunkSchema (as DefaultChatTransport does) then readUIMessageStream; `errors` collects
 //             every error the client reported (schema, ordering, `error` chunks); `message` is the final
 //             snapshot and `valid` says whether safeValidateUIMessages accepts it.
+//   warnings: every line the SDK logged (console.warn / console.info / console.error) over the whole run, for the
+//             cases to assert there is none; `convertToModelMessages` also runs on every validated history (as an
+//             app does before calling a model), so its warnings count too.
 // Exit code 0 when the run completed (check the results for failures), 2 on a usage error.
 import {
+  convertToModelMessages,
   parseJsonEventStream,
   readUIMessageStream,
   safeValidateUIMessages,
@@ -28,9 +32,20 @@ if (!input.trim()) {
 }
 const cases = JSON.parse(input);
 
+const warnings = [];
+for (const level of ['warn', 'info', 'error']) {
+  console[level] = (...args) => void warnings.push(`${level}: ${args.map(String).join(' ')}`.slice(0, 500));
+}
+
 async function validate(messages) {
   const r = await safeValidateUIMessages({ messages });
-  return r.success ? { success: true, data: r.data } : { success: false, error: r.error.message };
+  if (!r.success) return { success: false, error: r.error.message };
+  try {
+    await convertToModelMessages(r.data);
+  } catch (e) {
+    return { success: false, error: `convertToModelMessages: ${String(e?.message ?? e)}`, data: r.data };
+  }
+  return { success: true, data: r.data };
 }
 
 function bodyOf(text) {
@@ -79,7 +94,7 @@ async function readStream({ sse, message }) {
   return result;
 }
 
-const out = { validate: {}, streams: {} };
+const out = { validate: {}, streams: {}, warnings };
 for (const c of cases.validate ?? []) out.validate[c.name] = await validate(c.messages);
 for (const c of cases.streams ?? []) out.streams[c.name] = await readStream(c);
 process.stdout.write(JSON.stringify(out));

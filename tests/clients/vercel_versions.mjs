@@ -12,10 +12,17 @@
 //       with its `safeValidateUIMessages`, and `stripped` says whether the validator dropped or changed anything.
 //   {"kind": "validate", "sdk", "messages"}
 //       `safeValidateUIMessages` of the version on `messages`; `stripped` as above.
-// Output: one result per task, in order: {"accepted", "declared"} per probe, or {"errors", "message", "valid", "stripped"}.
+// Output: one result per task, in order: {"accepted", "declared"} per probe, or {"errors", "message", "valid", "stripped"};
+// and `warnings`: every line the SDKs logged (console.warn / console.info / console.error) over the whole run, for
+// the tests to assert there is none. Every message a client validated also goes through that version's
+// `convertToModelMessages` (as an app does before calling a model): a failure there makes `valid` that error.
 import { readFileSync } from 'node:fs';
 
 const spec = JSON.parse(readFileSync(process.argv[2], 'utf8'));
+const warnings = [];
+for (const level of ['warn', 'info', 'error']) {
+  console[level] = (...args) => void warnings.push(`${level}: ${args.map(String).join(' ')}`.slice(0, 500));
+}
 const sdks = {};
 const sdk = async (name) => (sdks[name] ??= await import(name));
 
@@ -28,6 +35,11 @@ const canonical = (value) =>
 async function validateMessages(ai, messages) {
   const result = await ai.safeValidateUIMessages({ messages });
   if (!result.success) return { valid: String(result.error?.message ?? result.error).slice(0, 800), stripped: null };
+  try {
+    await ai.convertToModelMessages(result.data); // async in 6 and 7, sync in 5: awaiting either is fine
+  } catch (e) {
+    return { valid: `convertToModelMessages: ${String(e?.message ?? e).slice(0, 800)}`, stripped: null };
+  }
   return { valid: true, stripped: canonical(result.data) !== canonical(JSON.parse(JSON.stringify(messages))) };
 }
 
@@ -81,4 +93,4 @@ async function validate(task) {
 const kinds = { schema, replay, validate };
 const out = [];
 for (const task of spec.tasks) out.push(await kinds[task.kind](task));
-process.stdout.write(JSON.stringify({ results: out }) + "\n");
+process.stdout.write(JSON.stringify({ results: out, warnings }) + "\n");

@@ -146,6 +146,11 @@ class MessageCollector:
         self._slots[event.index] = len(response.parts)
         response.parts.append(event.part)
         self._open[event.index] = _OpenPart(event.part)
+        if event.dynamic and isinstance(part, _CALL_PARTS):
+            metadata = dict(response.metadata or {})
+            dynamic = [*metadata.get(ev.DYNAMIC_TOOLS_METADATA_KEY, ()), part.tool_call_id]
+            metadata[ev.DYNAMIC_TOOLS_METADATA_KEY] = dynamic
+            response.metadata = metadata
 
     def _part_end(self, event: ev.PartEnd) -> None:
         if event.index not in self._open:

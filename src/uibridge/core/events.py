@@ -7,7 +7,9 @@ chunks (`uibridge.adapters.<protocol>`). The vocabulary is deliberately small:
   outside any response opens one implicitly.
 - `PartStart` / `PartDelta` / `PartEnd` stream a text, thinking or tool-call part of the current response,
   addressed by its `index` within that response (so parallel tool calls may interleave their arguments).
-  A `PartStart` may already hold content; deltas append text, thinking text or argument JSON.
+  A `PartStart` may already hold content; deltas append text, thinking text or argument JSON. A call's
+  `PartStart(..., dynamic=True)` says the UI does not know the tool by name (an MCP server's, found at run
+  time): Vercel shows it as a `dynamic-tool` part.
 - `ToolCallReady` says who answers a finished tool call when it is not the server: the client's own tool
   (`'client'`) or a human approval (`'approval'`). Calls without it are answered by a later `ToolResult`.
 - `ToolResult` and `RetryFeedback` carry the request-side parts that answer a response.
@@ -32,7 +34,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias, cast
 
 from . import messages as m
 from .citations import Citation
@@ -41,6 +43,7 @@ from .usage import Usage
 __all__ = [
     'ANSWERED_BY_METADATA_KEY',
     'CUSTOM_DATA_METADATA_KEY',
+    'DYNAMIC_TOOLS_METADATA_KEY',
     'MESSAGE_METADATA_KEY',
     'STATE_METADATA_KEY',
     'ActivityDelta',
@@ -86,6 +89,12 @@ CUSTOM_DATA_METADATA_KEY = 'uibridge_custom_data'
 """Where `MessageCollector` keeps a response's `CustomData` in `ModelResponse.metadata`: a list of
 `{"name", "data", "id"?, "position"}` dicts, `position` being the number of parts before it."""
 
+DYNAMIC_TOOLS_METADATA_KEY = 'uibridge_dynamic_tools'
+"""Where `MessageCollector` keeps which of a response's calls (tool calls and native calls) are to tools the UI does
+not know by name (`PartStart(..., dynamic=True)`): their ids, in `ModelResponse.metadata`, in the order they
+started. Nothing a model sees: a UI draws such a call generically (Vercel `dynamic-tool`), so no signature covers
+the list and a client's copy of it is reset with the rest of its metadata (`verify_history`)."""
+
 MESSAGE_METADATA_KEY = 'uibridge_message_metadata'
 """Where `MessageCollector` keeps the application's `MessageMetadata` in `ModelResponse.metadata`: one dict, each
 event's keys merged over the last (shallow), on the response current when it came (else the run's last one)."""
@@ -106,6 +115,9 @@ class ResponseStart:
 class PartStart:
     index: int
     part: StreamablePart
+    dynamic: bool = False
+    """On a tool or native call: the UI does not know the tool by name (an MCP server's tools, discovered at run
+    time), so it draws the call generically (Vercel `dynamic-tool`); kept in `DYNAMIC_TOOLS_METADATA_KEY`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -289,6 +301,7 @@ def events_from_message(message: m.ModelMessage) -> Iterator[AgentEvent]:
     """
     if isinstance(message, m.ModelResponse):
         yield ResponseStart(model_name=message.model_name, provider_name=message.provider_name)
+        dynamic = dynamic_calls(message)
         index = 0
         for part in message.parts:
             if isinstance(part, m.FilePart):
@@ -302,6 +315,9 @@ def events_from_message(message: m.ModelMessage) -> Iterator[AgentEvent]:
             if isinstance(part, m.ThinkingPart) and part.signature is not None:
                 yield PartStart(index, part.model_copy(update={'signature': None}))
                 yield PartEnd(index, signature=part.signature)
+            elif dynamic and isinstance(part, m.ToolCallPart | m.NativeToolCallPart):
+                yield PartStart(index, part, dynamic=part.tool_call_id in dynamic)
+                yield PartEnd(index)
             else:
                 yield PartStart(index, part)
                 yield PartEnd(index)
@@ -322,3 +338,11 @@ def events_from_message(message: m.ModelMessage) -> Iterator[AgentEvent]:
             continue
         else:
             raise TypeError(f'an agent cannot stream a {request_part.part_kind!r} part; it is input, not output')
+
+
+def dynamic_calls(response: m.ModelResponse) -> frozenset[str]:
+    """The ids of `response`'s calls to tools the UI does not know by name (`DYNAMIC_TOOLS_METADATA_KEY`)."""
+    ids = response.metadata.get(DYNAMIC_TOOLS_METADATA_KEY) if response.metadata else None
+    if not isinstance(ids, list):
+        return frozenset()
+    return frozenset(item for item in cast('list[Any]', ids) if isinstance(item, str))

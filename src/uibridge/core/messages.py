@@ -17,8 +17,9 @@ The JSON uibridge writes loads in pydantic-ai too, each field meaning there what
   usage (it requires an object);
 - an error of a retry's content that has no `input` (the UI's markers leave it out) is written with
   `"input": null`, which pydantic-ai requires;
-- what only uibridge has (a file's `filename`, a citation source's UI `id`, `media_type` and `filename`) is
-  ignored by pydantic-ai.
+- what only uibridge has (a file's `filename`, a citation source's UI `id`, `media_type` and `filename`, the
+  `url` and `provider_reference` a provider file loaded from a Vercel file part keeps as extra keys) is ignored
+  by pydantic-ai.
 """
 
 from __future__ import annotations

@@ -7,6 +7,8 @@ with `uibridge`** (`is_own_key`), which is uibridge's. The neutral model stores 
   server, `{tool_call_id: 'client' | 'approval'}`;
 - `uibridge_custom_data` (`CUSTOM_DATA_METADATA_KEY`): a response's UI-only data, a list of
   `custom_data_item`s;
+- `uibridge_dynamic_tools` (`DYNAMIC_TOOLS_METADATA_KEY`): the ids of a response's calls to tools the UI does not
+  know by name (Vercel `dynamic-tool` parts);
 - `uibridge_vercel_ai`, `uibridge_ag_ui`: each adapter's bookkeeping for its round trip (ids, UI-only parts).
 
 An adapter writes `app_metadata(metadata)` where its protocol keeps the application's metadata, and carries

@@ -251,7 +251,11 @@ def _claim(part: SignedPart, client: bool) -> tuple[str, bytes]:
         raise TypeError('an opaque part is never sent to a client, so never signed')
     assert isinstance(part, m.FilePart)
     digest = hashlib.sha256(part.content.data).hexdigest()
-    return 'file', _strings_json([part.content.media_type, digest, part.id])
+    if part.content.filename is None:
+        return 'file', _strings_json([part.content.media_type, digest, part.id])
+    # A name is the file's as much as its bytes are (a provider may show it): covered when there is one, so a
+    # file without one keeps the signature it always had.
+    return 'file', _strings_json([part.content.media_type, digest, part.id, part.content.filename])
 
 
 def _strings_json(value: str | Sequence[str | None]) -> bytes:

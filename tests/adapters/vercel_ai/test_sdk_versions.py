@@ -126,10 +126,16 @@ def client() -> dict[str, Any]:
     spec = json.dumps({'tasks': tasks})
     done = subprocess.run(NODE, input=spec, capture_output=True, text=True, cwd=CLIENTS, timeout=120, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
-    results: dict[str, Any] = {'schema': {}, 'replay': {}, 'validate': {}}
-    for (kind, key), result in zip(keys, json.loads(done.stdout)['results'], strict=True):
+    output = json.loads(done.stdout)
+    results: dict[str, Any] = {'schema': {}, 'replay': {}, 'validate': {}, 'warnings': output['warnings']}
+    for (kind, key), result in zip(keys, output['results'], strict=True):
         results[kind][key] = result
     return results
+
+
+def test_no_client_logs_a_warning(client: dict[str, Any]) -> None:
+    # Over every stream read and every history validated and converted (`convertToModelMessages`), in 5, 6 and 7.
+    assert client['warnings'] == []
 
 
 @pytest.mark.parametrize('version', SDK_VERSIONS)

@@ -78,6 +78,11 @@ def client() -> dict[str, Any]:
     return run_client_check({'validate': validate, 'streams': streams})
 
 
+def test_the_client_logs_no_warning(client: dict[str, Any]) -> None:
+    # Over every stream read, and every history validated and converted (`convertToModelMessages`).
+    assert client['warnings'] == []
+
+
 @pytest.mark.parametrize('name', [*ALL, *(f'golden:{path.name}' for path in GOLDEN_UI)])
 def test_the_client_accepts_every_dump_and_strips_nothing(client: dict[str, Any], name: str) -> None:
     result = client['validate'][name]

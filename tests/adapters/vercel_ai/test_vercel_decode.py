@@ -204,3 +204,24 @@ def test_what_no_reader_can_go_on_from_raises(body: bytes, error: str) -> None:
 def test_a_huge_frame_passes_the_bound() -> None:
     with pytest.raises(StreamLimitError):
         VercelAIStreamDecoder(max_frame_bytes=64).feed(sse({'type': 'data-x', 'data': 'x' * 100}))
+
+
+def test_a_call_to_a_tool_the_ui_does_not_know_by_name_stays_dynamic() -> None:
+    # Streamed, or whole; a provider-run one too: `dynamic: true` on the input chunks is `PartStart(dynamic=True)`.
+    body = sse(
+        *STEP,
+        {'type': 'tool-input-start', 'toolCallId': 'c1', 'toolName': 'mcp.search', 'dynamic': True},
+        {'type': 'tool-input-delta', 'toolCallId': 'c1', 'inputTextDelta': '{"q": "x"}'},
+        {'type': 'tool-input-available', 'toolCallId': 'c1', 'toolName': 'mcp.search', 'input': {'q': 'x'},
+         'dynamic': True},
+        {'type': 'tool-input-available', 'toolCallId': 'c2', 'toolName': 'get_weather', 'input': {}},
+        {'type': 'tool-input-available', 'toolCallId': 'c3', 'toolName': 'remote', 'input': {}, 'dynamic': True,
+         'providerExecuted': True},
+        {'type': 'tool-output-available', 'toolCallId': 'c3', 'output': 1, 'dynamic': True, 'providerExecuted': True},
+        *END,
+    )  # fmt: skip
+    events = decode(body)
+    starts = [(e.part.tool_call_id, e.dynamic) for e in events if isinstance(e, ev.PartStart)]  # type: ignore[union-attr]
+    assert starts == [('c1', True), ('c2', False), ('c3', True)]
+    [response] = [m for m in collected(events) if isinstance(m, ModelResponse)]
+    assert (response.metadata or {})['uibridge_dynamic_tools'] == ['c1', 'c3']

@@ -310,7 +310,7 @@ def test_approval_states_load_as_calls_and_dump_back() -> None:
             '1.parts.0',
         ),
         (
-            {'id': 'u', 'role': 'user', 'parts': [{'type': 'text', 'text': 'a'}, {'type': 'reasoning', 'text': 'b'}]},
+            {'id': 's', 'role': 'system', 'parts': [{'type': 'text', 'text': 'a'}, {'type': 'reasoning', 'text': 'b'}]},
             '1.parts.1',
         ),
         (
@@ -502,6 +502,12 @@ def test_a_steering_message_becomes_a_user_prompt_between_responses() -> None:
     loaded = load_messages(ui)
     assert [m.kind for m in loaded] == ['response', 'request', 'response']
     assert loaded[1].parts[0].content == 'Faster please'  # pyright: ignore[reportAttributeAccessIssue]
+    # Dumped again, it is the steering message it was, in its place; an older client (no steering) gets the
+    # user's message between two assistant messages instead.
+    assert as_json(dump_messages(loaded)) == ui
+    older = as_json(dump_messages(loaded, sdk_version=6))
+    assert [m['role'] for m in older] == ['assistant', 'user', 'assistant']
+    assert older[1]['parts'] == [{'type': 'text', 'text': 'Faster please'}]
 
 
 def test_a_denial_keeps_its_own_text_beside_the_reason_the_client_gave() -> None:

@@ -39,6 +39,7 @@ from uibridge import (
 from uibridge.adapters.vercel_ai import VercelAIEventStream, dump_messages, load_messages
 from uibridge.core.events import ANSWERED_BY_METADATA_KEY
 from uibridge.core.feedback import retry_feedback_from_payload
+from uibridge.core.messages import NativeToolCallPart, NativeToolReturnPart
 from uibridge.core.provenance import Keyring, default_keyring
 from uibridge.core.verification import SignatureClaims, Verified, pending_tool_calls, verify_history
 
@@ -76,7 +77,8 @@ def signed_parts(messages: list[ModelMessage]) -> list[Any]:
         p
         for m in messages
         for p in m.parts
-        if isinstance(p, SIGNED) and not (isinstance(p, RetryPromptPart) and p.tool_name is None)
+        if isinstance(p, (*SIGNED, NativeToolCallPart, NativeToolReturnPart))
+        and not (isinstance(p, RetryPromptPart) and p.tool_name is None)
     ]
 
 

@@ -5,15 +5,28 @@
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Callable
 from typing import Any
 
 import pytest
-from vercel_ai_cases import HISTORIES, MESSAGE_SCENARIOS, scenario_stream
+from vercel_ai_cases import HISTORIES, MESSAGE_SCENARIOS, T1, scenario_stream
 
-from uibridge import ModelMessage, ModelResponse, TextPart
-from uibridge.adapters.vercel_ai import dump_messages, load_messages
+from neutral_views import agent_view
+from uibridge import (
+    BinaryContent,
+    FilePart,
+    ModelMessage,
+    ModelMessagesTypeAdapter,
+    ModelRequest,
+    ModelResponse,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+)
+from uibridge.adapters.vercel_ai import SDK_VERSIONS, SdkVersion, dump_messages, load_messages
 from uibridge.core.citations import Citation, WebCitationSource
+from uibridge.core.events import DYNAMIC_TOOLS_METADATA_KEY
 from uibridge.core.provenance import default_keyring
 from uibridge.core.verification import SignatureClaims, Verified, verify_history
 
@@ -279,3 +292,136 @@ def test_a_thinking_part_s_provider_fields_cannot_be_edited(edit: dict[str, Any]
             ours[key] = value
     _, result = _verified(ui)
     assert result.dropped == {'thinking': 1}
+
+
+# ------------------------------------------------------------------------------------ a call's carried text
+
+ARGS = {'account': 12345678901234567891, 'amount': 1.0, 'memo': 'rent'}
+"""Arguments JavaScript gives back as other text (an integer past 2**53, a whole float): their exact text rides
+beside `input` as `args_json`, which the call's signature covers."""
+
+
+def _call_ui(version: SdkVersion = 7, *, dynamic: bool = False) -> UI:
+    response = ModelResponse(
+        parts=[ToolCallPart(tool_name='transfer', args=ARGS, tool_call_id='call_t')],
+        timestamp=T1,
+        metadata={DYNAMIC_TOOLS_METADATA_KEY: ['call_t']} if dynamic else None,
+    )
+    result = ModelRequest(
+        parts=[ToolReturnPart(tool_name='transfer', content='ok', tool_call_id='call_t', timestamp=T1)]
+    )
+    ui = [m.model_dump(mode='json', exclude_none=True) for m in dump_messages([response, result], sdk_version=version)]
+    _call(ui)['input'] = {'account': 12345678901234567000, 'amount': 1, 'memo': 'rent'}  # as JavaScript holds it
+    return ui
+
+
+def _call(ui: UI) -> dict[str, Any]:
+    return next(part for message in ui for part in message['parts'] if 'toolCallId' in part)
+
+
+_CARRIED_EDITS: dict[str, Callable[[UI], None]] = {
+    'input, text kept': lambda ui: _call(ui)['input'].update(memo='FORGED'),
+    'input re-spelled, text kept': lambda ui: _call(ui).update(input={'memo': 'FORGED', 'amount': 1, 'account': 1}),
+    'text, input kept': lambda ui: _ours(_call(ui), 'callProviderMetadata').update(
+        args_json='{"account":12345678901234567891,"amount":1.0,"memo":"FORGED"}'
+    ),
+    'both alike': lambda ui: (
+        _call(ui)['input'].update(memo='FORGED'),
+        _ours(_call(ui), 'callProviderMetadata').update(
+            args_json='{"account":12345678901234567891,"amount":1.0,"memo":"FORGED"}'
+        ),
+    ),
+    'text dropped': lambda ui: _ours(_call(ui), 'callProviderMetadata').pop('args_json'),
+    'text not JSON': lambda ui: _ours(_call(ui), 'callProviderMetadata').update(args_json='FORGED'),
+}
+
+
+@pytest.mark.parametrize('dynamic', [False, True], ids=['tool', 'dynamic-tool'])
+@pytest.mark.parametrize('version', SDK_VERSIONS, ids=lambda v: f'ai{v}')
+def test_the_model_reads_the_carried_text_exactly_or_no_call_at_all(version: SdkVersion, dynamic: bool) -> None:
+    # Untouched (as JavaScript holds it: `input` lost digits and the float), the call verifies and the model reads
+    # the signed text: the exact value, never `input`.
+    ui = _call_ui(version, dynamic=dynamic)
+    assert 'args_json' in _ours(_call(ui), 'callProviderMetadata')
+    _, result = _verified(ui)
+    assert result.dropped == {}
+    [call] = [p for m in result.messages for p in m.parts if isinstance(p, ToolCallPart)]
+    assert (
+        call.args == ARGS and call.args_as_json_str() == '{"account":12345678901234567891,"amount":1.0,"memo":"rent"}'
+    )
+
+
+@pytest.mark.parametrize('dynamic', [False, True], ids=['tool', 'dynamic-tool'])
+@pytest.mark.parametrize('edit', list(_CARRIED_EDITS))
+def test_a_call_whose_input_and_carried_text_disagree_is_no_call(edit: str, dynamic: bool) -> None:
+    """What the UI shows (`input`, what a user approves) and what the signature covers (the carried text) must say
+    the same: a client that edits either, or both, never changes what the model reads while the call verifies."""
+    ui = _call_ui(dynamic=dynamic)
+    _CARRIED_EDITS[edit](ui)
+    _, result = _verified(ui)
+    calls = [p for m in result.messages for p in m.parts if isinstance(p, ToolCallPart)]
+    assert calls == []  # the call does not verify, and its result goes with it
+    assert result.dropped == {'tool call': 1, 'tool result': 1}
+    assert 'FORGED' not in json.dumps(ModelMessagesTypeAdapter.dump_python(result.messages, mode='json'))
+
+
+# ----------------------------------------------------------------------------- what only the UI reads
+
+_UI_ONLY_EDITS: dict[str, Callable[[UI], None]] = {
+    'a tool title': lambda ui: _call(ui).update(title='FORGED'),
+    'tool metadata': lambda ui: _call(ui).update(toolMetadata={'FORGED': True}),
+    'a preliminary output': lambda ui: _call(ui).update(preliminary=True),
+    'made dynamic': lambda ui: _call(ui).update(type='dynamic-tool', toolName='transfer'),
+    'text citations': lambda ui: next(p for p in ui[0]['parts'] if p['type'] == 'text').update(
+        citations=[{'source': {'type': 'source', 'sourceType': 'url', 'id': 'FORGED', 'url': 'https://FORGED'}}]
+    ),
+    'a file provider reference': lambda ui: next(p for p in ui[0]['parts'] if p['type'] == 'file').update(
+        providerReference={'openai': 'FORGED'}
+    ),
+}
+
+
+def _mixed_ui() -> UI:
+    response = ModelResponse(
+        parts=[
+            TextPart(content='Here.'),
+            FilePart(content=BinaryContent(data=b'GIF89a', media_type='image/gif')),
+            ToolCallPart(tool_name='transfer', args={'memo': 'rent'}, tool_call_id='call_t'),
+        ],
+        timestamp=T1,
+    )
+    result = ModelRequest(
+        parts=[ToolReturnPart(tool_name='transfer', content='ok', tool_call_id='call_t', timestamp=T1)]
+    )
+    return [m.model_dump(mode='json', exclude_none=True) for m in dump_messages([response, result])]
+
+
+@pytest.mark.parametrize('edit', list(_UI_ONLY_EDITS))
+def test_a_field_only_the_ui_reads_changes_nothing_the_agent_gets(edit: str) -> None:
+    """A client may write what only its UI reads (it changes nothing a model is shown): the parts still verify, and
+    none of it reaches the agent (a client's sidecar and marks are reset with the rest of its metadata)."""
+    ui = _mixed_ui()
+    untouched = _verified(copy.deepcopy(ui))[1].messages
+    _UI_ONLY_EDITS[edit](ui)
+    loaded, result = _verified(ui)
+    assert result.dropped == {}
+    assert json.dumps(ModelMessagesTypeAdapter.dump_python(loaded, mode='json')).count('FORGED') or edit in (
+        'a preliminary output',
+        'made dynamic',
+    )  # loading kept it, for the UI ...
+    assert agent_view(result.messages) == agent_view(untouched)  # ... and the agent gets what it got without it
+
+
+def test_a_file_name_a_client_adds_makes_the_file_verify_as_nothing() -> None:
+    # A model's file's name is covered with its bytes: a name the client adds (on the part, or in the metadata) is
+    # no name the server gave.
+    for where in ('part', 'metadata'):
+        ui = _mixed_ui()
+        file = next(p for p in ui[0]['parts'] if p['type'] == 'file')
+        if where == 'part':
+            file['filename'] = 'FORGED.exe'
+        else:
+            _ours(file)['filename'] = 'FORGED.exe'
+        _, result = _verified(ui)
+        assert result.dropped == {'file': 1}
+        assert 'FORGED' not in json.dumps(ModelMessagesTypeAdapter.dump_python(result.messages, mode='json'))

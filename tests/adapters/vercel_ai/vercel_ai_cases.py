@@ -44,6 +44,7 @@ from uibridge.core.citations import (
 )
 from uibridge.core.events import (
     ANSWERED_BY_METADATA_KEY,
+    DYNAMIC_TOOLS_METADATA_KEY,
     STATE_METADATA_KEY,
     ActivityDelta,
     ActivitySnapshot,
@@ -71,7 +72,7 @@ from uibridge.core.events import (
     ToolResult,
     events_from_message,
 )
-from uibridge.core.messages import AudioUrl, NativeToolCallPart, NativeToolReturnPart, VideoUrl
+from uibridge.core.messages import AudioUrl, NativeToolCallPart, NativeToolReturnPart, UploadedFile, VideoUrl
 from uibridge.core.usage import Usage
 
 HERE = Path(__file__).resolve().parent
@@ -311,6 +312,108 @@ def _histories() -> dict[str, list[ModelMessage]]:
             ModelRequest(parts=[UserPromptPart(content='Grüße 👋 </system> "quotes" \\ back', timestamp=T0)]),
             ModelResponse(parts=[TextPart(content='ünïcödé 😀\n\nline\u2028sep')], timestamp=T1),
         ],
+        # Tools the UI does not know by name (an MCP server's): `dynamic-tool` parts, a provider-run one too, and
+        # one still waiting for its approval (an `ai` 5 client keeps the approval's id in the call's metadata).
+        'dynamic_tools': [
+            user,
+            ModelResponse(
+                parts=[
+                    TextPart(content='Asking the tools.'),
+                    ToolCallPart(tool_name='get_weather', args={'city': 'Paris'}, tool_call_id='call_s1'),
+                    ToolCallPart(tool_name='mcp.search', args={'q': 'Paris'}, tool_call_id='call_d1'),
+                    NativeToolCallPart(
+                        tool_name='remote_mcp', args={'q': 'x'}, tool_call_id='ncall_d2', provider_name='openai'
+                    ),
+                    NativeToolReturnPart(
+                        tool_name='remote_mcp',
+                        content={'hits': 1},
+                        tool_call_id='ncall_d2',
+                        provider_name='openai',
+                        timestamp=T1,
+                    ),
+                ],
+                timestamp=T1,
+                metadata={DYNAMIC_TOOLS_METADATA_KEY: ['call_d1', 'ncall_d2']},
+            ),
+            ModelRequest(
+                parts=[
+                    ToolReturnPart(tool_name='get_weather', content='sunny', tool_call_id='call_s1', timestamp=T1),
+                    ToolReturnPart(
+                        tool_name='mcp.search', content={'results': ['a']}, tool_call_id='call_d1', timestamp=T1
+                    ),
+                ]
+            ),
+            ModelResponse(
+                parts=[ToolCallPart(tool_name='mcp.delete', args={'id': 7}, tool_call_id='call_d3')],
+                timestamp=T1,
+                metadata={
+                    DYNAMIC_TOOLS_METADATA_KEY: ['call_d3'],
+                    ANSWERED_BY_METADATA_KEY: {'call_d3': 'approval'},
+                    'uibridge_vercel_ai': {'approvals': {'call_d3': {'id': 'apr_call_d3'}}},
+                },
+            ),
+        ],
+        # What loading keeps of the fields only a client's UI reads (`_ui_fields`), and a user's provider file.
+        'client_ui_fields': [
+            ModelRequest(
+                parts=[
+                    UserPromptPart(
+                        content=[
+                            'Summarise the report.',
+                            UploadedFile(
+                                file_id='file-1',
+                                provider_name='openai',
+                                media_type='application/pdf',
+                                filename='report.pdf',
+                                url='https://example.com/report.pdf',
+                            ),
+                        ],
+                        timestamp=T0,
+                    )
+                ]
+            ),
+            ModelResponse(
+                parts=[
+                    TextPart(content='It says hello.'),
+                    FilePart(content=BinaryContent(data=b'GIF89a', media_type='image/gif', filename='chart.gif')),
+                    ToolCallPart(tool_name='get_weather', args={'city': 'Paris'}, tool_call_id='call_t1'),
+                    ToolCallPart(tool_name='lookup', args={'q': 'x'}, tool_call_id='call_t2'),
+                ],
+                timestamp=T1,
+                metadata={
+                    DYNAMIC_TOOLS_METADATA_KEY: ['call_t2'],
+                    'uibridge_vercel_ai': {
+                        'ui_fields': {
+                            '0': {
+                                'citations': [
+                                    {
+                                        'source': {
+                                            'type': 'source',
+                                            'sourceType': 'url',
+                                            'id': 's1',
+                                            'url': 'https://example.com/report',
+                                        },
+                                        'startIndex': 0,
+                                        'endIndex': 2,
+                                    }
+                                ]
+                            },
+                            '1': {'provider_reference': {'openai': 'file-9'}},
+                            '2': {'title': 'Weather', 'tool_metadata': {'server': 'local'}, 'preliminary': True},
+                            '3': {'dynamic': False},
+                        }
+                    },
+                },
+            ),
+            ModelRequest(
+                parts=[
+                    ToolReturnPart(
+                        tool_name='get_weather', content='sunny so far', tool_call_id='call_t1', timestamp=T1
+                    ),
+                    ToolReturnPart(tool_name='lookup', content='found', tool_call_id='call_t2', timestamp=T1),
+                ]
+            ),
+        ],
     }
 
 
@@ -483,6 +586,10 @@ def _scenarios() -> dict[str, Scenario]:
             }
         }
     )
+    # The same flows for a tool the UI does not know by name: the continued part is a `dynamic-tool` one.
+    dynamic = {DYNAMIC_TOOLS_METADATA_KEY: ['call_a1']}
+    dynamic_approved = approved.model_copy(update={'metadata': {**(approved.metadata or {}), **dynamic}})
+    dynamic_refused = refused.model_copy(update={'metadata': {**(refused.metadata or {}), **dynamic}})
     return {
         'text_deltas': Scenario(
             [
@@ -572,6 +679,35 @@ def _scenarios() -> dict[str, Scenario]:
             history=[ask, refused],
             continues=True,
         ),
+        'dynamic_approved': Scenario(
+            [
+                ToolResult(
+                    ToolReturnPart(tool_name='delete_all', content='deleted', tool_call_id='call_a1', timestamp=T1)
+                ),
+                ResponseStart(),
+                PartStart(0, TextPart(content='All gone.')),
+                PartEnd(0),
+                RunFinished('stop'),
+            ],
+            history=[ask, dynamic_approved],
+            continues=True,
+        ),
+        'dynamic_refused': Scenario(
+            [
+                ToolResult(
+                    ToolReturnPart(
+                        tool_name='delete_all',
+                        content='The user denied this call: Too risky',
+                        tool_call_id='call_a1',
+                        outcome='denied',
+                        timestamp=T1,
+                    )
+                ),
+                RunFinished('stop'),
+            ],
+            history=[ask, dynamic_refused],
+            continues=True,
+        ),
         'denied_by_server': Scenario(
             [
                 *_whole(danger),
@@ -641,6 +777,47 @@ def _scenarios() -> dict[str, Scenario]:
             [*_whole(ModelResponse(parts=[TextPart(content='…')], timestamp=T1)), RunFinished('content_filter')]
         ),
         'no_events': Scenario([]),
+        # Calls to tools the UI does not know by name: streamed, whole, provider-run, failed, and one for approval.
+        'dynamic_tools': Scenario(
+            [
+                ResponseStart(),
+                PartStart(0, ToolCallPart(tool_name='mcp.search', args='', tool_call_id='call_d1'), dynamic=True),
+                PartDelta(0, '{"q": '),
+                PartDelta(0, '"Paris"}'),
+                PartEnd(0),
+                PartStart(1, ToolCallPart(tool_name='get_weather', args={'city': 'Paris'}, tool_call_id='call_s1')),
+                PartEnd(1),
+                PartStart(
+                    2,
+                    NativeToolCallPart(tool_name='remote_mcp', args={'q': 'x'}, tool_call_id='ncall_d2'),
+                    dynamic=True,
+                ),
+                PartEnd(2),
+                NativeToolResult(
+                    NativeToolReturnPart(tool_name='remote_mcp', content=[1], tool_call_id='ncall_d2', timestamp=T1)
+                ),
+                PartStart(3, ToolCallPart(tool_name='mcp.fail', args={}, tool_call_id='call_d4'), dynamic=True),
+                PartEnd(3),
+                ToolResult(
+                    ToolReturnPart(tool_name='mcp.search', content={'hits': 2}, tool_call_id='call_d1', timestamp=T1)
+                ),
+                ToolResult(
+                    ToolReturnPart(tool_name='get_weather', content='sunny', tool_call_id='call_s1', timestamp=T1)
+                ),
+                ToolResult(
+                    ToolReturnPart(
+                        tool_name='mcp.fail', content='down', tool_call_id='call_d4', outcome='failed', timestamp=T1
+                    )
+                ),
+                ResponseStart(),
+                PartStart(
+                    0, ToolCallPart(tool_name='mcp.delete', args={'id': 7}, tool_call_id='call_d3'), dynamic=True
+                ),
+                PartEnd(0),
+                ToolCallReady('call_d3', 'approval'),
+                RunFinished('tool_call'),
+            ]
+        ),
     }
 
 

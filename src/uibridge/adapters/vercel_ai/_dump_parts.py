@@ -37,6 +37,7 @@ from ._provider_metadata import (
 )
 from .types import (
     DataUIPart,
+    DynamicToolUIPart,
     FileUIPart,
     TextUIPart,
     ToolApprovalUI,
@@ -57,8 +58,14 @@ def user_content_parts(part: UserPromptPart, request_info: dict[str, Any] | None
     content = part.content
     if isinstance(content, str):
         return [construct(TextUIPart, {'text': content, 'provider_metadata': wrap_metadata(first)})]
-    # Kept in history, shown nowhere: opaque content, and a provider's file handle (a UI file part needs a URL).
-    content = [item for item in content if not isinstance(item, OpaqueContent | UploadedFile)]
+    # Kept in history, shown nowhere: opaque content, and a provider's file handle that came from no UI file part
+    # (a UI file part needs a URL).
+    content = [
+        item
+        for item in content
+        if not isinstance(item, OpaqueContent)
+        and (not isinstance(item, UploadedFile) or uploaded_file_part(item, {}) is not None)
+    ]
     # A list that load would read back as a plain string (one text item), or as nothing, says so.
     if not content or (len(content) == 1 and isinstance(content[0], str)):
         first['list'] = True
@@ -79,11 +86,35 @@ def media_type_of(item: MediaUrl) -> str:
     return 'application' if name == 'document' else name
 
 
+def uploaded_file_part(item: UploadedFile, fields: dict[str, Any]) -> FileUIPart | None:
+    """The UI file part a provider file came from (`_load_parts.user_file`): its `url`, and as its
+    `providerReference` the whole reference it kept, else its own provider and id. `None` for a file no UI part
+    gave (no `url` kept, or no media type): a UI file part needs both."""
+    extra = item.__pydantic_extra__ or {}
+    url, kept = extra.get('url'), extra.get('provider_reference')
+    if not isinstance(url, str) or item.media_type is None:
+        return None
+    if isinstance(kept, dict) and all(isinstance(v, str) for v in cast('dict[Any, Any]', kept).values()):
+        reference = cast('dict[str, str]', kept)
+    elif item.provider_name is not None:
+        reference = {item.provider_name: item.file_id}
+    else:
+        return None
+    values: dict[str, Any] = {'media_type': item.media_type, 'url': url, 'provider_reference': reference}
+    if item.filename is not None:
+        values['filename'] = item.filename
+    return construct(FileUIPart, {**values, 'provider_metadata': wrap_metadata(fields)})
+
+
 def _dump_user_item(
-    item: str | ImageUrl | AudioUrl | VideoUrl | DocumentUrl | BinaryContent, fields: dict[str, Any]
+    item: str | ImageUrl | AudioUrl | VideoUrl | DocumentUrl | BinaryContent | UploadedFile, fields: dict[str, Any]
 ) -> UIMessagePart:
     if isinstance(item, str):
         return construct(TextUIPart, {'text': item, 'provider_metadata': wrap_metadata(fields)})
+    if isinstance(item, UploadedFile):
+        part = uploaded_file_part(item, fields)
+        assert part is not None  # `user_content_parts` keeps no other
+        return part
     named = {'filename': item.filename} if item.filename is not None else {}
     if isinstance(item, BinaryContent):
         return construct(
@@ -128,14 +159,17 @@ def tool_part(
     request: dict[str, Any] | None = None,
     signatures: tuple[str | None, str | None] = (None, None),
     mark: Any = None,
-) -> ToolUIPart:
-    """One `tool-{name}` part: the call, merged with its result or its approval state. `bare_result`: the
-    result came from a client (a client tool's output) without uibridge's metadata, so no timestamp is added.
-    `signatures`: the call's and the result's; `mark`: who answers the call, when it is not the server."""
+    dynamic: bool = False,
+) -> ToolUIPart | DynamicToolUIPart:
+    """One `tool-{name}` part (a `dynamic-tool` part for a tool the UI does not know by name): the call, merged
+    with its result or its approval state. `bare_result`: the result came from a client (a client tool's output)
+    without uibridge's metadata, so no timestamp is added. `signatures`: the call's and the result's; `mark`: who
+    answers the call, when it is not the server."""
     call_sig, result_sig = signatures
     call_fields = tool_call_metadata(call, response, call_sig, mark)
     approval_ui = ToolApprovalUI.model_validate(approval) if isinstance(approval, dict) else None
-    base: dict[str, Any] = {'type': f'tool-{call.tool_name}', 'tool_call_id': call.tool_call_id}
+    base: dict[str, Any] = tool_kind(call.tool_name, dynamic=dynamic)
+    base['tool_call_id'] = call.tool_call_id
     base['input'] = tool_input(call)
     if result is None:
         if approval_ui is None:
@@ -173,10 +207,19 @@ def tool_part(
     )
 
 
-def _tool_ui_part(**fields: Any) -> ToolUIPart:
+def tool_kind(tool_name: str, *, dynamic: bool) -> dict[str, Any]:
+    """The fields that name a tool part's tool: its `type` (`tool-{name}`), or `dynamic-tool` and `tool_name`."""
+    if dynamic:
+        return {'type': 'dynamic-tool', 'tool_name': tool_name}
+    return {'type': f'tool-{tool_name}'}
+
+
+def _tool_ui_part(**fields: Any) -> ToolUIPart | DynamicToolUIPart:
     """The tool part for fields `tool_part` made, whose state and fields always agree (`_ToolFields` checks
     that on validation). Only the type can fail the model's checks, for a tool name it refuses (`tool-`
     then nothing, or a line break): validation raises for those, as it always has."""
+    if fields['type'] == 'dynamic-tool':
+        return construct(DynamicToolUIPart, fields)
     if fields['type'][5:6] in ('', '\n'):
         return ToolUIPart(**fields)
     return construct(ToolUIPart, fields)

@@ -30,6 +30,7 @@ from ...core.messages import (
     SystemPromptPart,
     ToolCallPart,
     ToolReturnPart,
+    UploadedFile,
     UserContent,
     UserPromptPart,
 )
@@ -88,8 +89,19 @@ def user_part(content: list[UserContent], parts: list[UIMessagePart], first: dic
 
 def user_file(part: FileUIPart, path: str) -> UserContent:
     """A user's file part: its bytes when the URL is a `data:` URL (of the media type the URL names, else the
-    part's), else the media URL; its `filename` kept either way."""
+    part's), else the media URL; its `filename` kept either way. A part with a `providerReference` (`ai` 7: a
+    file uploaded to the model's provider) is that provider file, as `convertToModelMessages` sends it: an
+    `UploadedFile` of the first provider it names, which keeps the part's `url` (and the whole reference, when it
+    names several providers) beside it for `dump_messages` (`uploaded_file_part`)."""
     named = {'filename': part.filename} if part.filename is not None else {}
+    reference = part.provider_reference or _carried_reference(part)
+    if reference:
+        provider, file_id = next(iter(reference.items()))
+        values: dict[str, Any] = {'file_id': file_id, 'provider_name': provider, 'media_type': part.media_type or None}
+        values.update(named, url=part.url)
+        if len(reference) > 1:
+            values['provider_reference'] = dict(reference)
+        return UploadedFile.model_validate(values)  # `url` and `provider_reference` ride as extra keys
     if is_data_url(part.url):
         try:
             return BinaryContent.from_data_url(part.url, media_type=part.media_type or None, filename=part.filename)
@@ -102,6 +114,15 @@ def user_file(part: FileUIPart, path: str) -> UserContent:
         url_part = URL_PARTS[media_kind(part.media_type)]
     media_type = fields['media_type'] if 'media_type' in fields and fields['media_type'] is None else part.media_type
     return construct(url_part, {'url': part.url, 'media_type': media_type or None, **named})
+
+
+def _carried_reference(part: FileUIPart) -> dict[str, str] | None:
+    """The `providerReference` an `ai` 5 or 6 client's file part carries in its `uibridge` metadata (those
+    versions have no field for it: `_sdk_versions`)."""
+    value = ours(part.provider_metadata).get('provider_reference')
+    if isinstance(value, dict) and value and all(isinstance(v, str) for v in cast('dict[Any, Any]', value).values()):
+        return cast('dict[str, str]', value)
+    return None
 
 
 def call_args(value: Any, fields: dict[str, Any]) -> str | dict[str, Any] | None:

@@ -39,15 +39,21 @@ class Step:
         part: ToolUIPart | DynamicToolUIPart,
         call_fields: dict[str, Any],
         claims: SignatureClaims,
+        extras: tuple[dict[str, Any], dict[str, Any]] | None = None,
     ) -> None:
-        """A provider-executed call and its return, both in the response (see `_native_tools`)."""
+        """A provider-executed call and its return, both in the response (see `_native_tools`); `extras`: the
+        extra keys of each, for a part pydantic-ai stored (`_peer_history`)."""
         call = native_call(part, call_fields)
+        if extras is not None and extras[0]:
+            call = call.model_copy(update=extras[0])
         claims.add(call, call_fields.get(SIG_KEY))
         response.parts.append(call)
         fields = result_fields(part, call_fields)  # an `ai` 5 client keeps it under the call's `result`
         returned = native_return(part, fields)
         if returned is None:
             return
+        if extras is not None and extras[1]:
+            returned = returned.model_copy(update=extras[1])
         claims.add(returned, fields.get(SIG_KEY))
         position = fields.get('position')
         if isinstance(position, int) and position > len(response.parts):

@@ -59,20 +59,23 @@ def native_tool_part(
     response: dict[str, Any] | None,
     signatures: tuple[str | None, str | None],
     position: int | None,
-) -> ToolUIPart:
+    *,
+    dynamic: bool = False,
+) -> ToolUIPart | DynamicToolUIPart:
     """The tool part for a native call and its return (`position`: where the return sits, when not right after
-    its call)."""
+    its call; `dynamic`: a `dynamic-tool` part, for a tool the UI does not know by name)."""
     call_sig, result_sig = signatures
     fields: dict[str, Any] = {
-        'type': f'tool-{call.tool_name}',
+        **({'type': 'dynamic-tool', 'tool_name': call.tool_name} if dynamic else {'type': f'tool-{call.tool_name}'}),
         'tool_call_id': call.tool_call_id,
         'input': jsonable(native_input(call)),
         'provider_executed': True,
         'call_provider_metadata': wrap_metadata(native_call_fields(call, response, call_sig)),
     }
+    model = DynamicToolUIPart if dynamic else ToolUIPart
     if result is None:
-        return ToolUIPart(**fields, state='input-available')
-    return ToolUIPart(
+        return model(**fields, state='input-available')
+    return model(
         **fields,
         state='output-available',
         output=jsonable(result.content),

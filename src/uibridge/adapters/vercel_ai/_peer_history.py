@@ -7,21 +7,32 @@ pydantic-ai keeps what a UI part has no field for under `pydantic_ai` (message `
 - a reasoning part's `id`, `signature` and `provider_name`; a text or file part's `id`;
 - the message's `timestamp` (the prompt's, or the response's on the step's first part);
 - a tool part's `outcome`: `retried` becomes the tool-bound `RetryPromptPart` (its content: the structured
-  errors pydantic-ai keeps beside the call, else the `errorText`), `interrupted` / `failed` stay so;
+  errors pydantic-ai keeps beside the call, else the `errorText`), `interrupted` / `failed` stay so; a
+  provider-run tool's `provider_name`s (its call's and its return's records apart, `call_meta` / `return_meta`);
 - a text part carrying pydantic-ai's retry-feedback marker (`core.peer_feedback`) becomes a system message of
   its own holding uibridge's marker and rendering, which loads as that `RetryFeedbackPart`: only the marker
   makes feedback, never the text.
 
-What it drops (the `pydantic_ai` records once read, a retry's attempt counts, the provider ids and details of
-tool calls and texts) the neutral model has no field for. Nothing here is signed: these are the server's own
-stored records, so this is for `load_messages` on the server followed by saving the history again; sent
+What the neutral model keeps as a part's extra keys, as it keeps them from pydantic-ai's stored JSON, is read by
+the loader from the record left beside the respelled part (`part_extras`, `result_extras`, `feedback_extras`):
+a tool call's provider item `id`, `provider_name` and `provider_details` (and `tool_kind`), a text's, a thinking
+part's and a file's `provider_details` (and a text's or file's `provider_name`), a provider-run call's and
+return's, and a retry's record `{cause, attempt, max_retries}` (a retried tool's with `outcome: 'retried'`, as
+pydantic-ai stores it). So the history is the one pydantic-ai stored, field for field.
+
+Nothing here is signed: these are the server's own stored records, so this is for `load_messages` on the
+server followed by saving the history again. A message with a `pydantic_ai` record is read as pydantic-ai's
+and nothing else: any `uibridge` entry beside the record is dropped, signatures included, so the extra keys a
+record gives (which reach a provider, and which no signature covers) never ride on a part that verifies. Sent
 through a client, `verify_history` drops the server parts, as it drops any unsigned one.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, cast
+from typing import Any, TypeVar, cast
+
+from pydantic import BaseModel
 
 from ...core.feedback import render_retry_feedback
 from ...core.peer_feedback import PEER_KEY, our_marker, peer_retry_feedback
@@ -102,10 +113,12 @@ def _feedback(part: UIMessagePart) -> TextUIPart | None:
     feedback = peer_retry_feedback(record.get('retry_feedback')) if record is not None else None
     if feedback is None:
         return None
+    assert record is not None
     return TextUIPart(
         text=render_retry_feedback(feedback),
         state='done',
-        provider_metadata={PROVIDER_KEY: {'retry_feedback': our_marker(feedback)}},
+        # The record stays beside uibridge's marker: its retry record is the part's extra key (`feedback_extras`).
+        provider_metadata={PROVIDER_KEY: {'retry_feedback': our_marker(feedback)}, PEER_KEY: record},
     )
 
 
@@ -129,6 +142,12 @@ def _respell(part: UIMessagePart, role: str, stamp: str | None) -> tuple[UIMessa
             result_fields['retry'] = {'content': record.get('content', part.error_text)}
         elif outcome in ('interrupted', 'failed'):
             result_fields['outcome'] = outcome
+        if part.provider_executed is True:
+            call, returned = _native_records(record)
+            for fields, meta in ((call_fields, call), (result_fields, returned)):
+                provider = meta.get('provider_name', record.get('provider_name'))
+                if isinstance(provider, str):
+                    fields['provider_name'] = provider
         update = {
             'call_provider_metadata': _ours(part.call_provider_metadata, call_fields),
             'result_provider_metadata': _ours(part.result_provider_metadata, result_fields),
@@ -138,8 +157,100 @@ def _respell(part: UIMessagePart, role: str, stamp: str | None) -> tuple[UIMessa
 
 
 def _ours(metadata: Mapping[str, Any] | None, fields: dict[str, Any]) -> dict[str, Any] | None:
-    """The provider metadata without pydantic-ai's record and with `fields` as uibridge's (when any)."""
-    kept = {k: v for k, v in (metadata or {}).items() if k != PEER_KEY}
+    """The provider metadata with `fields` as uibridge's (when any) and pydantic-ai's record kept beside them; a
+    `uibridge` entry it held is not pydantic-ai's (see the module docstring) and goes."""
+    kept = {k: v for k, v in (metadata or {}).items() if k != PROVIDER_KEY}
     if fields:
         kept[PROVIDER_KEY] = fields
     return kept or None
+
+
+# ------------------------------------------------------------------------------------------- extra keys
+
+_M = TypeVar('_M', bound=BaseModel)
+
+
+def with_extras(part: _M, extras: dict[str, Any]) -> _M:
+    """`part` with `extras` as its extra keys (the neutral parts keep unknown keys: `extra='allow'`)."""
+    return part.model_copy(update=extras) if extras else part
+
+
+_CALL_KEYS = ('id', 'provider_name', 'provider_details', 'tool_kind')
+_PART_KEYS: dict[str, tuple[str, ...]] = {
+    'text': ('provider_name', 'provider_details'),
+    'reasoning': ('provider_details',),
+    'file': ('provider_name', 'provider_details'),
+}
+_RETRY_KEYS = ('cause', 'attempt', 'max_retries')
+
+
+def _native_records(record: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A provider-run tool's call and return records (pydantic-ai keeps them apart only once it returned)."""
+    call, returned = record.get('call_meta'), record.get('return_meta')
+    if isinstance(call, dict) or isinstance(returned, dict):
+        return (
+            cast('dict[str, Any]', call) if isinstance(call, dict) else {},
+            cast('dict[str, Any]', returned) if isinstance(returned, dict) else {},
+        )
+    return record, {}
+
+
+def _picked(record: Mapping[str, Any], keys: tuple[str, ...], taken: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """The `keys` a record gives a value of the kind pydantic-ai writes (a string, or an object for details),
+    but those `taken` (the part's own fields, respelled already)."""
+    extras: dict[str, Any] = {}
+    for key in keys:
+        value = record.get(key)
+        if key in taken or value is None:
+            continue
+        if isinstance(value, dict if key == 'provider_details' else str):
+            extras[key] = value
+    return extras
+
+
+def part_extras(part: UIMessagePart) -> dict[str, Any]:
+    """The extra keys of the neutral part a text, reasoning or file part of pydantic-ai's becomes; for a tool
+    part, those of its call (a provider-run call's from its call record)."""
+    if isinstance(part, ToolUIPart | DynamicToolUIPart):
+        record = _peer(part.call_provider_metadata) or {}
+        if part.provider_executed is True:
+            return _picked(_native_records(record)[0], _CALL_KEYS, frozenset({'provider_name'}))
+        return _picked(record, _CALL_KEYS)
+    keys = _PART_KEYS.get(part.type)
+    record = _peer(getattr(part, 'provider_metadata', None))
+    return _picked(record, keys) if keys is not None and record is not None else {}
+
+
+def result_extras(part: ToolUIPart | DynamicToolUIPart) -> dict[str, Any]:
+    """The extra keys of the result a tool part of pydantic-ai's holds: a retried tool's `outcome` and retry
+    record, as pydantic-ai stores its retried return; a provider-run return's details."""
+    record = _peer(part.call_provider_metadata) or {}
+    if part.provider_executed is True:
+        return _picked(_native_records(record)[1], ('provider_details',))
+    retry = _retry_record(record.get('retry'))
+    if record.get('outcome') != 'retried' or part.state != 'output-error' or retry is None:
+        return {}
+    return {'outcome': 'retried', 'retry': retry}
+
+
+def feedback_extras(part: TextUIPart) -> dict[str, Any]:
+    """The retry record of pydantic-ai's retry feedback, when it counts attempts (uibridge keeps it then, as
+    it does from pydantic-ai's stored JSON: `core.stored_spellings`)."""
+    record = _peer(part.provider_metadata) or {}
+    marker = record.get('retry_feedback')
+    retry = _retry_record(cast('dict[str, Any]', marker).get('retry')) if isinstance(marker, dict) else None
+    if retry is None or (retry.get('attempt') is None and retry.get('max_retries') is None):
+        return {}
+    return {'retry': retry}
+
+
+def _retry_record(value: Any) -> dict[str, Any] | None:
+    if not isinstance(value, dict):
+        return None
+    record = cast('dict[str, Any]', value)
+    if not isinstance(record.get('cause'), str):
+        return None
+    counts = [record.get(key) for key in ('attempt', 'max_retries')]
+    if not all(count is None or (type(count) is int and count >= 0) for count in counts):
+        return None
+    return {key: record.get(key) for key in _RETRY_KEYS}

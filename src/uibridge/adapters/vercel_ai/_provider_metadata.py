@@ -13,7 +13,9 @@ carries what the neutral model holds and a UI part has no field for. The client 
   call to a client tool (signed with the call), `approval: true` when it asked a human to approve it (not
   signed: an approval proves itself by its id). Both marks come back in `ModelResponse.metadata`
   (`uibridge_answered_by`);
-- `id`, `signature`, `provider_name` on text, reasoning and file parts: the part's own fields;
+- `id`, `signature`, `provider_name` on text, reasoning and file parts: the part's own fields; `filename` on a
+  file the model made (a `file` chunk cannot carry the part's own field, so the stream and the dump both write it
+  here; a client's part that has the field keeps it there, `_ui_fields`);
 - `timestamp`, `dynamic_ref` on system and user text parts; `list`, `empty`, `media_type`, `kind` on user
   parts: what keeps a user prompt's content list exact;
 - `retry_feedback` on a system text part: the retry-feedback marker, `retry_feedback_payload(part)` plus its `sig`;
@@ -39,11 +41,14 @@ UI holds, so that `dump_messages(load_messages(ui)) == ui`:
   client wrote it without uibridge's metadata (so none is added back);
 - on a response, `message` (the same for the assistant message it opens, plus `new` when it follows another
   assistant message), UI-only `parts` of its step (`slot` among the step's UI-only parts, `position` among its
-  parts), `approvals` by tool call id, `reasoning_ids` (the UI's own reasoning part ids), `bare` and
-  `bare_results` (a step or tool result the client wrote).
+  parts), `approvals` by tool call id, `reasoning_ids` (the UI's own reasoning part ids), `ui_fields` (the
+  fields of its UI parts only the UI reads: `_ui_fields`), `bare` and `bare_results` (a step or tool result the
+  client wrote).
 
 `data-*` parts of an assistant message are not in the sidecar: they go where the stream's `CustomData` goes
-(`uibridge_custom_data`, see `uibridge.core.events`), so history built from either looks the same.
+(`uibridge_custom_data`, see `uibridge.core.events`), so history built from either looks the same; nor is which
+calls are to tools the UI does not know by name (`dynamic-tool` parts: `uibridge_dynamic_tools`, which the
+stream's `PartStart(dynamic=True)` writes too).
 
 Nothing here is trusted on load beyond its shape: it is client input like the rest of the message. A `sig`
 is only recorded as the client's claim; `verify_history` decides what it proves.
@@ -105,13 +110,15 @@ def response_info(response: ModelResponse, *, with_finish_reason: bool = True) -
 def part_metadata(
     part: TextPart | ThinkingPart | FilePart, response: dict[str, Any] | None, sig: str | None = None
 ) -> dict[str, Any]:
-    """A response part's `uibridge` metadata: its `id`, a thinking part's `signature` and `provider_name`, the
-    step's `response` info on its first part, and the part's signature."""
+    """A response part's `uibridge` metadata: its `id`, a thinking part's `signature` and `provider_name`, a
+    file's `filename`, the step's `response` info on its first part, and the part's signature."""
     fields: dict[str, Any] = {}
     if part.id is not None:
         fields['id'] = part.id
     if isinstance(part, ThinkingPart):
         fields.update(thinking_fields(part))
+    elif isinstance(part, FilePart) and part.content.filename is not None:
+        fields['filename'] = part.content.filename  # a `file` chunk has no field for it (`ai` 7 drops one)
     if response is not None:
         fields['response'] = response
     if sig is not None:

@@ -50,6 +50,9 @@ class ChunkDowngrade:
                     self._approval_calls[part.approval.id] = part.tool_call_id
         self._calls: dict[str, _Chunk] = {}
         """Each call's last `tool-input-available`, as sent."""
+        self._dynamic = {call_id for call_id, part in self._continued.items() if isinstance(part, DynamicToolUIPart)}
+        """Calls to tools the UI does not know by name: a denial written as an error says so (`ai` 5 looks a
+        dynamic call's part up only then)."""
         self._denials: dict[str, str | None] = {}
         """A call whose denial was announced: the error text its `tool-output-denied` becomes, or `None` to keep it."""
         self._unasked: set[str] = set()
@@ -91,6 +94,8 @@ class ChunkDowngrade:
         keys = self._fields.get(chunk_tag(chunk['type']))
         if keys is None:
             return  # a chunk type this client does not know: it would end the stream
+        if chunk.get('dynamic') is True:
+            self._dynamic.add(chunk['toolCallId'])
         chunk = {key: value for key, value in chunk.items() if key in keys}
         if chunk['type'] == 'tool-input-available':
             self._calls[chunk['toolCallId']] = chunk
@@ -138,7 +143,10 @@ class ChunkDowngrade:
         if text is None:
             self._emit(chunk)
         else:
-            self._emit({'type': 'tool-output-error', 'toolCallId': call_id, 'errorText': text})
+            error: _Chunk = {'type': 'tool-output-error', 'toolCallId': call_id, 'errorText': text}
+            if call_id in self._dynamic:
+                error['dynamic'] = True
+            self._emit(error)
 
     def _v5_result(self, chunk: _Chunk) -> None:
         """A result's metadata, which an `ai` 5 client keeps nowhere, under `result` in the call metadata."""

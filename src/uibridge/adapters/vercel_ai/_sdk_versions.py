@@ -27,7 +27,8 @@ What is missing, and how uibridge degrades (read from each version's `ui-message
   timestamp and position ride there too.
 - dropped for 6 and 5: `text-end.citations`, the `custom`, `reasoning-file`, `steering-message` and
   `reset-step` chunks and parts, `tool-approval-request.reason` / `isAutomatic`, the finish reason
-  `interrupted` (sent as `other`), a tool part's `title`, `text.citations`, `file.providerReference`.
+  `interrupted` (sent as `other`), a tool part's `title`, `text.citations`, `file.providerReference` (a user's
+  provider file keeps it in its `uibridge` metadata instead, so it loads back as that provider file).
 - dropped for 5 only: `tool-input-start.providerMetadata` / `inputEncoding` / `toolMetadata` / `title`,
   `toolMetadata` and `title` on the other tool chunks, `providerMetadata` on tool outputs, `abort.reason`,
   and on tool parts `toolMetadata`, `inputEncoding`, `resultProviderMetadata`, `approval`.
@@ -53,6 +54,7 @@ from .chunks import FinishReasonUI, UIMessageChunk
 from .types import (
     DataUIPart,
     DynamicToolUIPart,
+    FileUIPart,
     ToolApprovalUI,
     ToolUIPart,
     UIMessage,
@@ -177,8 +179,19 @@ def _downgrade_message(message: UIMessage, version: SdkVersion) -> UIMessage:
             continue  # a part this client would refuse: it only ever shows UI data
         if version == 5 and isinstance(part, ToolUIPart | DynamicToolUIPart):
             part = _v5_tool_part(part)
+        elif isinstance(part, FileUIPart) and part.provider_reference is not None and message.role == 'user':
+            # A provider file a user sent: the reference rides in uibridge's metadata, so the file loads back as
+            # that provider file (what the model is sent), not as its link.
+            reference = _with_ours(part.provider_metadata, 'provider_reference', part.provider_reference)
+            part = part.model_copy(update={'provider_metadata': reference})
         parts.append(_strip(part, fields[tag], version))
     return message.model_copy(update={'parts': parts})
+
+
+def _with_ours(metadata: Any, key: str, value: Any) -> dict[str, Any]:
+    held = cast('dict[str, Any]', metadata) if isinstance(metadata, dict) else {}
+    ours: dict[str, Any] = held.get(PROVIDER_KEY) or {}
+    return {**held, PROVIDER_KEY: {**ours, key: value}}
 
 
 def _strip(part: UIModel, keys: frozenset[str], version: SdkVersion) -> Any:
@@ -234,8 +247,10 @@ _TOOL_PARTS: frozenset[type[UIMessagePart]] = frozenset({ToolUIPart, DynamicTool
 def upgrade_message(message: UIMessage) -> UIMessage:
     """`message` with each `ai` 5 approval answer (a call marked for approval whose output the app set to
     `{approved, reason?}` with `addToolResult`, and which has no result of the server's) as the
-    `approval-responded` part an `ai` 6 or 7 client sends: loading and the request's approvals read one form.
-    Returns `message` itself when it holds none, as nearly every message does.
+    `approval-responded` part an `ai` 6 or 7 client sends, and each approval still waiting (such a call still
+    `input-available`, its `approval_id` beside the mark) as the `approval-requested` part they hold: loading and
+    the request's approvals read one form, and the approval's id is kept. Returns `message` itself when it holds
+    neither, as nearly every message does.
 
     Runs for every message a request holds, just validated from JSON: its parts are of the union's own classes
     (no subclass), so an exact class test finds the tool parts, cheaper than the `isinstance` that fails."""
@@ -246,23 +261,42 @@ def upgrade_message(message: UIMessage) -> UIMessage:
         if type(part) not in _TOOL_PARTS:
             continue
         tool = cast('ToolUIPart | DynamicToolUIPart', part)
-        if tool.state != 'output-available':
+        if tool.state == 'output-available':
+            approval = _v5_answer(tool)
+            update: dict[str, Any] = {'state': 'approval-responded', 'output': None, 'approval': approval}
+        elif tool.state == 'input-available':
+            approval = _v5_waiting(tool)
+            update = {'state': 'approval-requested', 'approval': approval}
+        else:
             continue
-        approval = _v5_answer(tool)
         if approval is not None:
             parts = parts if parts is not None else list(message.parts)
-            parts[index] = part.model_copy(update={'state': 'approval-responded', 'output': None, 'approval': approval})
+            parts[index] = part.model_copy(update=update)
     return message if parts is None else message.model_copy(update={'parts': parts})
 
 
 _ANSWER_KEYS = frozenset({'approved', 'reason'})
 
 
-def _v5_answer(part: ToolUIPart | DynamicToolUIPart) -> ToolApprovalUI | None:
+def _v5_marked(part: ToolUIPart | DynamicToolUIPart) -> dict[str, Any] | None:
+    """The `uibridge` call metadata of an `ai` 5 call marked for approval that has no result of the server's."""
     if part.approval is not None or part.result_provider_metadata is not None or not part.call_provider_metadata:
         return None
     ours = part.call_provider_metadata.get(PROVIDER_KEY)
-    if not isinstance(ours, dict) or ours.get('approval') is not True or 'result' in ours:
+    if ours is None or ours.get('approval') is not True or 'result' in ours:
+        return None
+    return ours
+
+
+def _v5_waiting(part: ToolUIPart | DynamicToolUIPart) -> ToolApprovalUI | None:
+    ours = _v5_marked(part)
+    approval_id = ours.get('approval_id') if ours is not None else None
+    return ToolApprovalUI(id=approval_id) if isinstance(approval_id, str) else None
+
+
+def _v5_answer(part: ToolUIPart | DynamicToolUIPart) -> ToolApprovalUI | None:
+    ours = _v5_marked(part)
+    if ours is None:
         return None
     approval_id, output = ours.get('approval_id'), part.output
     if not isinstance(approval_id, str) or not isinstance(output, dict):

@@ -9,7 +9,8 @@ What each chunk becomes:
 - `start-step` / `finish-step`: a model response (`ResponseStart`, sent with the step's first part so that it
   carries the model and provider names uibridge writes on that part); `text-*` and `reasoning-*`: text and
   thinking parts (a thinking part's signature at its end); `tool-input-*`: a tool call, streamed as its input
-  text arrives, or whole from `tool-input-available` (with `providerExecuted`, a provider-run call);
+  text arrives, or whole from `tool-input-available` (with `providerExecuted`, a provider-run call; with
+  `dynamic`, `PartStart(dynamic=True)`: a tool the UI does not know by name);
 - `tool-output-available` / `-error` / `-denied`: the call's result, read as `load_messages` reads the tool part
   the client builds from the same chunks (so a failed result, a retry prompt, a denial and uibridge's own result
   metadata come back as a history loaded from the client would hold them); `tool-input-error` from a server
@@ -325,7 +326,8 @@ class VercelAIStreamDecoder(StreamDecoder):
         _set_metadata(part, 'callProviderMetadata', chunk)
         self._calls[call_id] = _Call(index, part, native)
         call_part = NativeToolCallPart if native else ToolCallPart
-        self._emit(ev.PartStart(index, call_part(tool_name=name, tool_call_id=call_id, args=None)))
+        started = call_part(tool_name=name, tool_call_id=call_id, args=None)
+        self._emit(ev.PartStart(index, started, dynamic=chunk.get('dynamic') is True))
 
     def _tool_input_delta(self, chunk: dict[str, Any]) -> None:
         call = self._calls.get(required_text(chunk, 'toolCallId'))
@@ -364,7 +366,7 @@ class VercelAIStreamDecoder(StreamDecoder):
         if call.index is None:
             # The call came whole (its arguments were not streamed): as the client reads it.
             call.index = self._start_part(call=not native)
-            self._emit(ev.PartStart(call.index, whole))
+            self._emit(ev.PartStart(call.index, whole, dynamic=chunk.get('dynamic') is True))
         elif not call.streamed and whole.args is not None:
             args = whole.args
             self._delta(call.index, args if isinstance(args, str) else compact_json(args))

@@ -6,9 +6,10 @@ Layout (the inverse of `load.py`):
   message with `text` and `file` parts (binary content as a data URL);
 - model responses are `assistant` messages, one `step-start` per response; responses separated only by
   requests of tool results share one message, as the client builds it from a multi-step stream;
-- a tool call is one `tool-{name}` part merged with its result: `output-available`, `output-error` (a failed
-  tool, or a tool-bound `RetryPromptPart`: `errorText` without the "Fix the errors" directive, the exact
-  part kept in `resultProviderMetadata.uibridge.retry`), `output-denied`; a call still waiting is
+- a tool call is one `tool-{name}` part (`dynamic-tool` for a call in the response's
+  `uibridge_dynamic_tools`: a tool the UI does not know by name) merged with its result: `output-available`,
+  `output-error` (a failed tool, or a tool-bound `RetryPromptPart`: `errorText` without the "Fix the errors"
+  directive, the exact part kept in `resultProviderMetadata.uibridge.retry`), `output-denied`; a call still waiting is
   `input-available`, or `approval-requested` / `approval-responded` when the stream asked for an approval;
 - a `RetryFeedbackPart` is a `system` message whose one `text` part holds `render_retry_feedback(part)` and the marker
   `providerMetadata.uibridge.retry_feedback` (`uibridge.core.feedback`); a legacy tool-less `RetryPromptPart` is the
@@ -32,7 +33,7 @@ from typing import Any, Literal, cast
 
 from typing_extensions import TypeIs
 
-from ...core.events import STATE_METADATA_KEY
+from ...core.events import STATE_METADATA_KEY, dynamic_calls
 from ...core.factories import new_list
 from ...core.feedback import render_retry_feedback
 from ...core.messages import (
@@ -55,7 +56,14 @@ from ...core.messages import (
 from ...core.metadata import answered_by, app_metadata
 from ...core.provenance import Keyring
 from ...core.trusted import construct
-from ._dump_parts import add_ui_only, tool_part, ui_only_part, ui_only_sequence, user_content_parts, with_request
+from ._dump_parts import (
+    add_ui_only,
+    tool_part,
+    ui_only_part,
+    ui_only_sequence,
+    user_content_parts,
+    with_request,
+)
 from ._message_info import message_metadata, part_record, state_part, state_placement
 from ._native_tools import native_tool_part
 from ._provider_metadata import (
@@ -69,10 +77,12 @@ from ._provider_metadata import (
 )
 from ._sdk_versions import SdkVersion, downgrade_messages
 from ._sources import source_parts
+from ._ui_fields import kept_ui_fields, with_ui_fields
 from .types import (
     FileUIPart,
     ProviderMetadata,
     ReasoningUIPart,
+    SteeringMessageUIPart,
     StepStartUIPart,
     TextUIPart,
     UIMessage,
@@ -150,9 +160,22 @@ def dump_messages(
                 continue
             if isinstance(part, OpaquePart):
                 continue  # kept in the history, shown to no UI
-            assistant = None
             info = cast('dict[str, Any]', messages_info).get(str(index)) if isinstance(messages_info, dict) else None
             bare = isinstance(info, dict) and cast('dict[str, Any]', info).get('bare') is True
+            steering = cast('dict[str, Any]', info).get('steering') if isinstance(info, dict) else None
+            if (
+                isinstance(steering, str)
+                and isinstance(part, UserPromptPart)
+                and assistant is not None
+                and request_info is None
+                and sdk_version == 7
+            ):
+                # A user message that joined the running answer (`ai` 7's steering): back inside it, in place.
+                sub_parts = user_content_parts(part, None, bare=bare)
+                if all(isinstance(sub, TextUIPart | FileUIPart) for sub in sub_parts):
+                    assistant.parts.append(construct(SteeringMessageUIPart, {'id': steering, 'parts': sub_parts}))
+                    continue
+            assistant = None
             draft = _dump_prompt(part, request_info, signer, bare=bare)
             request_info = None
             _apply_message_info(draft, info)
@@ -306,6 +329,8 @@ def _dump_response(
     reasoning_ids: dict[str, Any] = cast('dict[str, Any]', kept_ids) if isinstance(kept_ids, dict) else {}
     kept_bare = side.get('bare_results')
     bare_results: set[Any] = set(cast('list[Any]', kept_bare)) if isinstance(kept_bare, list) else set()
+    dynamic = dynamic_calls(response)
+    ui_fields = kept_ui_fields(side)
     returns: dict[str, tuple[int, NativeToolReturnPart]] | None = None  # built at the step's first native call
     texts = 0
     pending = 0
@@ -330,11 +355,16 @@ def _dump_response(
                 request=request,
                 signatures=(call_sig, result_sig),
                 mark=mark,
+                dynamic=part.tool_call_id in dynamic,
             )
-            parts.append(tool)
+            parts.append(with_ui_fields(tool, ui_fields.get(str(position))) if ui_fields else tool)
         elif isinstance(part, TextPart | ThinkingPart | FilePart):
-            metadata = wrap_metadata(part_metadata(part, info, None if signer is None else signer.sign_part(part)))
-            parts.append(_content_part(part, metadata, reasoning_ids, position))
+            fields = part_metadata(part, info, None if signer is None else signer.sign_part(part))
+            kept = ui_fields.get(str(position)) if ui_fields else None
+            if isinstance(kept, dict) and 'filename' in kept:
+                fields.pop('filename', None)  # the UI had it on the part itself: it goes back there
+            content = _content_part(part, wrap_metadata(fields), reasoning_ids, position)
+            parts.append(with_ui_fields(content, kept) if kept is not None else content)
             if isinstance(part, TextPart):
                 if part.citations:
                     parts.extend(source_parts(part, texts))
@@ -346,7 +376,10 @@ def _dump_response(
             sigs: tuple[str | None, str | None] = (None, None)
             if signer is not None:
                 sigs = (signer.sign_part(part), None if returned is None else signer.sign_part(returned))
-            parts.append(native_tool_part(part, returned, info, sigs, None if at == position + 1 else at))
+            native = native_tool_part(
+                part, returned, info, sigs, None if at == position + 1 else at, dynamic=part.tool_call_id in dynamic
+            )
+            parts.append(with_ui_fields(native, ui_fields.get(str(position))) if ui_fields else native)
         else:
             continue  # a native return rides with its call; an opaque part is shown to no UI
         info = None

@@ -12,9 +12,11 @@ The inverse of `dump.py`, and also the reader of histories the client built itse
   part whose data is a valid marker (the live stream's form) ends the response there and becomes a
   `RetryFeedbackPart` in the request that follows; an invalid one is only UI data.
 
-A part the model cannot take (a `file` part in a system message, a reasoning part in a user message) raises
+A part the model cannot take (a `file` part in a system message, a tool part in a user message) raises
 `InputError` naming the message and part; a part type this version does not know is skipped with a
-`UserWarning`. What only the UI needs is kept in the sidecar (`_provider_metadata.py`) for `dump_messages`.
+`UserWarning`. What only the UI needs is kept in the sidecar (`_provider_metadata.py`) for `dump_messages`:
+among it, what `convertToModelMessages` shows no model either (a reasoning part in a user message, a tool part
+still `input-streaming`, sources, `custom` and `reasoning-file` parts).
 
 Given `claims`, the signature each part carries (`sig` in its `uibridge` metadata, with the `client` mark of
 a tool call) is recorded there for the part built, for `verify_history`; the messages are the same either way.
@@ -27,6 +29,7 @@ from typing import Any, cast
 
 from ...core.diagnostics import warn
 from ...core.errors import InputError
+from ...core.events import DYNAMIC_TOOLS_METADATA_KEY
 from ...core.feedback import retry_feedback_from_payload
 from ...core.messages import (
     BinaryContent,
@@ -39,7 +42,6 @@ from ...core.messages import (
     TextPart,
     ThinkingPart,
     UserContent,
-    UserPromptPart,
 )
 from ...core.metadata import ANSWERED_BY_METADATA_KEY, CUSTOM_DATA_METADATA_KEY, custom_data_item
 from ...core.records import read_thinking_fields
@@ -63,9 +65,10 @@ from ._load_parts import (
 from ._load_step import Step as _Step
 from ._message_info import is_state_part, keep_state, read_message_metadata, read_state
 from ._part_kinds import FILE, KINDS, STEP, TEXT, TOOL, has_step_start, kind_of
-from ._peer_history import peer_messages
+from ._peer_history import feedback_extras, part_extras, peer_messages, result_extras, with_extras
 from ._provider_metadata import DERIVED_ID, SIDECAR_KEY, SIG_KEY, derived_message_id
 from ._sources import read_source
+from ._ui_fields import keep_ui_fields, ui_fields_of
 from ._validation import validate_ui_message
 from .types import (
     CustomUIPart,
@@ -97,8 +100,10 @@ def load_messages(
     for index, data in enumerate(ui_messages):
         message = validate_ui_message(data, index)
         migrated = peer_messages(message)  # a history pydantic-ai's own adapter stored (`_peer_history`)
-        for one in migrated if migrated is not None else (message,):
-            loader.add(index, one)
+        if migrated is None:
+            loader.add(index, message)
+        else:
+            loader.add_peer(index, migrated)
     loader.end_step()
     return loader.out
 
@@ -122,6 +127,8 @@ class _Loader:
         self.ui_only_slot = 0
         self.message_responses: list[ModelResponse] = []
         self.step = _Step()
+        self.peer = False
+        """Loading a message pydantic-ai stored: its parts take the extra keys its records give (`_peer_history`)."""
 
     # ------------------------------------------------------------------------------------- messages
 
@@ -132,6 +139,18 @@ class _Loader:
             self.end_step()
             self._add_prompt(index, message)
         self.previous_role = message.role
+
+    def add_peer(self, index: int, messages: list[UIMessage]) -> None:
+        """A message pydantic-ai stored, respelled (`peer_messages`): it claims no signature at all, whatever it
+        holds (pydantic-ai signs nothing, and the extra keys its records give a part are covered by none), and its
+        last step ends with it, so nothing of it is claimed later either."""
+        claims, self.claims, self.peer = self.claims, NO_CLAIMS, True
+        try:
+            for one in messages:
+                self.add(index, one)
+            self.end_step()
+        finally:
+            self.claims, self.peer = claims, False
 
     def _message_info(self, index: int, message: UIMessage, *, new: bool) -> dict[str, Any]:
         info: dict[str, Any] = {}
@@ -155,7 +174,9 @@ class _Loader:
                 content.append(part.text)
             elif isinstance(part, FileUIPart) and message.role == 'user':
                 content.append(user_file(part, f'{index}.parts.{j}'))
-            elif isinstance(part, _UIOnly):
+            elif isinstance(part, _UIOnly) or (isinstance(part, ReasoningUIPart) and message.role == 'user'):
+                # `convertToModelMessages` shows a model none of these (a user's reasoning part neither): kept for
+                # the UI, in place.
                 inserts.append({'at': j, 'part': part.model_dump(mode='json')})
             elif isinstance(part, UnknownUIPart):
                 _warn_unknown(part, f'{index}.parts.{j}')
@@ -164,6 +185,8 @@ class _Loader:
         first = ours(texts[0].provider_metadata) if texts else {}
         prompt = system_part(texts, first) if message.role == 'system' else user_part(content, message.parts, first)
         if isinstance(prompt, RetryFeedbackPart):
+            if self.peer:
+                prompt = with_extras(prompt, feedback_extras(texts[0]))
             self.claims.add(prompt, cast('dict[str, Any]', first['retry_feedback']).get(SIG_KEY))
         request = self._request_for(first.get('request'))
         info = self._message_info(index, message, new=False)
@@ -290,8 +313,12 @@ class _Loader:
         part_id = fields.get('id') if isinstance(fields.get('id'), str) else None
         if isinstance(part, TextUIPart):
             text = construct(TextPart, {'content': part.text, 'id': part_id})
+            if self.peer:
+                text = with_extras(text, part_extras(part))
             self.claims.add(text, fields.get(SIG_KEY))
             self.step.texts.append((len(response.parts), fields.get(SIG_KEY)))
+            if part.citations is not None:  # `ai` 7's own citations: the UI's, beside the part (`_ui_fields`)
+                keep_ui_fields(response_sidecar(response), len(response.parts), ui_fields_of(part))
             response.parts.append(text)
             return
         if part.id is not None:
@@ -301,6 +328,8 @@ class _Loader:
         values: dict[str, Any] = {'content': part.text, 'id': None, 'signature': None, 'provider_name': None}
         values.update(read_thinking_fields(fields))
         thinking = construct(ThinkingPart, values)
+        if self.peer:
+            thinking = with_extras(thinking, part_extras(part))
         self.claims.add(thinking, fields.get(SIG_KEY))
         response.parts.append(thinking)
 
@@ -315,21 +344,53 @@ class _Loader:
             content = BinaryContent.from_data_url(part.url)
         except ValueError as e:
             raise InputError(str(e), f'{path}.url') from None
+        # The file's name: the part's own field (a client's, kept there too), else uibridge's (a stream's `file`
+        # chunk has no field for it). The signature covers it: it is the file's as much as its bytes are.
+        filename = part.filename if part.filename is not None else fields.get('filename')
+        if isinstance(filename, str):
+            content.filename = filename
+        if part.filename is not None or part.provider_reference is not None:
+            keep_ui_fields(response_sidecar(response), len(response.parts), ui_fields_of(part))
         part_id = fields.get('id') if isinstance(fields.get('id'), str) else None
         file = construct(FilePart, {'content': content, 'id': part_id})
+        if self.peer:
+            file = with_extras(file, part_extras(part))
         self.claims.add(file, fields.get(SIG_KEY))
         response.parts.append(file)
 
     def _add_tool(self, part: ToolUIPart | DynamicToolUIPart) -> None:
         if part.state == 'input-streaming':
-            return  # an unfinished call: nothing a model could be shown
+            # An unfinished call, which `convertToModelMessages` skips: nothing a model could be shown. The UI
+            # keeps it, so it is kept for the UI, in its place.
+            self._keep_ui_only(part)
+            return
         response = self._current_response()
         call_fields = ours(part.call_provider_metadata)
         apply_response_info(response, call_fields.get('response'))
+        position = len(response.parts)
+        if part.type == 'dynamic-tool':
+            # A tool the UI does not know by name: nothing the model sees, so no signature covers the mark.
+            metadata = response.metadata if response.metadata is not None else {}
+            dynamic = cast('list[str]', metadata.setdefault(DYNAMIC_TOOLS_METADATA_KEY, []))
+            dynamic.append(part.tool_call_id)
+            response.metadata = metadata
+        values = part.__dict__  # a `dynamic` field only on a `dynamic-tool` part
+        if (
+            values['title'] is not None
+            or values['tool_metadata'] is not None
+            or values['preliminary']
+            or (values.get('dynamic') is False)
+        ):
+            found = ui_fields_of(part)
+            if found:
+                keep_ui_fields(response_sidecar(response), position, found)
         if part.provider_executed is True:
-            self.step.add_native(response, part, call_fields, self.claims)
+            extras = (part_extras(part), result_extras(part)) if self.peer else None
+            self.step.add_native(response, part, call_fields, self.claims, extras)
             return
         call = tool_call(part, call_fields)
+        if self.peer:
+            call = with_extras(call, part_extras(part))
         client = call_fields.get('client') is True
         self.claims.add(call, call_fields.get(SIG_KEY), client=client)
         response.parts.append(call)
@@ -344,6 +405,8 @@ class _Loader:
         fields = result_fields(part, call_fields)
         result = result_part(part, fields)
         if result is not None:
+            if self.peer:
+                result = with_extras(result, result_extras(part))
             self.claims.add(result, fields.get(SIG_KEY))
             index = fields.get('index')
             if 'request' in fields:
@@ -374,7 +437,7 @@ class _Loader:
             self.out.append(self.request)
         self.request.parts.append(feedback)
 
-    def _keep_ui_only(self, part: _UIOnly | FileUIPart) -> None:
+    def _keep_ui_only(self, part: _UIOnly | FileUIPart | ToolUIPart | DynamicToolUIPart) -> None:
         response = self._current_response()
         metadata = response.metadata if response.metadata is not None else {}
         side = cast('dict[str, Any]', metadata.setdefault(SIDECAR_KEY, {}))
@@ -385,12 +448,19 @@ class _Loader:
 
     def _add_steering(self, part: SteeringMessageUIPart, path: str) -> None:
         # A user message that joined a running response: it ends the step, as `convertToModelMessages` has it.
+        # It stays a steering message for the UI (its id kept beside the prompt), so a dump gives it back in place.
         self.end_step()
         content: list[UserContent] = []
         for k, sub in enumerate(part.parts):
             content.append(sub.text if isinstance(sub, TextUIPart) else user_file(sub, f'{path}.parts.{k}'))
-        prompt = UserPromptPart(content=content[0] if len(content) == 1 and isinstance(content[0], str) else content)
+        first = ours(part.parts[0].provider_metadata) if part.parts else {}
+        prompt = user_part(content, list(part.parts), first)
         if self.request is None:
-            self.request = ModelRequest(parts=[])
+            self.request = construct(ModelRequest, {'parts': []})
             self.out.append(self.request)
+        info: dict[str, Any] = {'steering': part.id}
+        if 'timestamp' not in first:
+            info['bare'] = True
+        messages = cast('dict[str, Any]', request_sidecar(self.request).setdefault('messages', {}))
+        messages[str(len(self.request.parts))] = info
         self.request.parts.append(prompt)

@@ -6,7 +6,9 @@ the same messages, so the message a client builds from the stream equals the dum
 - one `start` with a server-chosen `messageId` (unique per response; the id of the assistant message the run
   continues when the request answered an approval or a client tool); a `start-step` / `finish-step` pair per
   model response, so an answer that failed validation and its replacement stay apart;
-- text, reasoning and tool-input parts as `*-start` / `*-delta` / `*-end` (`tool-input-available` ends a call),
+- text, reasoning and tool-input parts as `*-start` / `*-delta` / `*-end` (`tool-input-available` ends a call;
+  each chunk of a call `PartStart(dynamic=True)` opened says `dynamic: true`, so the client builds a
+  `dynamic-tool` part),
   with the same `providerMetadata.uibridge` that `dump_messages` writes; tool results as `tool-output-*` in the
   step of their call; a denial the client never asked for as an approval request answered `false` then
   `tool-output-denied`, since the client keeps a denied part only with its approval;
@@ -32,6 +34,19 @@ the same messages, so the message a client builds from the stream equals the dum
   - named steps (`StepStarted` / `StepFinished`) and raw events are not sent: the UI message stream has no chunk
     for a named step within a model step, and a raw provider event is for a protocol that forwards them
     (AG-UI's RAW); the collector keeps neither either;
+- four chunk types of `ai` 7 are never sent, each for a reason of its own (a client's parts of those types load
+  and dump back, kept for its UI):
+  - `reset-step` (take back what a step streamed): the neutral stream is append-only: what streamed is what the
+    collector keeps and signs, and what an AG-UI client keeps (it has no way to take content back); an agent that
+    retries a failed model call streams a new response;
+  - `steering-message` (a user message added to a running answer): a server run takes its user's input only from
+    the request that starts it, so there is nothing to steer with; one a client holds is the user's prompt
+    between two steps (`load_messages`), and dumps back as the steering message it was;
+  - `custom` (a provider's own content, `{provider}.{type}`, which `convertToModelMessages` sends the model): the
+    neutral model keeps a provider's content of a kind it does not know as an `OpaquePart`, server-side, never
+    shown to a UI (sent through a client it would have to come back signed to reach a model again);
+  - `reasoning-file` (a file made while reasoning): no neutral part is a thinking file (pydantic-ai's neither);
+    a model's file is a `FileOutput`, sent as `file`;
 - `finish` with the Vercel `finishReason` (`tool-calls` while a call waits for the client or an approval);
   a `RunError` closes what is open, sends `error` with its (already safe) message, then `finish`; a
   `RunCancelled` sends `abort`. Every stream ends with `data: [DONE]`.
@@ -169,13 +184,13 @@ _part_end = {
     'text': chunk_writer(TextEndChunk, {'provider_metadata'}),
     'reasoning': chunk_writer(ReasoningEndChunk, {'provider_metadata'}),
 }
-_tool_input_start = chunk_writer(ToolInputStartChunk, {'provider_executed'})
-_tool_input_available = chunk_writer(ToolInputAvailableChunk, {'provider_executed', 'provider_metadata'})
-_tool_input_error = chunk_writer(ToolInputErrorChunk, {'provider_executed', 'provider_metadata'})
+_tool_input_start = chunk_writer(ToolInputStartChunk, {'provider_executed', 'dynamic'})
+_tool_input_available = chunk_writer(ToolInputAvailableChunk, {'provider_executed', 'provider_metadata', 'dynamic'})
+_tool_input_error = chunk_writer(ToolInputErrorChunk, {'provider_executed', 'provider_metadata', 'dynamic'})
 _approval_request = chunk_writer(ToolApprovalRequestChunk, ())
 _approval_response = chunk_writer(ToolApprovalResponseChunk, {'reason', 'provider_metadata'})
-_output_available = chunk_writer(ToolOutputAvailableChunk, {'provider_executed', 'provider_metadata'})
-_output_error = chunk_writer(ToolOutputErrorChunk, {'provider_metadata'})
+_output_available = chunk_writer(ToolOutputAvailableChunk, {'provider_executed', 'provider_metadata', 'dynamic'})
+_output_error = chunk_writer(ToolOutputErrorChunk, {'provider_metadata', 'dynamic'})
 _output_denied = chunk_writer(ToolOutputDeniedChunk, ())
 _file = chunk_writer(FileChunk, {'provider_metadata'})
 _data = chunk_writer(DataChunk, {'id', 'transient'})
@@ -283,6 +298,14 @@ class VercelAIEventStream(StreamEncoder[_OpenPart]):
         self._approvals: dict[str, dict[str, Any]] = {}
         """The approvals asked for in this stream, as the client holds them, by tool call id."""
         self._waiting: set[str] = set()
+        self._dynamic: set[str] = {
+            part.tool_call_id
+            for part in (continued.parts if continued is not None else ())
+            if isinstance(part, DynamicToolUIPart)
+        }
+        """Calls to tools the UI does not know by name (`PartStart(dynamic=True)`, or a `dynamic-tool` part of the
+        continued message): `dynamic: true` on their chunks, as the client decides the part's kind (`dynamic-tool`)
+        at each input chunk, and `ai` 5 looks a dynamic call's part up for its output only when the chunk says so."""
 
     def _downgraded_start(self) -> bytes:
         return self._downgrade(super().start())
@@ -359,7 +382,11 @@ class VercelAIEventStream(StreamEncoder[_OpenPart]):
             call_id = part.tool_call_id
             prefix = _tool_input_prefix(call_id)
             opened = _OpenPart(response, slot, 'tool', call_id, prefix, {'response': info} if info else {})
-            out = _tool_input_start(tool_call_id=call_id, tool_name=part.tool_name)
+            if event.dynamic:
+                self._dynamic.add(call_id)
+                out = _tool_input_start(tool_call_id=call_id, tool_name=part.tool_name, dynamic=True)
+            else:
+                out = _tool_input_start(tool_call_id=call_id, tool_name=part.tool_name)
             if isinstance(part.args, str) and part.args:
                 out += utf8_json(f'{prefix}{_json(part.args)}}}\n\n')
             return opened, out
@@ -370,7 +397,12 @@ class VercelAIEventStream(StreamEncoder[_OpenPart]):
             self._native_slots[call_id] = slot
             self._results_after_end[call_id] = b''
             opened = _OpenPart(response, slot, 'native', call_id, prefix, {'response': info} if info else {})
-            out = _tool_input_start(tool_call_id=call_id, tool_name=part.tool_name, provider_executed=True)
+            if event.dynamic:
+                self._dynamic.add(call_id)
+            dynamic = True if event.dynamic else None
+            out = _tool_input_start(
+                tool_call_id=call_id, tool_name=part.tool_name, provider_executed=True, dynamic=dynamic
+            )
             if isinstance(part.args, str) and part.args:
                 out += utf8_json(f'{prefix}{_json(part.args)}}}\n\n')
             return opened, out
@@ -396,7 +428,9 @@ class VercelAIEventStream(StreamEncoder[_OpenPart]):
             return self._call_ended(opened.id, opened, error)
         part = opened.finished
         if isinstance(part, NativeToolCallPart):
-            out = native_call_end(part, opened.metadata.get('response'), self._keyring.sign_part(part), error)
+            sig = self._keyring.sign_part(part)
+            dynamic = part.tool_call_id in self._dynamic
+            out = native_call_end(part, opened.metadata.get('response'), sig, error, dynamic=dynamic)
             return out + self._results_after_end.pop(part.tool_call_id, b'')
         assert isinstance(part, TextPart | ThinkingPart)
         # The client replaces the part's metadata with the end chunk's: sent whole, with the signature.
@@ -418,6 +452,7 @@ class VercelAIEventStream(StreamEncoder[_OpenPart]):
         # `provider_metadata.tool_input` without its JSON-ready copy: the writer writes the same JSON from the dict.
         args = call.args_as_dict()
         metadata = {PROVIDER_KEY: fields}
+        dynamic = True if call.tool_call_id in self._dynamic else None
         if error is not None:
             return _tool_input_error(
                 tool_call_id=call.tool_call_id,
@@ -425,9 +460,14 @@ class VercelAIEventStream(StreamEncoder[_OpenPart]):
                 error_text=error,
                 input=args,
                 provider_metadata=metadata,
+                dynamic=dynamic,
             )
         out = _tool_input_available(
-            tool_call_id=call.tool_call_id, tool_name=call.tool_name, input=args, provider_metadata=metadata
+            tool_call_id=call.tool_call_id,
+            tool_name=call.tool_name,
+            input=args,
+            provider_metadata=metadata,
+            dynamic=dynamic,
         )
         return out + self._ask_approval(call) if mark == 'approval' else out
 
@@ -492,10 +532,16 @@ class VercelAIEventStream(StreamEncoder[_OpenPart]):
             )
             return b''
         state, value, fields = tool_result(part, slot, json_ready=_as_is, sig=self._keyring.sign_part(part))
+        # `ai` 5 finds a dynamic call's part for its output only when the output says it is dynamic.
+        dynamic = True if call_id in self._dynamic else None
         if state == 'output-available':
-            return _output_available(tool_call_id=call_id, output=value, provider_metadata={PROVIDER_KEY: fields})
+            return _output_available(
+                tool_call_id=call_id, output=value, provider_metadata={PROVIDER_KEY: fields}, dynamic=dynamic
+            )
         if state == 'output-error':
-            return _output_error(tool_call_id=call_id, error_text=value, provider_metadata={PROVIDER_KEY: fields})
+            return _output_error(
+                tool_call_id=call_id, error_text=value, provider_metadata={PROVIDER_KEY: fields}, dynamic=dynamic
+            )
         sent = self._started_calls[call_id] if started else None
         out = _denial(call_id, value, fields, sent, self._approvals, self._continued)
         return out + _output_denied(tool_call_id=call_id)
@@ -508,7 +554,8 @@ class VercelAIEventStream(StreamEncoder[_OpenPart]):
         assert response is not None  # the skeleton opened one
         slot = len(response.parts) - 1  # the collector (fed first) has just appended the return
         at = self._native_slots.get(part.tool_call_id)
-        out = native_result(part, self._keyring.sign_part(part), None if at is not None and slot == at + 1 else slot)
+        position = None if at is not None and slot == at + 1 else slot
+        out = native_result(part, self._keyring.sign_part(part), position, dynamic=part.tool_call_id in self._dynamic)
         if part.tool_call_id not in self._results_after_end:
             return out
         self._results_after_end[part.tool_call_id] += out  # its call is still streaming: after its end, then
@@ -783,7 +830,9 @@ def source_chunks(response: ModelResponse, slot: int, keyring: Keyring | None = 
     return out
 
 
-def native_call_end(call: NativeToolCallPart, response: dict[str, Any] | None, sig: str, error: str | None) -> bytes:
+def native_call_end(
+    call: NativeToolCallPart, response: dict[str, Any] | None, sig: str, error: str | None, *, dynamic: bool = False
+) -> bytes:
     """A native call's arguments are complete: sent at once (a provider runs it; nothing waits for a mark)."""
     fields: dict[str, Any] = {
         'tool_call_id': call.tool_call_id,
@@ -791,17 +840,19 @@ def native_call_end(call: NativeToolCallPart, response: dict[str, Any] | None, s
         'input': native_input(call),
         'provider_executed': True,
         'provider_metadata': {PROVIDER_KEY: native_call_fields(call, response, sig)},
+        'dynamic': True if dynamic else None,
     }
     return _tool_input_available(**fields) if error is None else _tool_input_error(**fields, error_text=error)
 
 
-def native_result(part: NativeToolReturnPart, sig: str, position: int | None) -> bytes:
+def native_result(part: NativeToolReturnPart, sig: str, position: int | None, *, dynamic: bool = False) -> bytes:
     """`position`: where the return sits in its response, when not right after its call (as the dump keeps it)."""
     return _output_available(
         tool_call_id=part.tool_call_id,
         output=part.content,
         provider_executed=True,
         provider_metadata={PROVIDER_KEY: native_result_fields(part, sig, position)},
+        dynamic=True if dynamic else None,
     )
 
 
