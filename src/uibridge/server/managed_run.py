@@ -78,8 +78,10 @@ class StoredBinding:
         raise NotImplementedError
 
     def with_snapshot(
-        self, encoder: EventStreamEncoder, messages: Sequence[ModelMessage], keyring: Keyring
+        self, request: Any, encoder: EventStreamEncoder, messages: Sequence[ModelMessage], keyring: Keyring
     ) -> EventStreamEncoder:
+        """`encoder`, bringing a client that is `behind` (`ManagedInput`) to `messages`, the server's history, where
+        the protocol has a way to (`request`: the client's, for what it holds)."""
         raise NotImplementedError
 
     def dump_json(self, messages: Sequence[ModelMessage], keyring: Keyring) -> bytes:
@@ -267,8 +269,12 @@ def _finish(
     if run.input is not None:  # the request as loaded: the stored history and what the client added to it
         run.input = dataclasses.replace(run.input, history=[*prepared.history, *prepared.managed.added])
     if prepared.managed.behind:
+        # The snapshot is what the store holds once the run commits, before the run's own messages: the stored
+        # history and the client's input as it is kept, with the ids the client gave it (the verified copy the
+        # agent gets carries none of the client's bookkeeping, so its prompt would come back under another id).
         with endpoint.preparing():
-            encoder = binding.with_snapshot(encoder, prepared.checked.verified.messages, endpoint.keyring)
+            held = [*prepared.history, *prepared.added]
+            encoder = binding.with_snapshot(prepared.checked.request, encoder, held, endpoint.keyring)
     return run, encoder
 
 
