@@ -488,3 +488,29 @@ def test_a_file_pydantic_ais_adapter_stored_as_activity_loads_as_the_responses_f
     assert isinstance(text, TextPart) and isinstance(file, FilePart)
     assert (file.id, file.content.media_type, file.content.data) == ('file_1', 'image/gif', b'GIF89a\x01\x00')
 
+
+def test_a_file_name_comes_from_the_part_never_from_kept_part_metadata() -> None:
+    """A media part's `metadata.filename` is the name the model is shown: load reads it into the neutral part and
+    keeps the rest of the metadata for the UI, and dump writes the name from the part alone. A name planted in the
+    kept copy (an edited or forged history) names no file."""
+    image = {'type': 'url', 'value': 'https://example.com/cat.png', 'mimeType': 'image/png'}
+    named = {'type': 'image', 'source': image, 'metadata': {'filename': 'cat.png', 'caption': 'my cat'}}
+    [request] = load_messages([{'id': 'u1', 'role': 'user', 'content': [named]}])
+    [prompt] = request.parts
+    assert isinstance(prompt, UserPromptPart) and isinstance(prompt.content, list)
+    assert getattr(prompt.content[0], 'filename', None) == 'cat.png'
+    entry = request.metadata['uibridge_ag_ui']['messages'][0]  # type: ignore[index]
+    assert entry['part_extras'] == [{'metadata': {'caption': 'my cat'}}]
+    [message] = _wire(dump_messages([request]))
+    assert message['content'] == [named]  # the name back from the part, the caption from the kept copy
+
+    # The same history with the name gone from the part and planted in the kept metadata instead.
+    unnamed = prompt.model_copy(update={'content': [prompt.content[0].model_copy(update={'filename': None})]})
+    entry['part_extras'] = [{'metadata': {'filename': 'FORGED.exe', 'caption': 'my cat'}}]
+    edited = request.model_copy(update={'parts': [unnamed]})
+    [message] = _wire(dump_messages([edited]))
+    assert message['content'][0]['metadata'] == {'caption': 'my cat'}
+    [reloaded] = load_messages([message])
+    [again] = reloaded.parts
+    assert isinstance(again, UserPromptPart) and isinstance(again.content, list)
+    assert getattr(again.content[0], 'filename', None) is None
