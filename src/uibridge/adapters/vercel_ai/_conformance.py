@@ -14,7 +14,7 @@ from .._conformance import Support, both, loaded, not_applicable
 
 _APPEND_ONLY = (
     'the neutral stream is append-only: what streamed is what the run keeps and signs (an AG-UI client cannot '
-    'take content back either)'
+    'take content back either); a retried model call streams a new response'
 )
 _OPAQUE = "a provider's own content is an `OpaquePart`: kept server-side, shown to no UI"
 _NO_THINKING_FILE = 'no neutral part is a file made while thinking; a model file is a `FileOutput`, sent as `file`'
