@@ -137,3 +137,16 @@ def test_an_event_declared_not_loaded_is_skipped(kind: str) -> None:
     decoder.feed_frame({'type': 'RUN_STARTED', 'threadId': 't', 'runId': 'r'})
     events = decoder.feed_frame({'type': kind, 'messages': [], 'subagentId': 's', 'runId': 'r2'})
     assert (events, decoder.skipped) == ([], 1)
+
+
+def test_the_decoder_skips_only_the_snapshot_of_what_the_stream_writes() -> None:
+    skipped: list[int] = []
+    for data in _corpus():
+        decoder = AGUIStreamDecoder()
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore')
+            decoder.feed(data)
+            decoder.close()
+        skipped.append(decoder.skipped)
+    assert skipped[:-1] == [0] * (len(skipped) - 1)
+    assert skipped[-1] == 1  # the endpoint's `MESSAGES_SNAPSHOT`

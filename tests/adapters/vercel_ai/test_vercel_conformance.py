@@ -320,3 +320,13 @@ def test_a_part_declared_loaded_loads_and_dumps_back_as_itself(kind: str) -> Non
         history = load_messages(list(_messages(kind)))
     dumped = {_family_of(part.type) for message in dump_messages(history) for part in message.parts}
     assert kind in dumped
+
+
+def test_the_decoder_skips_nothing_the_stream_writes() -> None:
+    for data, _ in _corpus():
+        decoder = VercelAIStreamDecoder()
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore')
+            decoder.feed(data)
+            decoder.close()
+        assert decoder.skipped == 0
