@@ -48,7 +48,7 @@ class StreamDecoder(ABC):
         self._joined_index = -1
         self.ended = False
         """Whether the run's terminal event came (what follows it is not read)."""
-        self.skipped = 0
+        self.skipped: int = 0
         """Frames with no neutral form that were passed over (a newer server's, say)."""
 
     @property
