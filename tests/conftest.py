@@ -12,7 +12,9 @@ Choose one with `HYPOTHESIS_PROFILE=thorough` or pytest's own `--hypothesis-prof
 Failing examples are kept in `.hypothesis/` and replayed first by either profile.
 """
 
+import faulthandler
 import os
+import sys
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -105,3 +107,15 @@ def postgres_url() -> Iterator[str]:
 def pytest_sessionfinish() -> None:
     # The jobs started for tests that did not get to run (a run stopped by -x, say) are not waited for.
     background.drop_pending()
+
+
+EXIT_WATCHDOG_SECONDS = 120
+
+
+def pytest_unconfigure() -> None:
+    """If this process has not exited two minutes after pytest is done with it (a thread that never ends, a child
+    that is waited for forever), print every thread's stack and exit with an error: a hang after the last test
+    fails the run where it can be read, instead of holding CI until its time limit. pytest-timeout covers each
+    test and its fixtures' teardown; this covers what runs after them."""
+    faulthandler.dump_traceback_later(EXIT_WATCHDOG_SECONDS, exit=True, file=sys.__stderr__)
+

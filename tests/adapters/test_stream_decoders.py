@@ -45,6 +45,7 @@ from uibridge.core import events as ev
 from uibridge.core.collector import MessageCollector
 from uibridge.core.decoder import StreamDecoder
 from uibridge.core.provenance import Keyring
+from uibridge.core.sse import StreamError
 from uibridge.core.stream import EventStreamEncoder, encode_all
 
 KEYRING = Keyring('decoders')
@@ -232,3 +233,26 @@ def test_state_deltas_come_back_as_what_they_make(protocol: str) -> None:
     else:
         assert states == [ev.StateSnapshot({'n': 1, 'items': []}), ev.StateSnapshot({'n': 2, 'items': ['a']})]
     assert collected(decoded)[0][-1].metadata['uibridge_state'] == {'n': 2, 'items': ['a']}  # type: ignore[index]
+
+
+@pytest.mark.parametrize('protocol', ENCODERS)
+def test_a_delta_that_splits_a_character_decodes(protocol: str) -> None:
+    # The encoders write each half as a lone surrogate escape, which `JSON.parse` reads (and orjson refuses).
+    events: list[ev.AgentEvent] = [
+        ev.ResponseStart(),
+        ev.PartStart(0, TextPart(content='a\ud83d')),
+        ev.PartDelta(0, '\ude00b'),
+        ev.PartEnd(0),
+        ev.RunFinished(),
+    ]
+    body = encode_all(ENCODERS[protocol](), events)
+    assert b'\\ud83d' in body
+    [response] = collected(decode(protocol, body, []))[0]
+    assert response.parts[0].content == 'a\U0001f600b'  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize('protocol', ENCODERS)
+@pytest.mark.parametrize('frame', [b'data: {"type": NaN}\n\n', b'data: {"type": "a\xff"}\n\n', b'data: {\n\n'])
+def test_a_frame_json_parse_refuses_is_a_stream_error(protocol: str, frame: bytes) -> None:
+    with pytest.raises(StreamError, match='not JSON'):
+        DECODERS[protocol]().feed(frame)

@@ -181,7 +181,7 @@ def parse_data_url(url: str) -> DataUrl:
 
 def _forgiving_base64(encoded: bytes) -> bytes:
     """Base64 as browsers read it: whitespace ignored, the padding optional."""
-    compact = bytes(b for b in encoded if b not in b' \t\n\r\f')
+    compact = encoded.translate(None, b' \t\n\r\f')  # in C: a large attachment is megabytes of it
     if len(compact) % 4 == 0 and compact.endswith(b'='):
         compact = compact[:-2] if compact.endswith(b'==') else compact[:-1]
     if len(compact) % 4 == 1:

@@ -17,6 +17,7 @@ message).
 
 from __future__ import annotations
 
+import json
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
 from typing import Any, cast
@@ -47,7 +48,7 @@ class StreamDecoder(ABC):
         self._joined_index = -1
         self.ended = False
         """Whether the run's terminal event came (what follows it is not read)."""
-        self.skipped = 0
+        self.skipped: int = 0
         """Frames with no neutral form that were passed over (a newer server's, say)."""
 
     @property
@@ -68,7 +69,7 @@ class StreamDecoder(ABC):
             try:
                 value = orjson.loads(frame)
             except orjson.JSONDecodeError:
-                raise StreamError('the stream sent a frame that is not JSON') from None
+                value = _lenient_json(frame)
             self._read(value)
         return self._take()
 
@@ -192,3 +193,16 @@ def call_names(history: Iterable[ModelMessage]) -> dict[str, str]:
         for part in message.parts
         if isinstance(part, ToolCallPart | NativeToolCallPart)
     }
+
+
+def _lenient_json(frame: bytes) -> Any:
+    """A frame orjson refuses, read as `JSON.parse` reads it: a lone surrogate escape (`"\\ud83d"`, half of a
+    character a delta split, as uibridge's own encoders write it) is JSON to the clients, so it is here too."""
+    try:
+        return json.loads(frame, parse_constant=_no_constant)
+    except ValueError:  # UnicodeDecodeError included
+        raise StreamError('the stream sent a frame that is not JSON') from None
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f'{name} is no JSON')  # `json` reads NaN and Infinity; `JSON.parse` and orjson do not

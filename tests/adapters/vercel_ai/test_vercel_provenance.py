@@ -169,7 +169,8 @@ def _edit_sites(ui: list[dict[str, Any]]) -> list[tuple[str, int, int]]:
             if kind.startswith('tool-'):
                 sites += [('tool-name', i, j), ('input', i, j)]
                 ours_call = part['callProviderMetadata']['uibridge']
-                if isinstance(ours_call.get('args_json', ours_call.get('args')), str):
+                text = ours_call.get('args_json', ours_call.get('args'))
+                if isinstance(text, str) and not _input_gives_back(part['input'], text):
                     sites.append(('args text', i, j))  # the text the agent reads, where `input` cannot give it
                 state = part['state']
                 if state in ('output-available', 'output-error', 'output-denied'):
@@ -177,6 +178,17 @@ def _edit_sites(ui: list[dict[str, Any]]) -> list[tuple[str, int, int]]:
                 if state == 'output-error' and 'retry' not in part['resultProviderMetadata']['uibridge']:
                     sites.append(('outcome', i, j))
     return sites
+
+
+def _input_gives_back(value: Any, text: str) -> bool:
+    """Whether `input` as a browser holds it is already the carried text's value, number types included (as
+    `{"":[1e+21]}` is): an edit of that text then meets an `input` that gives back the signed value, so the call
+    loads unchanged and there is no edit to see drop."""
+    try:
+        carried = json.loads(text)
+    except ValueError:
+        return False
+    return json.dumps(_as_javascript(value)) == json.dumps(carried)
 
 
 def _as_javascript(value: Any) -> Any:

@@ -186,7 +186,7 @@ class _Loader:
         entry: dict[str, Any] = {'id': message.id}
         # `getattr` as before, but only where it finds something: on a tool or reasoning message a `name`
         # can only be an unknown key the SDK keeps (and a failed `getattr` costs pydantic an exception).
-        name = getattr(message, 'name', None) if role in _NAMED_ROLES or message.__pydantic_extra__ else None
+        name = getattr(message, 'name', None) if role in _NAMED_ROLES or message.model_extra else None
         if isinstance(name, str):
             entry['name'] = name
         if metadata and (len(metadata) > 1 or WIRE_KEY not in metadata):

@@ -90,7 +90,7 @@ def uploaded_file_part(item: UploadedFile, fields: dict[str, Any]) -> FileUIPart
     """The UI file part a provider file came from (`_load_parts.user_file`): its `url`, and as its
     `providerReference` the whole reference it kept, else its own provider and id. `None` for a file no UI part
     gave (no `url` kept, or no media type): a UI file part needs both."""
-    extra = item.__pydantic_extra__ or {}
+    extra = item.model_extra or {}
     url, kept = extra.get('url'), extra.get('provider_reference')
     if not isinstance(url, str) or item.media_type is None:
         return None

@@ -283,10 +283,8 @@ def apply_response_info(response: ModelResponse, info: Any) -> None:
         return
     info = cast('dict[str, Any]', info)
     fields = read_response_fields(info)
-    # What `setattr` does for each of them (the model validates no assignment), without its per-field dispatch:
-    # this runs for every step loaded.
-    cast('dict[str, Any]', response.__dict__).update(fields)
-    response.__pydantic_fields_set__.update(fields)
+    for name, value in fields.items():
+        setattr(response, name, value)
     metadata = app_metadata(info['metadata']) if isinstance(info.get('metadata'), dict) else None
     if metadata is not None:
         response.metadata = {**metadata, **(response.metadata or {})}

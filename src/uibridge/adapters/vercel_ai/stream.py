@@ -34,19 +34,8 @@ the same messages, so the message a client builds from the stream equals the dum
   - named steps (`StepStarted` / `StepFinished`) and raw events are not sent: the UI message stream has no chunk
     for a named step within a model step, and a raw provider event is for a protocol that forwards them
     (AG-UI's RAW); the collector keeps neither either;
-- four chunk types of `ai` 7 are never sent, each for a reason of its own (a client's parts of those types load
-  and dump back, kept for its UI):
-  - `reset-step` (take back what a step streamed): the neutral stream is append-only: what streamed is what the
-    collector keeps and signs, and what an AG-UI client keeps (it has no way to take content back); an agent that
-    retries a failed model call streams a new response;
-  - `steering-message` (a user message added to a running answer): a server run takes its user's input only from
-    the request that starts it, so there is nothing to steer with; one a client holds is the user's prompt
-    between two steps (`load_messages`), and dumps back as the steering message it was;
-  - `custom` (a provider's own content, `{provider}.{type}`, which `convertToModelMessages` sends the model): the
-    neutral model keeps a provider's content of a kind it does not know as an `OpaquePart`, server-side, never
-    shown to a UI (sent through a client it would have to come back signed to reach a model again);
-  - `reasoning-file` (a file made while reasoning): no neutral part is a thinking file (pydantic-ai's neither);
-    a model's file is a `FileOutput`, sent as `file`;
+- four chunk types of `ai` 7 are never sent: `reset-step`, `steering-message`, `custom`, `reasoning-file`
+  (`_conformance` says why, for each); a client's parts of those types load and dump back, kept for its UI;
 - `finish` with the Vercel `finishReason` (`tool-calls` while a call waits for the client or an approval);
   a `RunError` closes what is open, sends `error` with its (already safe) message, then `finish`; a
   `RunCancelled` sends `abort`. Every stream ends with `data: [DONE]`.
