@@ -11,6 +11,9 @@ agent received (`run.messages`, `run.state`), what the tool ran, and what the pr
 - every unsigned field of a response a client holds: a text's id, a result's metadata and timestamp, the
   response's model and provider names, usage and finish reason, application metadata and pydantic-ai's
   reserved `__pydantic_ai__` key, the shared state: none reaches the agent;
+- what only a UI reads, planted by the client (Vercel: citations, a tool's title and metadata, a `dynamic-tool`
+  part; AG-UI: content-part ids and metadata, a file name in them, message metadata): kept in `run.input` for the
+  UI, none of it in `run.messages` or a provider's input;
 - approvals replayed: to the other protocol's endpoint of the same process, and after a restart over one SQLite
   file (server-managed history, and client-held history with the ledger in the store): the tool runs once;
 - managed state: a client-written `data-state` (and an AG-UI client's edited `state`) is the client's state
@@ -47,7 +50,7 @@ from corpus_support import (
     results,
     transfer_calls,
 )
-from uibridge import ModelMessagesTypeAdapter, TextPart
+from uibridge import ModelMessagesTypeAdapter, TextPart, UserPromptPart
 from uibridge.adapters import ag_ui, vercel_ai
 from uibridge.core.exact_json import exact_text
 from uibridge.core.messages import ModelMessage
@@ -142,6 +145,17 @@ for (const m of messages) {
 return messages;
 """
 
+# What only the UI reads of an AG-UI history, planted by the client: part ids and metadata (a file name among
+# them), message metadata, and the content form of a prompt. `@ag-ui/client` never sends activity messages
+# (`test_agui_fidelity` posts those itself).
+_AGUI_UI_DATA = """
+const u = messages.find((x) => x.role === 'user');
+u.content = [{ type: 'text', id: 'FORGED', text: u.content,
+  metadata: { FORGED: true, filename: 'FORGED.exe', role: 'admin' } }];
+u.metadata = { ...u.metadata, FORGED: true, role: 'admin' };
+return messages;
+"""
+
 
 def scenarios(protocol: str) -> dict[str, list[dict[str, Any]]]:
     args_js = _VERCEL_ARGS if protocol == 'vercel' else _AGUI_ARGS
@@ -159,6 +173,13 @@ def scenarios(protocol: str) -> dict[str, list[dict[str, Any]]]:
             {'op': 'send', 'text': 'transfer'},
             {'op': 'mutate', 'js': args_js % json.dumps(text)},
             ANSWER[protocol],
+        ]
+    if protocol == 'agui':
+        played['ui-data'] = [
+            {'op': 'send', 'text': 'transfer'},
+            ANSWER[protocol],
+            {'op': 'mutate', 'js': _AGUI_UI_DATA},
+            {'op': 'send', 'text': 'thanks'},
         ]
     if protocol == 'vercel':
         played['args-input'] = [
@@ -255,9 +276,9 @@ def test_edited_argument_text_never_runs_and_never_reaches_the_agent(
 
 
 def test_no_forged_call_ever_ran(corpus: Corpus) -> None:
-    # The legit conversations each ran the transfer once, with the exact text the model wrote (the Vercel ones that
-    # then edit only what the UI reads, or add pydantic-ai records, too); nothing else ran.
-    assert corpus.agent.executed == [ARGS_TEXT] * 6
+    # The legit conversations each ran the transfer once, with the exact text the model wrote (the ones that then
+    # edit only what the UI reads, or add pydantic-ai records, too); nothing else ran.
+    assert corpus.agent.executed == [ARGS_TEXT] * 7
 
 
 def test_what_only_the_ui_reads_changes_nothing_the_agent_gets(corpus: Corpus) -> None:
@@ -269,6 +290,34 @@ def test_what_only_the_ui_reads_changes_nothing_the_agent_gets(corpus: Corpus) -
     assert last.input is not None
     assert forged_markers_in(_dumped(last.input.history))  # loading kept it, for the UI
     assert forged_markers_in(_dumped(last.messages)) == []
+    [held] = transfer_calls(last.messages)
+    assert held.args_as_json_str() == ARGS_TEXT
+    assert [r.tool_name for r in results(last.messages)] == ['transfer']
+    for message in last.messages:
+        assert not (message.metadata or {}).keys() - {'uibridge_answered_by', 'uibridge_state'}
+    for converted in provider_inputs(last.messages):
+        assert forged_markers_in(converted) == []
+
+
+def test_what_only_an_agui_ui_reads_changes_nothing_the_agent_gets(corpus: Corpus) -> None:
+    """Content-part ids and metadata (a file name in a text part's metadata among them) and message metadata, as
+    the real `@ag-ui/client` sends them: loading keeps them for the UI (they dump back), verification resets them,
+    so none reaches the agent or a provider, and the signed parts of the conversation still verify."""
+    _steps_ok(corpus, 'agui', 'ui-data')
+    *_, last = corpus.runs('agui', 'ui-data')
+    assert last.input is not None
+    sent = json.dumps(corpus.results['agui']['ui-data']['requests'][-1], ensure_ascii=False)
+    assert 'FORGED.exe' in sent and 'admin' in sent
+    assert forged_markers_in(_dumped(last.input.history))  # loading kept it, for the UI
+    dumped_back = json.dumps(
+        [m.model_dump(mode='json', by_alias=True) for m in ag_ui.dump_messages(last.input.history)], ensure_ascii=False
+    )
+    assert 'FORGED.exe' in dumped_back  # and the client would get it back where it was
+    assert forged_markers_in(_dumped(last.messages)) == []
+    assert [p.content for m in last.messages for p in m.parts if isinstance(p, UserPromptPart)] == [
+        ['transfer'],
+        'thanks',
+    ]  # the prompt is the user's text, in the form the client sent it, with no name and nothing else
     [held] = transfer_calls(last.messages)
     assert held.args_as_json_str() == ARGS_TEXT
     assert [r.tool_name for r in results(last.messages)] == ['transfer']

@@ -199,12 +199,15 @@ async def test_agui_takes_the_messages_after_the_last_stored_id_and_snapshots_a_
         assert text_of(second) == 'one|two'
         assert 'MESSAGES_SNAPSHOT' not in second.text
         # A reloaded client with nothing but its new message: the run still starts from the stored history,
-        # and the client gets the history it missed as a snapshot right after RUN_STARTED.
+        # and the client gets the history it missed as a snapshot right after RUN_STARTED. The new prompt it holds
+        # is not where the server has it, so an empty snapshot comes first (the client keeps what it knows in its
+        # own order: `adapters.ag_ui._snapshot`).
         third = await client.post('/ag-ui', json=agui_body('t', [{'id': 'u3', 'role': 'user', 'content': 'three'}]))
         assert text_of(third) == 'one|two|three'
         events = [json.loads(line[6:])['type'] for line in third.text.splitlines() if line.startswith('data: ')]
-        assert events[:2] == ['RUN_STARTED', 'MESSAGES_SNAPSHOT']
-        snapshot = next(json.loads(line[6:]) for line in third.text.splitlines() if 'MESSAGES_SNAPSHOT' in line)
+        assert events[:3] == ['RUN_STARTED', 'MESSAGES_SNAPSHOT', 'MESSAGES_SNAPSHOT']
+        agreed, snapshot = [json.loads(line[6:]) for line in third.text.splitlines() if 'MESSAGES_SNAPSHOT' in line]
+        assert agreed['messages'] == []
         assert [m.get('content') for m in snapshot['messages'] if m['role'] == 'user'] == ['one', 'two', 'three']
         # A forged past (user and assistant messages the server never stored) before the new prompt: ignored.
         forged = [
@@ -289,3 +292,28 @@ async def test_the_chat_is_free_before_the_last_byte_of_its_answer_goes_out(kind
     finally:
         await store.aclose()
     assert seen_at_end == [('free', ['ModelRequest', 'ModelResponse'])]
+
+
+async def test_what_an_agui_client_sent_for_its_ui_is_stored_for_every_tab_and_never_given_to_the_agent() -> None:
+    """A stored prompt keeps what its client sent beside it for its UI (message id, content-part ids and metadata),
+    so another tab gets it back; the agent's copy of the stored history carries none of it, as a client-held copy
+    carries none after verification. Application metadata the client wrote in its request record is not stored."""
+    agent, store = Echo(), MemoryStore()
+    part = {'type': 'text', 'id': 'part-1', 'text': 'one', 'metadata': {'FORGED_PART': True}}
+    record = {'uibridge': {'request': {'metadata': {'FORGED_APP': True}}}}
+    first = {'id': 'u1', 'role': 'user', 'content': [part], 'metadata': {**record, 'FORGED_MESSAGE': True}}
+    async with client_for(agent, store) as client:
+        await client.post('/ag-ui', json=agui_body('t', [first]))
+        held = (await client.get('/ag-ui/t')).json()
+        assert held[0]['content'] == [part]  # for the UI, as sent
+        assert 'FORGED_MESSAGE' in json.dumps(held[0]) and 'FORGED_APP' not in json.dumps(held)
+        await client.post('/ag-ui', json=agui_body('t', [*held, {'id': 'u2', 'role': 'user', 'content': 'two'}]))
+        # A tab that holds nothing gets the prompt back in its snapshot, part id and metadata included.
+        behind = await client.post('/ag-ui', json=agui_body('t', [{'id': 'u3', 'role': 'user', 'content': 'three'}]))
+        snapshot = [json.loads(line[6:]) for line in behind.text.splitlines() if 'MESSAGES_SNAPSHOT' in line][-1]
+        assert snapshot['messages'][0]['content'] == [part]
+    for run in agent.runs[1:]:
+        seen = json.dumps([m.metadata for m in run.messages])
+        assert 'FORGED' not in seen and 'part-1' not in seen
+        prompts = [p.content for m in run.messages for p in m.parts if isinstance(p, UserPromptPart)]
+        assert prompts[0] == ['one']

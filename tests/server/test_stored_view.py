@@ -43,7 +43,7 @@ from uibridge.core.verification import SignatureClaims, verify_history
 from uibridge.server import VercelAIEndpoint, create_app, managed_run
 from uibridge.server import endpoint as endpoint_module
 from uibridge.server.demo import DemoAgent
-from uibridge.server.managed import stored_claims
+from uibridge.server.managed import for_the_agent, stored_claims
 from uibridge.server.store import MemoryStore, SqliteStore
 from uibridge.server.store import _history_rows as history_rows
 from uibridge.server.stored_view import window_start
@@ -290,6 +290,7 @@ async def test_turns_alternating_between_processes_see_the_whole_history() -> No
             prompt = _request(UserPromptPart(content=text))
             with collect_warnings():
                 claims = SignatureClaims()
+                stored = for_the_agent(stored)  # the agent gets no client's bookkeeping
                 stored_claims(stored, claims)
                 whole = sanitize_verified(verify_history([*stored, prompt], claims, endpoint.keyring))
             assert _dumped(seen[-1][:-1]) == _dumped(whole[:-1]), turn  # the prompt's timestamp is the server's

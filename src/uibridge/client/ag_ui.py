@@ -109,4 +109,6 @@ def _tool(tool: ClientTool) -> dict[str, Any]:
     wire: dict[str, Any] = {'name': tool.name, 'description': tool.description}
     if tool.parameters is not None:
         wire['parameters'] = tool.parameters
+    if tool.metadata is not None:
+        wire['metadata'] = tool.metadata
     return wire

@@ -23,6 +23,9 @@ class ClientTool:
     description: str = ''
     parameters: dict[str, Any] | None = None
     """Its JSON Schema, opaque to uibridge."""
+    metadata: dict[str, Any] | None = None
+    """What the client said of the tool beside its schema (AG-UI `Tool.metadata`), opaque to uibridge; a remote
+    AG-UI agent gets it as it came."""
 
 
 @dataclass(frozen=True)
@@ -49,6 +52,8 @@ class RunInput:
     """The conversation as the client sent it, loaded into the neutral model but not yet sanitized."""
     thread_id: str
     run_id: str
+    parent_run_id: str | None = None
+    """The run this one continues or branches from, when the client names one (AG-UI `parentRunId`)."""
     tools: list[ClientTool] = field(default_factory=list[ClientTool])
     approvals: list[ToolApproval] = field(default_factory=list[ToolApproval])
     state: Any = None

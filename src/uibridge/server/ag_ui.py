@@ -9,6 +9,7 @@ from ag_ui.core import EventType, MessagesSnapshotEvent
 from typing_extensions import Unpack
 
 from ..adapters.ag_ui import AGUIEventStream, AGUIRunRequest, dump_messages, parse_request
+from ..adapters.ag_ui._snapshot import snapshots_for
 from ..adapters.ag_ui.stream import CONTENT_TYPE, sdk_frame
 from ..core.events import AgentEvent, StateDelta, StateSnapshot
 from ..core.messages import ModelMessage
@@ -38,6 +39,7 @@ class AGUIBinding:
         encoder = AGUIEventStream(
             thread_id=run_input.thread_id,
             run_id=run_input.run_id,
+            parent_run_id=run_input.parent_run_id,
             client_protocol_version=request.protocol_version,
             keyring=keyring,
             state=run_input.state,
@@ -50,9 +52,10 @@ class AGUIBinding:
         return agui_input(request, stored, keyring)
 
     def with_snapshot(
-        self, encoder: EventStreamEncoder, messages: Sequence[ModelMessage], keyring: Keyring
+        self, request: AGUIRunRequest, encoder: EventStreamEncoder, messages: Sequence[ModelMessage], keyring: Keyring
     ) -> EventStreamEncoder:
-        return _Snapshotting(encoder, messages, keyring)
+        client_ids = [message.id for message in request.input.messages]
+        return _Snapshotting(encoder, messages, keyring, client_ids)
 
     def stamp(
         self, request: AGUIRunRequest, encoder: EventStreamEncoder, messages: list[ModelMessage]
@@ -90,16 +93,21 @@ class _Wrapped:
 
 class _Snapshotting(_Wrapped):
     """The encoder, with a `MESSAGES_SNAPSHOT` of the run's history right after `RUN_STARTED`: a client whose
-    view is behind the stored history (a reload, another tab) replaces its messages with the server's before
-    the run's own messages arrive (`@ag-ui/client` applies a snapshot as a replacement). The snapshot is
-    written here, when the run is prepared (in a worker thread for a large history), not when it starts."""
+    view is behind the stored history (a reload, another tab) ends holding the server's messages, in the server's
+    order, before the run's own messages arrive. `@ag-ui/client` keeps the messages it knows in its own order, so a
+    client holding them in another order first gets a snapshot of the prefix both agree on (`snapshots_for`;
+    `client_ids` are the ids of the messages its request listed, in its order). The snapshots are written here,
+    when the run is prepared (in a worker thread for a large history), not when it starts."""
 
-    def __init__(self, encoder: EventStreamEncoder, messages: Sequence[ModelMessage], keyring: Keyring) -> None:
+    def __init__(
+        self, encoder: EventStreamEncoder, messages: Sequence[ModelMessage], keyring: Keyring, client_ids: list[str]
+    ) -> None:
         super().__init__(encoder)
-        snapshot = MessagesSnapshotEvent(
-            type=EventType.MESSAGES_SNAPSHOT, messages=dump_messages(messages, keyring=keyring)
+        dumped = dump_messages(messages, keyring=keyring)
+        self._frame = b''.join(
+            sdk_frame(MessagesSnapshotEvent(type=EventType.MESSAGES_SNAPSHOT, messages=snapshot))
+            for snapshot in snapshots_for(dumped, client_ids)
         )
-        self._frame = sdk_frame(snapshot)
 
     def start(self) -> bytes:
         return self._encoder.start() + self._frame

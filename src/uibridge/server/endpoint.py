@@ -393,6 +393,7 @@ class ChatEndpoint(Generic[RequestT]):
                 thread_id=run_input.thread_id,
                 run_id=run_input.run_id,
                 protocol=self.binding.name,
+                parent_run_id=run_input.parent_run_id,
                 client_tools=list(run_input.tools),
                 approvals=approvals,
                 resolved_tool_call_ids=resolved,

@@ -23,10 +23,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..adapters import ag_ui, vercel_ai
 from ..adapters.ag_ui import AGUIRunRequest
+from ..adapters.ag_ui._wire import METADATA_KEY as AGUI_BOOKKEEPING_KEY
 from ..adapters.vercel_ai import VercelChatRequest
+from ..adapters.vercel_ai._provider_metadata import SIDECAR_KEY as VERCEL_BOOKKEEPING_KEY
 from ..core.messages import (
     ModelMessage,
     ModelRequest,
@@ -40,9 +43,10 @@ from ..core.messages import (
 )
 from ..core.metadata import answered_by
 from ..core.provenance import Keyring
+from ..core.trusted import replace
 from ..core.verification import SignatureClaims
 
-__all__ = ['ManagedInput', 'agui_input', 'kept_input', 'stored_claims', 'vercel_input']
+__all__ = ['ManagedInput', 'agui_input', 'for_the_agent', 'kept_input', 'stored_claims', 'vercel_input']
 
 
 @dataclass
@@ -75,15 +79,43 @@ def stored_claims(messages: Sequence[ModelMessage], claims: SignatureClaims) -> 
                     claims.trust(part)
 
 
+_BOOKKEEPING_KEYS = (AGUI_BOOKKEEPING_KEY, VERCEL_BOOKKEEPING_KEY)
+
+
 def kept_input(added: Sequence[ModelMessage], verified: Sequence[ModelMessage]) -> list[ModelMessage]:
-    """The client's input as verification left it (parts compared by identity): what a run persists of it."""
+    """The client's input as verification left it (parts compared by identity): what a run persists of it. Of a
+    request's `metadata` only the adapters' bookkeeping is stored (the ids the client gave its messages and what
+    only its UI reads: content-part ids and metadata, activity messages, Vercel's UI-only parts), so every tab
+    gets it back; the rest (application metadata a client wrote) is the client's word, which verification resets
+    on a client-held copy, and is not stored as the server's."""
     survived = {id(part) for message in verified for part in message.parts}
     kept: list[ModelMessage] = []
     for message in added:
         parts = [part for part in message.parts if id(part) in survived]
-        if parts:
-            kept.append(message if len(parts) == len(message.parts) else message.model_copy(update={'parts': parts}))
+        if not parts:
+            continue
+        update: dict[str, Any] = {} if len(parts) == len(message.parts) else {'parts': parts}
+        if isinstance(message, ModelRequest) and message.metadata:
+            bookkeeping = {key: message.metadata[key] for key in _BOOKKEEPING_KEYS if key in message.metadata}
+            if bookkeeping != message.metadata:
+                update['metadata'] = bookkeeping or None
+        kept.append(replace(message, update) if update else message)
     return kept
+
+
+def for_the_agent(stored: Sequence[ModelMessage]) -> list[ModelMessage]:
+    """The stored history as an agent gets it: each request without the adapters' bookkeeping. A stored request's
+    bookkeeping is what its client sent beside its input for its own UI (`kept_input`): the store keeps it for the
+    UI, and the agent gets none of it, as verification gives it none from a client-held copy. (The server's own
+    requests carry only message ids there.)"""
+    result: list[ModelMessage] = []
+    for message in stored:
+        metadata = message.metadata
+        if isinstance(message, ModelRequest) and metadata and any(key in metadata for key in _BOOKKEEPING_KEYS):
+            rest = {key: value for key, value in metadata.items() if key not in _BOOKKEEPING_KEYS}
+            message = replace(message, {'metadata': rest or None})
+        result.append(message)
+    return result
 
 
 def _client_parts(

@@ -44,7 +44,7 @@ from ..core.verification import SignatureClaims, verify_history
 from .approvals import first_uses
 from .asgi import Receive, Send
 from .body import Rejected
-from .managed import ManagedInput, kept_input, stored_claims
+from .managed import ManagedInput, for_the_agent, kept_input, stored_claims
 from .offload import in_worker, off_loop
 from .resume import Detached, Stoppable, serve_stream
 from .run import AgentRun, history_state
@@ -78,8 +78,10 @@ class StoredBinding:
         raise NotImplementedError
 
     def with_snapshot(
-        self, encoder: EventStreamEncoder, messages: Sequence[ModelMessage], keyring: Keyring
+        self, request: Any, encoder: EventStreamEncoder, messages: Sequence[ModelMessage], keyring: Keyring
     ) -> EventStreamEncoder:
+        """`encoder`, bringing a client that is `behind` (`ManagedInput`) to `messages`, the server's history, where
+        the protocol has a way to (`request`: the client's, for what it holds)."""
         raise NotImplementedError
 
     def dump_json(self, messages: Sequence[ModelMessage], keyring: Keyring) -> bytes:
@@ -234,7 +236,7 @@ def _prepare(
         # A client that is behind gets the whole history as checked (a snapshot): nothing is settled apart then.
         cut = 0 if managed.behind else window_start(history)
         settled = endpoint.stored_views.settled(claim, history, cut, partial(_settle, endpoint))
-        window = history[cut:]
+        window = for_the_agent(history[cut:])
         stored_claims(window, managed.claims)
     merged = dataclasses.replace(run_input, history=window + managed.added, claims=managed.claims)
     checked = endpoint.check(request, merged)  # its state: the window's, if a response there holds one
@@ -249,6 +251,7 @@ def _prepare(
 def _settle(endpoint: ChatEndpoint[Any], stored: Sequence[ModelMessage]) -> list[ModelMessage]:
     """Part of the stored history as the agent sees it: trusted (`stored_claims`), made well formed and sanitized
     as any history is, the open calls of its last response dropped (the next response leaves them behind)."""
+    stored = for_the_agent(stored)
     claims = SignatureClaims()
     stored_claims(stored, claims)
     verified = verify_history(stored, claims, endpoint.keyring)
@@ -267,8 +270,12 @@ def _finish(
     if run.input is not None:  # the request as loaded: the stored history and what the client added to it
         run.input = dataclasses.replace(run.input, history=[*prepared.history, *prepared.managed.added])
     if prepared.managed.behind:
+        # The snapshot is what the store holds once the run commits, before the run's own messages: the stored
+        # history and the client's input as it is kept, with the ids the client gave it (the verified copy the
+        # agent gets carries none of the client's bookkeeping, so its prompt would come back under another id).
         with endpoint.preparing():
-            encoder = binding.with_snapshot(encoder, prepared.checked.verified.messages, endpoint.keyring)
+            held = [*prepared.history, *prepared.added]
+            encoder = binding.with_snapshot(prepared.checked.request, encoder, held, endpoint.keyring)
     return run, encoder
 
 

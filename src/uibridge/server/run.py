@@ -27,8 +27,8 @@ class AgentRun:
     """One run of an agent, as an endpoint prepared it from a client's request.
 
     `messages`, `approvals`, `resolved_tool_call_ids` and `state` are the server's own, or checked by it.
-    `client_tools`, `client_state`, `thread_id`, `extra`, `headers` and `input` are the client's word: data for
-    the application, never instructions for a model.
+    `client_tools`, `client_state`, `thread_id`, `parent_run_id`, `extra`, `headers` and `input` are the client's
+    word: data for the application, never instructions for a model.
     """
 
     messages: list[ModelMessage]
@@ -38,6 +38,9 @@ class AgentRun:
     run_id: str
     protocol: str
     """`'vercel-ai'` or `'ag-ui'` (the endpoint's `ProtocolBinding.name`)."""
+    parent_run_id: str | None = None
+    """The run this one continues or branches from, as the client named it (AG-UI `parentRunId`; `None` when
+    it named none, and always on Vercel, which has no such field). The AG-UI stream echoes it in `RUN_STARTED`."""
     client_tools: list[ClientTool] = field(default_factory=list[ClientTool])
     """Tools the client runs itself: the agent may call them and stream a `ToolCallReady(..., 'client')`."""
     approvals: list[ToolApproval] = field(default_factory=list[ToolApproval])

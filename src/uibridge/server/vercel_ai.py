@@ -59,7 +59,11 @@ class VercelAIBinding:
         return vercel_input(request, stored, keyring)
 
     def with_snapshot(
-        self, encoder: EventStreamEncoder, messages: Sequence[ModelMessage], keyring: Keyring
+        self,
+        request: VercelChatRequest,
+        encoder: EventStreamEncoder,
+        messages: Sequence[ModelMessage],
+        keyring: Keyring,
     ) -> EventStreamEncoder:
         return encoder  # useChat has no snapshot event: a reloaded page loads `GET {api}/{chatId}` instead
 

@@ -25,7 +25,7 @@ from agui_helpers import ROOT
 from agui_scenarios import T0, scenarios
 
 from uibridge import ModelRequest, ModelResponse, TextPart, UserPromptPart
-from uibridge.adapters.ag_ui import AGUIEventStream
+from uibridge.adapters.ag_ui import AGUIEventStream, parse_request
 from uibridge.adapters.ag_ui import decode as decode_module
 from uibridge.adapters.ag_ui._conformance import EVENTS
 from uibridge.adapters.ag_ui.decode import AGUIStreamDecoder
@@ -67,8 +67,12 @@ def _corpus() -> Iterator[bytes]:
         for scenario in scenarios():
             stream = AGUIEventStream(thread_id='thread', run_id='run', **scenario.kwargs)
             yield stream.start() + b''.join(stream.encode(event) for event in scenario.events) + stream.close()
-        # An endpoint with a store starts a run with the stored history.
-        stream = AGUIBinding().with_snapshot(AGUIEventStream(thread_id='t', run_id='r'), stored, keyring)
+        # An endpoint with a store starts a run with the stored history (for a client that holds none of it).
+        request = parse_request(
+            {'threadId': 't', 'runId': 'r', 'messages': [], 'tools': [], 'context': [], 'state': None,
+             'forwardedProps': None}
+        )  # fmt: skip
+        stream = AGUIBinding().with_snapshot(request, AGUIEventStream(thread_id='t', run_id='r'), stored, keyring)
         yield stream.start() + stream.close()
 
 

@@ -377,3 +377,140 @@ def test_media_keeps_its_file_name_and_a_provider_handle_round_trips() -> None:
     assert wire[1]['metadata'] == {'filename': 'hi.txt'} and wire[3]['metadata'] == {'filename': 'q3.pdf'}
     assert wire[3]['source'] == content[3]['source']
     assert load_messages([dumped]) == [request]
+
+
+def _wire(messages: list[Any]) -> list[dict[str, Any]]:
+    return [m.model_dump(mode='json', by_alias=True, exclude_none=True) for m in messages]
+
+
+def test_activity_messages_are_kept_in_place_across_load_and_dump() -> None:
+    messages: list[dict[str, Any]] = [
+        {'id': 'act0', 'role': 'activity', 'activityType': 'plan', 'content': {'steps': [1]}},
+        {'id': 'u1', 'role': 'user', 'content': 'hi'},
+        {'id': 'act1', 'role': 'activity', 'activityType': 'plan', 'content': {'steps': [1, 2]}, 'metadata': {'k': 1}},
+        {'id': 'a1', 'role': 'assistant', 'content': 'hello'},
+        {'id': 'a1b', 'role': 'assistant', 'content': 'more'},
+        {'id': 'act2', 'role': 'activity', 'activityType': 'search', 'content': {'q': 'x'}, 'subagentRunId': 'sub'},
+    ]
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')
+        history = load_messages(messages)
+    assert [type(p).__name__ for m in history for p in m.parts] == ['UserPromptPart', 'TextPart', 'TextPart']
+    dumped = _wire(dump_messages(history))
+    assert [m['id'] for m in dumped] == [m['id'] for m in messages]
+    assert [m for m in dumped if m['role'] == 'activity'] == [m for m in messages if m['role'] == 'activity']
+    assert _wire(dump_messages(load_messages(dumped))) == dumped  # and again, the same bytes
+
+
+def test_activity_messages_with_nothing_to_hold_them_are_reported() -> None:
+    only = [{'id': 'act', 'role': 'activity', 'activityType': 'plan', 'content': {}}]
+    with pytest.warns(UserWarning, match='activity message'):
+        assert load_messages(only) == []
+
+
+def test_an_activity_entry_edited_out_of_shape_is_left_out_with_a_warning() -> None:
+    messages: list[dict[str, Any]] = [
+        {'id': 'u1', 'role': 'user', 'content': 'hi'},
+        {'id': 'act', 'role': 'activity', 'activityType': 'plan', 'content': {}},
+    ]
+    [request] = load_messages(messages)
+    request.metadata['uibridge_ag_ui']['messages'][1]['activity']['content'] = 'not an object'  # type: ignore[index]
+    with pytest.warns(UserWarning, match='no longer validates'):
+        assert [m.id for m in dump_messages([request])] == ['u1']
+
+
+def test_content_part_ids_and_metadata_are_kept_across_load_and_dump() -> None:
+    image = {'type': 'url', 'value': 'https://example.com/cat.png', 'mimeType': 'image/png'}
+    messages: list[dict[str, Any]] = [
+        {
+            'id': 'u1',
+            'role': 'user',
+            'content': [
+                {'type': 'text', 'id': 'part-1', 'text': 'what is this?', 'metadata': {'lang': 'en'}},
+                {'type': 'image', 'source': image, 'metadata': {'caption': 'my cat', 'upload': {'state': 'done'}}},
+                {'type': 'text', 'text': 'plain'},
+            ],
+        },
+        {
+            'id': 'a1',
+            'role': 'assistant',
+            'content': '',
+            'toolCalls': [{'id': 'c1', 'type': 'function', 'function': {'name': 'look', 'arguments': '{}'}}],
+        },
+        {
+            'id': 't1',
+            'role': 'tool',
+            'toolCallId': 'c1',
+            'content': [{'type': 'text', 'id': 'out-1', 'text': 'a cat', 'metadata': {'score': 0.9}}],
+        },
+    ]
+    dumped = _wire(dump_messages(load_messages(messages)))
+    assert [m['content'] for m in dumped if m['role'] != 'assistant'] == [
+        messages[0]['content'],
+        messages[2]['content'],
+    ]
+    assert _wire(dump_messages(load_messages(dumped))) == dumped
+
+
+def test_content_part_extras_stay_off_parts_they_can_no_longer_be_matched_to() -> None:
+    [request] = load_messages(
+        [
+            {
+                'id': 'u1',
+                'role': 'user',
+                'content': [{'type': 'text', 'id': 'p1', 'text': 'a'}, {'type': 'text', 'text': 'b'}],
+            }
+        ]
+    )
+    part = request.parts[0]
+    assert isinstance(part, UserPromptPart) and isinstance(part.content, list)
+    edited = request.model_copy(update={'parts': [part.model_copy(update={'content': ['only one']})]})
+    [message] = _wire(dump_messages([edited]))
+    assert message['content'] == [{'type': 'text', 'text': 'only one'}]
+
+
+def test_a_file_pydantic_ais_adapter_stored_as_activity_loads_as_the_responses_file_part() -> None:
+    from uibridge.core.messages import FilePart
+
+    messages: list[dict[str, Any]] = [
+        {'id': 'u1', 'role': 'user', 'content': 'draw'},
+        {'id': 'a1', 'role': 'assistant', 'content': 'here'},
+        {
+            'id': 'f1',
+            'role': 'activity',
+            'activityType': 'pydantic_ai_file',
+            'content': {'url': 'data:image/gif;base64,R0lGODlhAQA=', 'media_type': 'image/gif', 'id': 'file_1'},
+        },
+    ]
+    _, response = load_messages(messages)
+    assert isinstance(response, ModelResponse)
+    [text, file] = response.parts
+    assert isinstance(text, TextPart) and isinstance(file, FilePart)
+    assert (file.id, file.content.media_type, file.content.data) == ('file_1', 'image/gif', b'GIF89a\x01\x00')
+
+
+def test_a_file_name_comes_from_the_part_never_from_kept_part_metadata() -> None:
+    """A media part's `metadata.filename` is the name the model is shown: load reads it into the neutral part and
+    keeps the rest of the metadata for the UI, and dump writes the name from the part alone. A name planted in the
+    kept copy (an edited or forged history) names no file."""
+    image = {'type': 'url', 'value': 'https://example.com/cat.png', 'mimeType': 'image/png'}
+    named = {'type': 'image', 'source': image, 'metadata': {'filename': 'cat.png', 'caption': 'my cat'}}
+    [request] = load_messages([{'id': 'u1', 'role': 'user', 'content': [named]}])
+    [prompt] = request.parts
+    assert isinstance(prompt, UserPromptPart) and isinstance(prompt.content, list)
+    assert getattr(prompt.content[0], 'filename', None) == 'cat.png'
+    entry = request.metadata['uibridge_ag_ui']['messages'][0]  # type: ignore[index]
+    assert entry['part_extras'] == [{'metadata': {'caption': 'my cat'}}]
+    [message] = _wire(dump_messages([request]))
+    assert message['content'] == [named]  # the name back from the part, the caption from the kept copy
+
+    # The same history with the name gone from the part and planted in the kept metadata instead.
+    unnamed = prompt.model_copy(update={'content': [prompt.content[0].model_copy(update={'filename': None})]})
+    entry['part_extras'] = [{'metadata': {'filename': 'FORGED.exe', 'caption': 'my cat'}}]
+    edited = request.model_copy(update={'parts': [unnamed]})
+    [message] = _wire(dump_messages([edited]))
+    assert message['content'][0]['metadata'] == {'caption': 'my cat'}
+    [reloaded] = load_messages([message])
+    [again] = reloaded.parts
+    assert isinstance(again, UserPromptPart) and isinstance(again.content, list)
+    assert getattr(again.content[0], 'filename', None) is None

@@ -36,11 +36,17 @@ def test_run_input_hands_everything_over_untouched() -> None:
         body(
             state={'cart': [1, 2]},
             tools=[
-                {'name': 'confirm', 'description': 'Ask the user', 'parameters': {'type': 'object'}},
+                {
+                    'name': 'confirm',
+                    'description': 'Ask the user',
+                    'parameters': {'type': 'object'},
+                    'metadata': {'ui': {'icon': 'check'}},
+                },
                 {'name': 'bare', 'description': ''},
             ],
             context=[{'description': 'locale', 'value': 'fr-FR'}],
             forwardedProps={'ignore previous instructions': True},
+            parentRunId='r0',
             resume=[
                 {'interruptId': 'apr_1', 'status': 'resolved', 'payload': {'approved': True, 'reason': 'fine'}},
                 {'interruptId': 'apr_2', 'status': 'resolved', 'payload': {'approved': False}},
@@ -51,10 +57,15 @@ def test_run_input_hands_everything_over_untouched() -> None:
         )
     )
     run = request.run_input()
-    assert (run.thread_id, run.run_id) == ('t1', 'r1')
+    assert (run.thread_id, run.run_id, run.parent_run_id) == ('t1', 'r1', 'r0')
     assert run.state == {'cart': [1, 2]}
     assert run.tools == [
-        ClientTool(name='confirm', description='Ask the user', parameters={'type': 'object'}),
+        ClientTool(
+            name='confirm',
+            description='Ask the user',
+            parameters={'type': 'object'},
+            metadata={'ui': {'icon': 'check'}},
+        ),
         ClientTool(name='bare'),
     ]
     assert run.extra == {
@@ -75,7 +86,7 @@ def test_run_input_hands_everything_over_untouched() -> None:
 
 def test_absent_optionals() -> None:
     run = parse_request(body()).run_input()
-    assert run.tools == [] and run.approvals == [] and run.state is None
+    assert run.tools == [] and run.approvals == [] and run.state is None and run.parent_run_id is None
     assert run.extra == {'context': None, 'forwarded_props': None}
     assert parse_request(body()).protocol_version is None
 
@@ -187,3 +198,16 @@ def test_what_http_agent_posts_parses_and_loads_back() -> None:
     ].parts == [ToolCallPart(tool_name='confirm', args={}, tool_call_id='call_x')]
     resumed = parse_request(second['body']).run_input()
     assert resumed.approvals == [ToolApproval('apr_1', True, None, None, {'approved': True})]
+
+
+def test_tool_metadata_is_kept_from_request_to_a_remote_agents_request() -> None:
+    """`Tool.metadata` reaches the agent on its `ClientTool`, and uibridge's own AG-UI client (what a bridge to a
+    remote AG-UI agent posts) sends it on as it came."""
+    from uibridge.client.ag_ui import AGUIClient
+
+    tools = [{'name': 'pick', 'description': 'Pick a date', 'metadata': {'render': 'calendar', 'v': [1, 2]}}]
+    [tool] = parse_request(body(tools=tools)).run_input().tools
+    assert tool.metadata == {'render': 'calendar', 'v': [1, 2]}
+    forwarded = AGUIClient('http://127.0.0.1:1/ag-ui').body([], tools=[tool])
+    assert forwarded['tools'] == tools
+    assert parse_request(forwarded).run_input().tools == [tool]

@@ -60,6 +60,7 @@ def test_run_started_carries_input_ids_and_protocol_version() -> None:
         'runId': 'run-9',
         'protocolVersion': '1.0',
     }
+    assert 'parentRunId' not in started
     assert finished == {
         'type': 'RUN_FINISHED',
         'timestamp': finished['timestamp'],
@@ -67,6 +68,25 @@ def test_run_started_carries_input_ids_and_protocol_version() -> None:
         'runId': 'run-9',
         'outcome': {'type': 'success'},
     }
+
+
+def test_run_started_echoes_the_parent_run() -> None:
+    [started, _] = sse_events(encode_events([], thread_id='t', run_id='r2', parent_run_id='r1'))
+    assert started['parentRunId'] == 'r1'
+
+
+def test_a_call_cut_off_with_unfinished_arguments_gets_its_signature_but_no_end() -> None:
+    """`TOOL_CALL_END` says the arguments are complete: a failed run's cut-off call whose text does not parse
+    gets none; its signed record rides on an empty `TOOL_CALL_ARGS` the client merges into the call."""
+    stream = AGUIEventStream(thread_id='t', run_id='r')
+    stream.start()
+    stream.encode(PartStart(0, ToolCallPart(tool_name='f', tool_call_id='cut', args='{"city": "Par')))
+    stream.encode(PartStart(1, ToolCallPart(tool_name='g', tool_call_id='whole', args='{"a": 1}')))
+    events = sse_events(stream.encode(RunError('Something went wrong.')))
+    closing = [(e['type'], e['toolCallId']) for e in events[:-1]]
+    assert closing == [('TOOL_CALL_ARGS', 'cut'), ('TOOL_CALL_END', 'whole')]
+    assert events[0]['delta'] == '' and events[0]['metadata']['uibridge']['sig'].startswith('v1.')
+    assert events[-1]['type'] == 'RUN_ERROR'
 
 
 def test_encode_before_start_opens_the_stream_and_terminal_events_end_it() -> None:

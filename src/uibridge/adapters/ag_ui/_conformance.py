@@ -25,15 +25,19 @@ EVENTS: dict[str, Support] = {
     'TEXT_MESSAGE_END': both('a `TextPart` (its signature and citations)'),
     'TEXT_MESSAGE_CHUNK': loaded(f'a `TextPart`; {_whole("`TEXT_MESSAGE_START` / `CONTENT` / `END`")}'),
     'TOOL_CALL_START': both('a `ToolCallPart`, or a `NativeToolCallPart` (`native` in `metadata`)'),
-    'TOOL_CALL_ARGS': both("a call's argument text (`PartDelta`)"),
+    'TOOL_CALL_ARGS': both(
+        "a call's argument text (`PartDelta`); an empty one carries the signed record of a call a failed run cut "
+        'off before its arguments parsed, which gets no `TOOL_CALL_END`'
+    ),
     'TOOL_CALL_END': both('a finished call (its signature, the client-tool mark)'),
     'TOOL_CALL_CHUNK': loaded(f'a tool call; {_whole("`TOOL_CALL_START` / `ARGS` / `END`")}'),
     'TOOL_CALL_RESULT': both('`ToolResult` / `NativeToolResult`'),
     'STATE_SNAPSHOT': both('`StateSnapshot`'),
     'STATE_DELTA': both('`StateDelta`'),
     'MESSAGES_SNAPSHOT': emitted(
-        'the stored history, after `RUN_STARTED`, from an endpoint with a store; skipped when read (the thread '
-        "so far, not the run's output)"
+        'the stored history, after `RUN_STARTED`, from an endpoint with a store (first one of the prefix both '
+        "agree on when the client holds its messages in another order); skipped when read (the thread so far, not "
+        "the run's output)"
     ),
     'ACTIVITY_SNAPSHOT': both('`ActivitySnapshot`'),
     'ACTIVITY_DELTA': both('`ActivityDelta`'),

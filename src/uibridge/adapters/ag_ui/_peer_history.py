@@ -11,8 +11,11 @@ pydantic-ai keeps what an AG-UI message cannot say in its `encryptedValue`, as J
   becomes a system message holding uibridge's marker and rendering, so it loads as that `RetryFeedbackPart`:
   only the marker makes feedback, never the text.
 
-Not carried: the files a model produced (pydantic-ai's `activity` messages of type `pydantic_ai_file`; uibridge's
-AG-UI side has no place for them and skips activity messages), and a retry's attempt counts. Nothing here is
+- an `activity` message of type `pydantic_ai_file` (a file the model produced: a data URL, its media type and
+  id) is that `FilePart` of the response (`peer_file`); AG-UI has no message for one, so a dump leaves it out
+  with a warning, as it does any `FilePart`.
+
+Not carried: a retry's attempt counts. Nothing here is
 signed: these are the server's own stored records, so this is for `load_messages` on the server followed by
 saving the history again; sent through a client, `verify_history` drops the server parts, as it drops any
 unsigned one.
@@ -23,13 +26,32 @@ from __future__ import annotations
 from typing import Any, cast
 
 import pydantic
-from ag_ui.core import Message, ReasoningMessage, SystemMessage, ToolMessage, UserMessage
+from ag_ui.core import ActivityMessage, Message, ReasoningMessage, SystemMessage, ToolMessage, UserMessage
 
 from ...core.feedback import render_retry_feedback
 from ...core.json_text import parse_json
-from ...core.messages import ErrorDetails
+from ...core.messages import BinaryContent, ErrorDetails, FilePart
 from ...core.peer_feedback import PEER_KEY, our_marker, peer_retry_feedback
 from ._wire import MARKER_START, WIRE_KEY, marker
+
+_FILE_ACTIVITY = 'pydantic_ai_file'
+
+
+def peer_file(message: ActivityMessage) -> FilePart | None:
+    """The `FilePart` a pydantic-ai file activity message stands for; `None` for any other activity message (or
+    one whose URL is no data URL)."""
+    if message.activity_type != _FILE_ACTIVITY:
+        return None
+    url = message.content.get('url')
+    if not isinstance(url, str):
+        return None
+    try:
+        content = BinaryContent.from_data_url(url)
+    except ValueError:
+        return None
+    file_id = message.content.get('id')
+    return FilePart(content=content, id=file_id if isinstance(file_id, str) else None)
+
 
 _THINKING_KEYS = frozenset({'id', 'signature', 'provider_name', 'provider_details'})
 _OUTCOMES = frozenset({'failed', 'denied', 'interrupted'})

@@ -64,6 +64,7 @@ from ...core.metadata import ANSWERED_BY_METADATA_KEY, answered_by, app_metadata
 from ...core.provenance import Keyring
 from ...core.records import response_fields
 from ...core.trusted import construct
+from ._activity import is_activity_entry, kept_activity
 from ._drafts import (
     Draft,
     call_record,
@@ -76,6 +77,7 @@ from ._drafts import (
     tool_call_wire,
     tool_message,
 )
+from ._part_extras import EXTRAS_KEY, restore_part_extras
 from ._wire import METADATA_KEY, RECORD_METADATA_KEYS, SIG_KEY, STATE_SIG_KEY, WIRE_KEY, warn
 
 _sha256 = hashlib.sha256
@@ -97,7 +99,10 @@ def dump_messages(messages: Sequence[m.ModelMessage], *, keyring: Keyring | None
             drafts = _response_drafts(message, signer)
             previous_was_request = False
         entries = _stored_entries(message, len(drafts)) if message.metadata else None
+        activity = kept_activity(message.metadata) if message.metadata else None
         for position, draft in enumerate(drafts):
+            if activity and position in activity:
+                result.extend(activity.pop(position))
             parts = draft.pop('_parts', None)
             if parts is not None and entries is not None and entries[position].get('content_parts') is True:
                 # Loaded from a tool message whose content was these parts: it goes back as they were.
@@ -113,6 +118,8 @@ def dump_messages(messages: Sequence[m.ModelMessage], *, keyring: Keyring | None
                     message_id = _derived_id(draft, index, position, used)
             used.add(message_id)
             result.append(_finish(draft, message_id, entry))
+        if activity:  # after the message's last AG-UI message
+            result.extend(a for position in sorted(activity) for a in activity[position])
     return result
 
 
@@ -141,6 +148,8 @@ def _finish(draft: Draft, message_id: str, entry: dict[str, Any] | None) -> Mess
     role: str = draft['role']
     content = draft['content']
     if isinstance(content, list):
+        if entry is not None and EXTRAS_KEY in entry:
+            restore_part_extras(cast('list[dict[str, Any]]', content), entry[EXTRAS_KEY])
         content = _validate_parts(content)
     values: dict[str, Any] = {'id': message_id, 'role': role, 'content': content}
     if len(draft) > 2:
@@ -175,9 +184,11 @@ def _stored_entries(message: m.ModelMessage, count: int) -> list[dict[str, Any]]
     if not isinstance(stored, dict):
         return None
     entries = cast('dict[str, Any]', stored).get('messages')
-    if not isinstance(entries, list) or len(cast('list[Any]', entries)) != count:
+    if not isinstance(entries, list):
         return None
-    return [cast('dict[str, Any]', e) if isinstance(e, dict) else {} for e in cast('list[Any]', entries)]
+    kept = [cast('dict[str, Any]', e) if isinstance(e, dict) else {} for e in cast('list[Any]', entries)]
+    kept = [e for e in kept if not is_activity_entry(e)]  # written back on their own (`_activity`)
+    return kept if len(kept) == count else None
 
 
 def _derived_id(draft: Draft, index: int, position: int, used: set[str]) -> str:

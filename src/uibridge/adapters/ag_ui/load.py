@@ -17,7 +17,11 @@ record (see `_wire`) starts a new one, so a history that dump wrote comes back w
   same parts) or, from dump's record, the tool-bound
   `RetryPromptPart` it was. A tool call or tool message whose record says `native: true` is a
   `NativeToolCallPart` / `NativeToolReturnPart` of the response; a text record's `citations` are the part's.
-- `activity` messages are UI-only and are left out silently.
+- `activity` messages are UI-only: no part of any message, but kept, in their place, in the metadata of the
+  neutral message they sit in, so dump writes them back (`_activity`); so are content parts' `id` and
+  `metadata` (`_part_extras`), a media part's `metadata.filename` aside, which is the part's file name. One
+  activity type is pydantic-ai's record of a model's file (`pydantic_ai_file`): that response's `FilePart`,
+  claiming no signature (`_peer_history`), so only the server's own history keeps it.
 
 Given `claims`, the signature the client echoed beside each server-authored part (`sig` in the message's part
 record, in a tool call's own `metadata.uibridge` with its `client` mark, or inside the retry-feedback
@@ -71,6 +75,7 @@ from ...core.metadata import ANSWERED_BY_METADATA_KEY, app_metadata
 from ...core.records import read_response_fields
 from ...core.trusted import construct
 from ...core.verification import SignatureClaims
+from ._activity import activity_entry, unplaced_warning
 from ._load_parts import (
     citations,
     part_timestamp,
@@ -80,7 +85,8 @@ from ._load_parts import (
     user_content,
     user_part,
 )
-from ._peer_history import peer_message
+from ._part_extras import EXTRAS_KEY, content_part_extras
+from ._peer_history import peer_file, peer_message
 from ._validation import client_part_numbered, prefilter_message, validation_error
 from ._wire import (
     MARKER_START,
@@ -146,9 +152,12 @@ class _Loader:
         self.entries: list[dict[str, Any]] = []
         self.client_calls: list[str] = []
         """The calls of the open response marked `"client": true`."""
+        self.early_activity: list[dict[str, Any]] = []
+        """Activity messages met before any other message: kept by the first one."""
 
     def add(self, message: Message, index: int) -> None:
         if isinstance(message, ActivityMessage):
+            self._activity(message)
             return
         # pydantic-ai keeps its records in `encryptedValue` (`_peer_history`); uibridge's own markers, most of
         # those a history holds, are told by their start without a call.
@@ -171,6 +180,9 @@ class _Loader:
             self._flush()
             self.side = side
             self.record = own  # pyright: ignore[reportUnknownMemberType]
+        if self.early_activity:
+            self.entries.extend(self.early_activity)
+            self.early_activity = []
         entry: dict[str, Any] = {'id': message.id}
         # `getattr` as before, but only where it finds something: on a tool or reasoning message a `name`
         # can only be an unknown key the SDK keeps (and a failed `getattr` costs pydantic an exception).
@@ -189,6 +201,7 @@ class _Loader:
             part = part or self._tool(message, part_record, index)
             if not isinstance(message.content, str):
                 entry['content_parts'] = True  # so dump writes the parts back, not their JSON text
+                _keep_part_extras(entry, message.content)
             if claims is not None:
                 claims.add(part, part_record.get(SIG_KEY))
             parts.append(part)
@@ -199,12 +212,26 @@ class _Loader:
             parts.append(thinking)
         elif isinstance(message, UserMessage):
             parts.append(user_part(message, part_record, index))
+            if not isinstance(message.content, str):
+                _keep_part_extras(entry, message.content)
         else:
             assert isinstance(message, (SystemMessage, DeveloperMessage))
             parts.append(system_part(message, part_record, claims))
 
+    def _activity(self, message: ActivityMessage) -> None:
+        file = peer_file(message)
+        if file is None:  # UI-only: kept in place (`_activity`)
+            (self.entries if self.side is not None else self.early_activity).append(activity_entry(message))
+            return
+        if self.side != 'response':  # a file pydantic-ai's adapter stored: a part of the response it follows
+            self._flush()
+            self.side = 'response'
+        self.parts.append(file)
+
     def finish(self) -> list[ModelMessage]:
         self._flush()
+        if self.early_activity:
+            unplaced_warning(len(self.early_activity))
         return self.result
 
     def _flush(self) -> None:
@@ -352,6 +379,12 @@ class _Loader:
         if timestamp is not None:
             fields['timestamp'] = timestamp
         return construct(NativeToolReturnPart, fields)
+
+
+def _keep_part_extras(entry: dict[str, Any], parts: Sequence[Any]) -> None:
+    extras = content_part_extras(parts)
+    if extras is not None:
+        entry[EXTRAS_KEY] = extras
 
 
 def _answered_by(metadata: dict[str, Any], client_calls: list[str]) -> None:

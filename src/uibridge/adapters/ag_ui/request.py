@@ -59,7 +59,11 @@ class AGUIRunRequest:
             claims=claims,
             thread_id=self.input.thread_id,
             run_id=self.input.run_id,
-            tools=[_client_tool(tool.name, tool.description, tool.parameters) for tool in self.input.tools or []],
+            parent_run_id=self.input.parent_run_id,
+            tools=[
+                _client_tool(tool.name, tool.description, tool.parameters, tool.metadata)
+                for tool in self.input.tools or []
+            ],
             approvals=[_approval(entry.interrupt_id, entry.status, entry.payload) for entry in self.input.resume or []],
             state=self.input.state,
             extra={
@@ -71,11 +75,12 @@ class AGUIRunRequest:
         )
 
 
-def _client_tool(name: str, description: str, parameters: Any) -> ClientTool:
+def _client_tool(name: str, description: str, parameters: Any, metadata: dict[str, Any] | None) -> ClientTool:
     return ClientTool(
         name=name,
         description=description,
         parameters=cast('dict[str, Any]', parameters) if isinstance(parameters, dict) else None,
+        metadata=metadata,
     )
 
 

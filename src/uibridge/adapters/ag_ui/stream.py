@@ -116,6 +116,7 @@ from ag_ui.core import (
     TextMessageEndEvent,
     TextMessageStartEvent,
     TokenUsage,
+    ToolCallArgsEvent,
     ToolCallEndEvent,
     ToolCallResultEvent,
     ToolCallStartEvent,
@@ -128,7 +129,7 @@ from ...core import events as ev
 from ...core import messages as m
 from ...core.citations import Citation
 from ...core.encoder import OpenPart, StreamEncoder, frame_writer
-from ...core.json_text import compact_json, json_string, utf8_json
+from ...core.json_text import compact_json, json_string, parse_json, utf8_json
 from ...core.messages import ModelResponse, ToolCallPart
 from ...core.provenance import Keyring
 from ...core.stream import encode_all
@@ -228,6 +229,7 @@ class AGUIEventStream(StreamEncoder[_Open]):
         *,
         thread_id: str,
         run_id: str,
+        parent_run_id: str | None = None,
         client_protocol_version: str | None = None,
         keyring: Keyring | None = None,
         state: Any = None,
@@ -237,6 +239,7 @@ class AGUIEventStream(StreamEncoder[_Open]):
         super().__init__(keyring, state)
         self.thread_id = thread_id
         self.run_id = run_id
+        self.parent_run_id = parent_run_id  # echoed in `RUN_STARTED`
         self.client_protocol_version = client_protocol_version
         self._counter = 0
         self._record_due = False  # the current response's record goes with its first message
@@ -281,7 +284,11 @@ class AGUIEventStream(StreamEncoder[_Open]):
     def _stream_started(self) -> bytes:
         return sdk_frame(
             RunStartedEvent(
-                thread_id=self.thread_id, run_id=self.run_id, protocol_version=PROTOCOL_VERSION, timestamp=now_ms()
+                thread_id=self.thread_id,
+                run_id=self.run_id,
+                parent_run_id=self.parent_run_id,
+                protocol_version=PROTOCOL_VERSION,
+                timestamp=now_ms(),
             )
         )
 
@@ -413,14 +420,14 @@ class AGUIEventStream(StreamEncoder[_Open]):
 
     def _part_ended(self, opened: _Open, error: str | None) -> bytes:
         """The END events of a part the collector has finished (so the signature covers what was streamed).
-        A call cut off by an error ends like any other: its arguments are what the client built."""
+        A call cut off by an error is sent at once (`_send_call`): its arguments are what the client built."""
         if opened.kind == 'call' or opened.kind == 'native':
             out = b''
             if opened.held_args is not None:
                 out = delta_frame('TOOL_CALL_ARGS', 'toolCallId', opened.id, opened.held_args)
             if opened.kind == 'native':  # the provider answers it: nothing to wait for, never held
-                return out + self._send_call(opened, None)
-            return out + self._call_ended(opened.id, opened)
+                return out + self._send_call(opened, None, error)
+            return out + self._call_ended(opened.id, opened, error)
         now = now_ms()
         if opened.kind == 'text':
             out = _text_end(timestamp=now, message_id=opened.id, metadata=self._signed(opened))
@@ -440,7 +447,15 @@ class AGUIEventStream(StreamEncoder[_Open]):
         call = held.finished
         assert isinstance(call, m.ToolCallPart | m.NativeToolCallPart)
         record = call_record(call, self._keyring, client=mark == 'client')
-        end = _tool_call_end(timestamp=now_ms(), tool_call_id=held.id, metadata={WIRE_KEY: record})
+        metadata = {WIRE_KEY: record}
+        if error is not None and _arguments_unfinished(call):
+            # `TOOL_CALL_END` says the argument text is whole (ag-ui-validate AGUI204 parses it): a call the run's
+            # failure cut off mid-argument gets none. Its signed record rides an empty `TOOL_CALL_ARGS` instead,
+            # which the reducer merges into the call the same way, and the `RUN_ERROR` after it leaves the call
+            # open, as a failed run may.
+            end = sdk_frame(ToolCallArgsEvent(tool_call_id=held.id, delta='', metadata=metadata, timestamp=now_ms()))
+        else:
+            end = _tool_call_end(timestamp=now_ms(), tool_call_id=held.id, metadata=metadata)
         self._calls.pop(held.id, None)
         return end + held.held_result
 
@@ -647,6 +662,19 @@ def _token_usage(provider: str | None, model: str | None, usage: Usage) -> Token
         cached_input_tokens=usage.cache_read_tokens or None,
         cache_write_input_tokens=usage.cache_write_tokens or None,
     )
+
+
+def _arguments_unfinished(call: m.ToolCallPart | m.NativeToolCallPart) -> bool:
+    """Whether the argument text built for `call` is not JSON (the collector keeps text it could not parse as the
+    string it was; a dict was whole, and no text at all is a call without arguments)."""
+    args = call.args
+    if not isinstance(args, str) or not args:
+        return False
+    try:
+        parse_json(args)
+    except ValueError:
+        return True
+    return False
 
 
 def encode_events(events: Iterable[ev.AgentEvent], **kwargs: Any) -> bytes:
