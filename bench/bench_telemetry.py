@@ -37,7 +37,11 @@ import importlib.machinery
 import json
 import logging
 import os
+import socket
+import statistics
+import subprocess
 import sys
+import time
 from collections.abc import AsyncIterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -56,11 +60,21 @@ CONFIGS = {
     'off': '`telemetry=False`',
     'api': 'API only, no SDK (no-op)',
     'sdk': 'SDK, no-op exporter',
+    'sdk-batch': 'SDK, no-op exporter behind a `BatchSpanProcessor`',
     'sdk+content': 'SDK, no-op exporter, `record_content=True`',
     'log': '`telemetry=False`, run log line at INFO',
 }
+SERVED_LABELS = {'off-again': '`telemetry=False`, a second server (the A/A control)'}
 SDK_BAR = 0.05
 ABSENT_BAR = 0.005
+CONFIG_ENV = 'UIBRIDGE_BENCH_TELEMETRY'
+"""The configuration a `--served` server runs (`telemetry_app.py` reads it)."""
+SERVED_CONFIGS = ('absent', 'off', 'off-again', 'api', 'sdk')
+"""`off-again`: a second `telemetry=False` server, the A/A control: how far two identical servers read apart."""
+DEFAULT_SERVED_REQUESTS = 100
+DEFAULT_ROUNDS = 15
+WARM_REQUESTS = 30
+REQUEST_TIMEOUT = 30.0
 
 
 class _NotInstalled(importlib.abc.MetaPathFinder):
@@ -118,14 +132,22 @@ def _app(config: str) -> Any:
         from opentelemetry.sdk.metrics import MeterProvider
         from opentelemetry.sdk.metrics.export import InMemoryMetricReader
         from opentelemetry.sdk.trace import TracerProvider
-        from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
+        from opentelemetry.sdk.trace.export import (
+            BatchSpanProcessor,
+            SimpleSpanProcessor,
+            SpanExporter,
+            SpanExportResult,
+        )
 
         class Dropping(SpanExporter):
             def export(self, spans: Any) -> SpanExportResult:
                 return SpanExportResult.SUCCESS
 
         provider = TracerProvider()
-        provider.add_span_processor(SimpleSpanProcessor(Dropping()))
+        if config == 'sdk-batch':
+            provider.add_span_processor(BatchSpanProcessor(Dropping()))
+        else:
+            provider.add_span_processor(SimpleSpanProcessor(Dropping()))
         trace.set_tracer_provider(provider)
         metrics.set_meter_provider(MeterProvider(metric_readers=[InMemoryMetricReader()]))
         if config == 'sdk+content':
@@ -183,6 +205,140 @@ async def _requests(app: Any, body: bytes, times: int) -> None:
         await _request(app, body)
 
 
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(('127.0.0.1', 0))
+        return int(sock.getsockname()[1])
+
+
+def _server_cpu(pid: int) -> float:
+    """The server's CPU seconds so far, user and system: the scheduler's nanoseconds on a CPU summed over its
+    threads (`/proc/<pid>/task/*/schedstat`), else `utime + stime` from `/proc/<pid>/stat` (clock ticks, 10 ms
+    apart: a batch then needs a second or more of CPU to resolve a few percent)."""
+    try:
+        return sum(int(p.read_text().split()[0]) for p in Path(f'/proc/{pid}/task').glob('*/schedstat')) / 1e9
+    except (OSError, ValueError, IndexError):
+        fields = Path(f'/proc/{pid}/stat').read_text().rsplit(')', 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK')
+
+
+async def _served_request(port: int, request: bytes) -> None:
+    """One request over a connection of its own, read to its end: a raw socket, so the client stays light."""
+    async with asyncio.timeout(REQUEST_TIMEOUT):
+        reader, writer = await asyncio.open_connection('127.0.0.1', port)
+        try:
+            writer.write(request)
+            received = bytearray()
+            while chunk := await reader.read(1 << 16):
+                received += chunk
+        finally:
+            writer.close()
+    if not received.startswith(b'HTTP/1.1 200') or b'data: [DONE]' not in received[-200:]:
+        raise SystemExit(f'port {port}: the answer did not finish: {bytes(received[:300])!r}')
+
+
+async def _served_batch(port: int, request: bytes, count: int) -> None:
+    for _ in range(count):
+        await _served_request(port, request)
+
+
+class _Server:
+    """One uvicorn process serving `telemetry_app` in one configuration, from the `uibridge` in `src`."""
+
+    def __init__(self, config: str, src: Path) -> None:
+        self.port = _free_port()
+        env = {
+            **os.environ,
+            'PYTHONPATH': str(src),
+            'PYTHONHASHSEED': '0',
+            'UIBRIDGE_SECRET': 'bench-telemetry',
+            CONFIG_ENV: 'off' if config == 'off-again' else config,
+        }
+        command = [sys.executable, '-m', 'uvicorn', 'telemetry_app:app', '--app-dir', str(HERE)]
+        command += ['--host', '127.0.0.1', '--port', str(self.port), '--log-level', 'warning', '--no-access-log']
+        self.process = subprocess.Popen(command, env=env)
+        body = _body()
+        self.request = (
+            f'POST /api/chat HTTP/1.1\r\nhost: 127.0.0.1:{self.port}\r\ncontent-type: application/json\r\n'
+            f'content-length: {len(body)}\r\nconnection: close\r\n\r\n'
+        ).encode() + body
+
+    def wait_ready(self) -> None:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise SystemExit(f'a server exited with {self.process.returncode}')
+            try:
+                with socket.create_connection(('127.0.0.1', self.port), timeout=1):
+                    return
+            except OSError:
+                time.sleep(0.1)
+        raise SystemExit('a server did not start within 60 s')
+
+    def batch(self, count: int) -> float:
+        """Server CPU seconds per request over `count` requests, one after the other."""
+        before = _server_cpu(self.process.pid)
+        asyncio.run(_served_batch(self.port, self.request, count))
+        return (_server_cpu(self.process.pid) - before) / count
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+def _served(configs: list[str], trees: dict[str, Path], base: Path | None, requests: int, rounds: int) -> bool:
+    """Every server up at once (each configuration from each tree: `trees`, by label); each round runs one batch
+    on each, in an order rotated from round to round. Per server: the median over rounds of its CPU per request,
+    and the median over rounds of its ratio to the same tree's `off` server in that round (paired: a round's
+    batches run within seconds of each other, under the same load on the shared machine)."""
+    keys = [(tree, config) for tree in trees for config in configs]
+    if base is not None:
+        keys.insert(0, ('', 'base'))
+    servers = {key: _Server(key[1], base if key[1] == 'base' and base else trees[key[0]]) for key in keys}
+    try:
+        for server in servers.values():
+            server.wait_ready()
+        for server in servers.values():
+            server.batch(WARM_REQUESTS)  # imports on first use, first-call caches
+        samples: dict[tuple[str, str], list[float]] = {key: [] for key in keys}
+        for index in range(rounds):
+            for key in keys[index % len(keys) :] + keys[: index % len(keys)]:
+                samples[key].append(servers[key].batch(requests))
+            print(f'round {index + 1}/{rounds}', file=sys.stderr, flush=True)
+    finally:
+        for server in servers.values():
+            server.stop()
+    rows: list[Row] = []
+    passed = True
+    for key in keys:
+        tree, config = key
+        cpu = statistics.median(samples[key])
+        reference = ('', 'base') if config == 'absent' and base is not None else (tree, 'off')
+        versus, bar, ok = '—', '—', None
+        if key != reference and reference in samples:
+            ratios = sorted(a / b - 1 for a, b in zip(samples[key], samples[reference], strict=True))
+            low, high = ratios[len(ratios) // 4], ratios[(3 * len(ratios)) // 4]
+            change = statistics.median(ratios)
+            versus = f'{change:+.1%} vs `{reference[1]}` (middle half of rounds {low:+.1%} to {high:+.1%})'
+            if config.startswith('sdk'):
+                bar, ok = f'≤ +{SDK_BAR:.0%} of `off`', change <= SDK_BAR
+        label = SERVED_LABELS.get(config, CONFIGS.get(config, config))
+        rows.append(Row(f'{tree}: {label}' if tree else label, f'{cpu * 1e6:,.0f} µs CPU', '—', versus, bar, ok))
+        passed = passed and ok is not False
+    notes = [
+        f'A request: POST to the Vercel endpoint of `create_app` under uvicorn (h11, a connection per request, one'
+        f' request at a time), one chat turn of a 4-message history answered with {DELTAS} text deltas, a tool'
+        f' call and its result over two responses. Server CPU (user + system, all threads) per request over a'
+        f' batch of {requests}; {rounds} rounds, every server a process of its own, batches interleaved.',
+    ]
+    print_table('Telemetry served: server CPU per request under uvicorn, tracing on and off', rows, notes)
+    return passed
+
+
 def _child(config: str, times: int) -> None:
     app = _app(config)
     body = _body()
@@ -204,8 +360,18 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--base', type=Path, help='a directory holding the uibridge package before telemetry')
     parser.add_argument('--requests', type=int, default=DEFAULT_REQUESTS)
-    parser.add_argument('--configs', nargs='*', choices=list(CONFIGS), default=list(CONFIGS))
+    parser.add_argument('--configs', nargs='*', choices=[*CONFIGS, *SERVED_LABELS], default=None)
+    parser.add_argument('--served', action='store_true', help='server CPU per request under uvicorn')
+    parser.add_argument('--rounds', type=int, default=DEFAULT_ROUNDS, help='with --served')
+    parser.add_argument('--before', type=Path, help='with --served: also serve this uibridge tree, side by side')
     args = parser.parse_args(argv)
+    if args.served:
+        configs = [config for config in args.configs or SERVED_CONFIGS if config != 'base']
+        trees = {'before': args.before.resolve(), 'after': NEW_SRC} if args.before else {'': NEW_SRC}
+        requests = DEFAULT_SERVED_REQUESTS if args.requests == DEFAULT_REQUESTS else args.requests
+        base = args.base.resolve() if args.base else None
+        return 0 if _served(configs, trees, base, requests, args.rounds) else 1
+    args.configs = args.configs or list(CONFIGS)
     compile_trees(NEW_SRC, *([args.base] if args.base else []))
     wanted = [config for config in args.configs if config != 'base' or args.base is not None]
     with ThreadPoolExecutor(2) as pool:  # two callgrind runs at a time: counts do not depend on the load
