@@ -10,8 +10,11 @@ from typing import Any
 import anyio
 import httpx
 import pytest
+from opentelemetry.context import Context
+from opentelemetry.propagate import get_global_textmap, set_global_textmap
+from opentelemetry.propagators.textmap import Getter, Setter, TextMapPropagator, default_getter, default_setter
 from opentelemetry.sdk.trace import ReadableSpan
-from opentelemetry.trace import SpanKind, StatusCode
+from opentelemetry.trace import NonRecordingSpan, SpanContext, SpanKind, StatusCode, TraceFlags, set_span_in_context
 from telemetry_support import (
     ANSWER,
     API,
@@ -290,6 +293,60 @@ async def test_the_request_span_continues_the_trace_of_the_incoming_traceparent(
     assert f'{request.parent.span_id:016x}' == PARENT_ID
     assert request.kind == SpanKind.SERVER
     assert run.context.trace_id == request.context.trace_id  # pyright: ignore[reportOptionalMemberAccess]
+
+
+class _OwnHeaderPropagator(TextMapPropagator):
+    """An application's propagator reading a header of its own (`x-own-trace: <trace id>-<span id>`), counting
+    how often it is asked."""
+
+    def __init__(self) -> None:
+        self.extracted = 0
+
+    def extract(self, carrier: Any, context: Context | None = None, getter: Getter[Any] = default_getter) -> Context:
+        self.extracted += 1
+        [value] = getter.get(carrier, 'x-own-trace') or [None]
+        if value is None:
+            return context or Context()
+        trace_id, span_id = value.split('-')
+        parent = SpanContext(int(trace_id, 16), int(span_id, 16), is_remote=True, trace_flags=TraceFlags(1))
+        return set_span_in_context(NonRecordingSpan(parent), context)
+
+    def inject(self, carrier: Any, context: Context | None = None, setter: Setter[Any] = default_setter) -> None:
+        pass
+
+    @property
+    def fields(self) -> set[str]:
+        return {'X-Own-Trace'}
+
+
+async def test_the_global_propagator_is_asked_only_when_a_request_carries_a_header_it_reads() -> None:
+    """The application's propagator decides which headers carry a trace: a request with one of them continues
+    that trace; one without any starts its own, and the propagator is not asked to look."""
+    otel = Otel()
+    propagator = _OwnHeaderPropagator()
+    previous = get_global_textmap()
+    set_global_textmap(propagator)
+    try:
+        async with app_client(Agent(), managed=False, telemetry=otel.telemetry()) as client:
+            await client.post(
+                API['vercel-ai'], json=body('vercel-ai'), headers={'x-own-trace': f'{TRACE_ID}-{PARENT_ID}'}
+            )
+            assert propagator.extracted == 1
+            await client.post(
+                API['vercel-ai'],
+                json=body('vercel-ai', chat='chat-8'),
+                headers={'traceparent': f'00-{TRACE_ID}-{PARENT_ID}-01'},
+            )
+            assert propagator.extracted == 1  # not a header this propagator reads
+    finally:
+        set_global_textmap(previous)
+    continued, started = [span for span in otel.spans() if span.name == 'POST vercel-ai']
+    assert f'{continued.context.trace_id:032x}' == TRACE_ID  # pyright: ignore[reportOptionalMemberAccess]
+    assert continued.parent is not None and continued.parent.is_remote
+    assert f'{continued.parent.span_id:016x}' == PARENT_ID
+    assert f'{started.context.trace_id:032x}' != TRACE_ID  # pyright: ignore[reportOptionalMemberAccess]
+    assert started.parent is None
+    assert continued.kind == started.kind == SpanKind.SERVER
 
 
 async def test_under_a_span_already_open_the_request_span_is_its_child_and_the_agent_spans_nest_in_the_run() -> None:
