@@ -1,30 +1,50 @@
-"""What telemetry costs a request: instructions per request, tracing on (the SDK with an exporter that does
-nothing) against off, and OpenTelemetry absent against the tree before telemetry existed.
+"""What telemetry costs a request: tracing on (the SDK with an exporter that does nothing) against off, and
+OpenTelemetry absent, two ways: instructions per request in process, and a served server's CPU per request.
 
-    bench/.venv/bin/python bench/bench_telemetry.py [--base BASE_SRC] [--requests N]
+    bench/.venv/bin/python bench/bench_telemetry.py [--base BASE_SRC] [--requests N] [--configs ...]
+    bench/.venv/bin/python bench/bench_telemetry.py --served [--before BEFORE_SRC] [--rounds R] [--requests N]
 
-A request is `create_app`'s Vercel AI endpoint answering one chat turn in process, straight over ASGI (no
-HTTP server, whose parsing and socket writes would only dilute the share): the body parsed, the history
-verified, and a run of two model responses, 200 text deltas, one tool call and its result, with usage,
-encoded and streamed. The agent awaits between deltas, as a model's stream does, so each delta leaves in its
-own `send`, as it would from a model. So the instructions counted are uibridge's own CPU for a typical
-streamed answer, with nothing else beside it: a harsher denominator than a server's whole CPU.
+A request, in both: one chat turn to `create_app`'s Vercel AI endpoint, the body parsed, the history verified,
+and a run of two model responses, 200 text deltas, one tool call and its result, with usage, encoded and
+streamed. The agent awaits between deltas, as a model's stream does, so each delta leaves in its own `send`.
 
-Configurations, each in a fresh interpreter under valgrind's callgrind (`instructions.callgrind`: `N` requests
-and none, the difference divided by `N`, so start-up, imports and the warm-up request cancel out):
+**In process** (the default): instructions counted by valgrind's callgrind (`instructions.callgrind`; `perf stat
+-e instructions` is not supported on this virtual machine), the endpoint driven straight over ASGI with no HTTP
+server, so the count is uibridge's own CPU with nothing beside it: a harsher denominator than a server's. Each
+configuration in a fresh interpreter, `N` requests and none, the difference divided by `N`, so start-up,
+imports and the warm-up requests cancel out; the counts repeat to about 0.3%, but two configurations that run
+the same per-request code in differently-populated processes (`absent` and `off`) have read up to 2% apart.
+
+**Served** (`--served`): what the issue's bar is stated in, the share of a server's CPU per request. One
+uvicorn process per configuration (`telemetry_app.py`, h11, no access log), all up at once; this process is
+the client (raw sockets, a connection per request, one request at a time, each answer read to its `[DONE]`).
+After a warm-up, every round runs a batch of `N` requests on each server, in an order rotated from round to
+round, and reads the server's CPU around the batch: user + system time of all its threads (the scheduler's
+nanoseconds from `/proc/<pid>/task/*/schedstat`; `utime + stime` from `/proc/<pid>/stat` where that is
+missing, whose 10 ms ticks need larger batches). The machine is shared and its load moves, so each server is
+compared with the `off` server of the same tree *in the same round* (batches seconds apart), and the table
+gives the median of those paired ratios over the rounds with the middle half of them; `off-again`, a second
+`telemetry=False` server, is the A/A control: how far two identical servers read apart, the resolution.
+`--before SRC` serves every configuration from a second tree too (before/after side by side, same load).
+The kernel's socket work and uvicorn's HTTP parsing and framing are in the denominator, as in production.
+
+Configurations:
 - `base`: the tree before telemetry (`--base`, e.g. `git archive <commit> src | tar -x -C ../base`), with
   `opentelemetry` made unimportable;
-- `absent`: this tree, `opentelemetry` unimportable (the `otel` extra not installed);
+- `absent`: this tree, `opentelemetry` unimportable (the `otel` extra not installed: a meta path finder that
+  refuses it, installed before uibridge is imported; the served app checks nothing of it was imported);
 - `off`: this tree, `telemetry=False` (installed, turned off);
 - `api`: this tree, the default telemetry, the API installed and no SDK set up (OpenTelemetry's no-op proxies);
 - `sdk`: this tree, the SDK's tracer and meter providers set globally, spans through a `SimpleSpanProcessor`
-  to an exporter that drops them, metrics aggregated for a reader that is never read;
+  (each span exported as it ends, on the request's thread) to an exporter that drops them, metrics aggregated
+  for a reader that is never read;
+- `sdk-batch`: as `sdk`, through a `BatchSpanProcessor` (what production set-ups use: spans queued, exported
+  from the SDK's own thread, whose CPU the served count includes);
 - `sdk+content`: as `sdk`, with `Telemetry(record_content=True)`;
 - `log`: as `off`, with the run log line written (INFO, a formatter, a stream to `/dev/null`).
 
-Bars: `sdk` within 5% of `off`; `absent` within 0.5% of `base`, the instruction counts' own repeatability
-being about 0.3% (the request id and the run's log record are then the only new work, the log record not
-formatted below INFO). Needs `valgrind` and `setarch`; not part of `make test`.
+Bars: `sdk` within 5% of `off`; in process, `absent` within 0.5% of `base`. Needs `valgrind` and `setarch`
+(in process); not part of `make test`.
 """
 
 from __future__ import annotations
