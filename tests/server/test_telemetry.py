@@ -5,6 +5,9 @@ incoming `traceparent`, and nothing said in the conversation recorded unless the
 from __future__ import annotations
 
 import json
+import os
+import sys
+from types import FrameType
 from typing import Any
 
 import anyio
@@ -37,6 +40,7 @@ from telemetry_support import (
 from uibridge.server import create_app
 from uibridge.server.limits import QuotaRefusal, QuotaRequest
 from uibridge.server.store import MemoryStore
+from uibridge.server.telemetry import Telemetry
 
 pytestmark = pytest.mark.anyio
 
@@ -460,6 +464,37 @@ async def test_telemetry_false_records_nothing() -> None:
     assert response.status_code == 200
     assert 'x-request-id' in response.headers
     assert otel.spans() == []
+
+
+async def _opentelemetry_calls(telemetry: Telemetry | bool) -> int:
+    """How many Python calls into OpenTelemetry (and uibridge's `otel` module) one served request makes on the
+    event loop's thread, counted with a profile hook around the request."""
+    app = create_app(Agent(), telemetry=telemetry)
+    calls = 0
+
+    def count(frame: FrameType, event: str, arg: object) -> None:
+        nonlocal calls
+        if event == 'call':
+            path = frame.f_code.co_filename
+            if f'{os.sep}opentelemetry{os.sep}' in path or path.endswith(f'server{os.sep}otel.py'):
+                calls += 1
+
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url='http://test') as client:
+        await client.post('/api/chat', json=body('vercel-ai'))  # first-use work out of the way
+        sys.setprofile(count)
+        try:
+            response = await client.post('/api/chat', json=body('vercel-ai', chat='chat-8'))
+        finally:
+            sys.setprofile(None)
+    assert response.status_code == 200
+    return calls
+
+
+async def test_with_telemetry_off_a_request_makes_no_opentelemetry_call() -> None:
+    """Off costs a request nothing of OpenTelemetry: not a call, however cheap (the same request with it on
+    makes a few hundred, so the count is seen to work)."""
+    assert await _opentelemetry_calls(False) == 0
+    assert await _opentelemetry_calls(Otel().telemetry()) > 50
 
 
 def test_telemetry_must_be_a_telemetry_or_a_bool() -> None:
