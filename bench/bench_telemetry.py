@@ -359,23 +359,85 @@ def _served(configs: list[str], trees: dict[str, Path], base: Path | None, reque
     return passed
 
 
-def _child(config: str, times: int) -> None:
+def _h11_requests(app: Any, body: bytes) -> Any:
+    """`times` requests through uvicorn's own HTTP/1.1 protocol (h11, what `--served` runs) on a transport that
+    keeps what is written: the served request's work in this process, the system calls left out."""
+    from uvicorn.config import Config
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+    from uvicorn.server import ServerState
+
+    request = (
+        f'POST /api/chat HTTP/1.1\r\nhost: bench\r\ncontent-type: application/json\r\n'
+        f'content-length: {len(body)}\r\nconnection: close\r\n\r\n'
+    ).encode() + body
+    config = Config(app, lifespan='off', log_level='warning', access_log=False)
+    config.load()
+    state = ServerState()
+
+    class Transport(asyncio.Transport):
+        def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+            super().__init__()
+            self.written = bytearray()
+            self.closed = loop.create_future()
+
+        def write(self, data: Any) -> None:
+            self.written += data
+
+        def close(self) -> None:
+            if not self.closed.done():
+                self.closed.set_result(None)
+
+        def is_closing(self) -> bool:
+            return self.closed.done()
+
+        def get_extra_info(self, name: str, default: Any = None) -> Any:
+            return {'peername': ('127.0.0.1', 50000), 'sockname': ('127.0.0.1', 8000)}.get(name, default)
+
+        def pause_reading(self) -> None:
+            pass
+
+        def resume_reading(self) -> None:
+            pass
+
+    async def requests(times: int) -> None:
+        loop = asyncio.get_running_loop()
+        for _ in range(times):
+            transport = Transport(loop)
+            protocol = H11Protocol(config=config, server_state=state, app_state={}, _loop=loop)
+            protocol.connection_made(transport)
+            protocol.data_received(request)
+            await transport.closed
+            protocol.connection_lost(None)
+            if not transport.written.startswith(b'HTTP/1.1 200') or b'[DONE]' not in transport.written[-300:]:
+                raise SystemExit(f'the answer did not finish: {bytes(transport.written[-300:])!r}')
+
+    return requests
+
+
+def _child(config: str, times: int, h11: bool) -> None:
     app = _app(config)
     body = _body()
-    asyncio.run(_requests(app, body, 2))  # warm: first-call caches (pydantic's, ours, the SDK's)
+    if h11:
+        through = _h11_requests(app, body)
+    else:
+
+        async def through(count: int) -> None:
+            await _requests(app, body, count)
+
+    asyncio.run(through(2))  # warm: first-call caches (pydantic's, ours, the SDK's)
     gc.collect()
     gc.disable()
-    asyncio.run(_requests(app, body, times))
+    asyncio.run(through(times))
 
 
-def _per_request(src: Path, config: str, requests: int) -> float:
-    args = ('--child', config)
+def _per_request(src: Path, config: str, requests: int, h11: bool) -> float:
+    args = ('--child-h11' if h11 else '--child', config)
     return (callgrind(src, __file__, *args, str(requests)) - callgrind(src, __file__, *args, '0')) / requests
 
 
 def main(argv: list[str]) -> int:
-    if argv[:1] == ['--child']:
-        _child(argv[1], int(argv[2]))
+    if argv[:1] in (['--child'], ['--child-h11']):
+        _child(argv[1], int(argv[2]), argv[0] == '--child-h11')
         return 0
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--base', type=Path, help='a directory holding the uibridge package before telemetry')
@@ -384,6 +446,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument('--served', action='store_true', help='server CPU per request under uvicorn')
     parser.add_argument('--rounds', type=int, default=DEFAULT_ROUNDS, help='with --served')
     parser.add_argument('--before', type=Path, help='with --served: also serve this uibridge tree, side by side')
+    parser.add_argument('--h11', action='store_true', help="in process, through uvicorn's HTTP/1.1 protocol")
+    parser.add_argument('--src', type=Path, default=NEW_SRC, help="in process: the tree to count (this checkout's)")
     args = parser.parse_args(argv)
     if args.served:
         configs = [config for config in args.configs or SERVED_CONFIGS if config != 'base']
@@ -392,10 +456,13 @@ def main(argv: list[str]) -> int:
         base = args.base.resolve() if args.base else None
         return 0 if _served(configs, trees, base, requests, args.rounds) else 1
     args.configs = args.configs or list(CONFIGS)
-    compile_trees(NEW_SRC, *([args.base] if args.base else []))
+    src = args.src.resolve()
+    compile_trees(src, *([args.base] if args.base else []))
     wanted = [config for config in args.configs if config != 'base' or args.base is not None]
     with ThreadPoolExecutor(2) as pool:  # two callgrind runs at a time: counts do not depend on the load
-        jobs = {c: pool.submit(_per_request, args.base if c == 'base' else NEW_SRC, c, args.requests) for c in wanted}
+        jobs = {
+            c: pool.submit(_per_request, args.base if c == 'base' else src, c, args.requests, args.h11) for c in wanted
+        }
         counts = {config: job.result() for config, job in jobs.items()}
     rows: list[Row] = []
     passed = True
@@ -403,7 +470,7 @@ def main(argv: list[str]) -> int:
         reference = 'base' if config == 'absent' and 'base' in counts else 'off'
         change = count / counts[reference] - 1 if config not in ('base', 'off') and reference in counts else None
         bar, ok = '—', None
-        if config == 'sdk':
+        if config.startswith('sdk') and config != 'sdk+content':
             bar, ok = f'≤ +{SDK_BAR:.0%} of `off`', change is not None and change <= SDK_BAR
         elif config == 'absent' and reference == 'base':
             bar, ok = f'within {ABSENT_BAR:.1%} of `base`', change is not None and abs(change) <= ABSENT_BAR
@@ -413,7 +480,9 @@ def main(argv: list[str]) -> int:
     notes = [
         f'A request: the Vercel endpoint of `create_app`, one chat turn of a 4-message history, answered with'
         f' {DELTAS} text deltas, a tool call and its result over two responses; {args.requests} requests per'
-        ' count, in process over ASGI; instructions by callgrind, fresh interpreter per count.',
+        ' count, in process'
+        + (" through uvicorn's h11 protocol (a transport keeping what is written)" if args.h11 else ' over ASGI')
+        + '; instructions by callgrind, fresh interpreter per count.',
     ]
     print_table('Telemetry: instructions per request, tracing on and off', rows, notes)
     return 0 if passed else 1
