@@ -203,7 +203,7 @@ class Instruments:
         return RequestSpan(self, span, token)
 
 
-_propagation_fields: tuple[object, tuple[str, ...]] | None = None
+_propagation_fields: tuple[object, frozenset[str]] | None = None
 """The global propagator last seen, and the headers it reads."""
 
 
@@ -214,8 +214,8 @@ def _carries_context(headers: Mapping[str, str]) -> bool:
     propagator = propagate.get_global_textmap()
     known = _propagation_fields
     if known is None or known[0] is not propagator:
-        known = _propagation_fields = (propagator, tuple(sorted({field.lower() for field in propagator.fields})))
-    return any(field in headers for field in known[1])
+        known = _propagation_fields = (propagator, frozenset(field.lower() for field in propagator.fields))
+    return not known[1].isdisjoint(headers)
 
 
 class RequestSpan:
