@@ -5,13 +5,19 @@ incoming `traceparent`, and nothing said in the conversation recorded unless the
 from __future__ import annotations
 
 import json
+import os
+import sys
+from types import FrameType
 from typing import Any
 
 import anyio
 import httpx
 import pytest
+from opentelemetry.context import Context
+from opentelemetry.propagate import get_global_textmap, set_global_textmap
+from opentelemetry.propagators.textmap import Getter, Setter, TextMapPropagator, default_getter, default_setter
 from opentelemetry.sdk.trace import ReadableSpan
-from opentelemetry.trace import SpanKind, StatusCode
+from opentelemetry.trace import NonRecordingSpan, SpanContext, SpanKind, StatusCode, TraceFlags, set_span_in_context
 from telemetry_support import (
     ANSWER,
     API,
@@ -34,6 +40,7 @@ from telemetry_support import (
 from uibridge.server import create_app
 from uibridge.server.limits import QuotaRefusal, QuotaRequest
 from uibridge.server.store import MemoryStore
+from uibridge.server.telemetry import Telemetry
 
 pytestmark = pytest.mark.anyio
 
@@ -292,6 +299,60 @@ async def test_the_request_span_continues_the_trace_of_the_incoming_traceparent(
     assert run.context.trace_id == request.context.trace_id  # pyright: ignore[reportOptionalMemberAccess]
 
 
+class _OwnHeaderPropagator(TextMapPropagator):
+    """An application's propagator reading a header of its own (`x-own-trace: <trace id>-<span id>`), counting
+    how often it is asked."""
+
+    def __init__(self) -> None:
+        self.extracted = 0
+
+    def extract(self, carrier: Any, context: Context | None = None, getter: Getter[Any] = default_getter) -> Context:
+        self.extracted += 1
+        [value] = getter.get(carrier, 'x-own-trace') or [None]
+        if value is None:
+            return context or Context()
+        trace_id, span_id = value.split('-')
+        parent = SpanContext(int(trace_id, 16), int(span_id, 16), is_remote=True, trace_flags=TraceFlags(1))
+        return set_span_in_context(NonRecordingSpan(parent), context)
+
+    def inject(self, carrier: Any, context: Context | None = None, setter: Setter[Any] = default_setter) -> None:
+        pass
+
+    @property
+    def fields(self) -> set[str]:
+        return {'X-Own-Trace'}
+
+
+async def test_the_global_propagator_is_asked_only_when_a_request_carries_a_header_it_reads() -> None:
+    """The application's propagator decides which headers carry a trace: a request with one of them continues
+    that trace; one without any starts its own, and the propagator is not asked to look."""
+    otel = Otel()
+    propagator = _OwnHeaderPropagator()
+    previous = get_global_textmap()
+    set_global_textmap(propagator)
+    try:
+        async with app_client(Agent(), managed=False, telemetry=otel.telemetry()) as client:
+            await client.post(
+                API['vercel-ai'], json=body('vercel-ai'), headers={'x-own-trace': f'{TRACE_ID}-{PARENT_ID}'}
+            )
+            assert propagator.extracted == 1
+            await client.post(
+                API['vercel-ai'],
+                json=body('vercel-ai', chat='chat-8'),
+                headers={'traceparent': f'00-{TRACE_ID}-{PARENT_ID}-01'},
+            )
+            assert propagator.extracted == 1  # not a header this propagator reads
+    finally:
+        set_global_textmap(previous)
+    continued, started = [span for span in otel.spans() if span.name == 'POST vercel-ai']
+    assert f'{continued.context.trace_id:032x}' == TRACE_ID  # pyright: ignore[reportOptionalMemberAccess]
+    assert continued.parent is not None and continued.parent.is_remote
+    assert f'{continued.parent.span_id:016x}' == PARENT_ID
+    assert f'{started.context.trace_id:032x}' != TRACE_ID  # pyright: ignore[reportOptionalMemberAccess]
+    assert started.parent is None
+    assert continued.kind == started.kind == SpanKind.SERVER
+
+
 async def test_under_a_span_already_open_the_request_span_is_its_child_and_the_agent_spans_nest_in_the_run() -> None:
     """An ASGI server's instrumentation opens the HTTP span (and has read `traceparent` already): uibridge's
     spans go under it; and what the agent traces itself goes under the run's span."""
@@ -403,6 +464,37 @@ async def test_telemetry_false_records_nothing() -> None:
     assert response.status_code == 200
     assert 'x-request-id' in response.headers
     assert otel.spans() == []
+
+
+async def _opentelemetry_calls(telemetry: Telemetry | bool) -> int:
+    """How many Python calls into OpenTelemetry (and uibridge's `otel` module) one served request makes on the
+    event loop's thread, counted with a profile hook around the request."""
+    app = create_app(Agent(), telemetry=telemetry)
+    calls = 0
+
+    def count(frame: FrameType, event: str, arg: object) -> None:
+        nonlocal calls
+        if event == 'call':
+            path = frame.f_code.co_filename
+            if f'{os.sep}opentelemetry{os.sep}' in path or path.endswith(f'server{os.sep}otel.py'):
+                calls += 1
+
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url='http://test') as client:
+        await client.post('/api/chat', json=body('vercel-ai'))  # first-use work out of the way
+        sys.setprofile(count)
+        try:
+            response = await client.post('/api/chat', json=body('vercel-ai', chat='chat-8'))
+        finally:
+            sys.setprofile(None)
+    assert response.status_code == 200
+    return calls
+
+
+async def test_with_telemetry_off_a_request_makes_no_opentelemetry_call() -> None:
+    """Off costs a request nothing of OpenTelemetry: not a call, however cheap (the same request with it on
+    makes a few hundred, so the count is seen to work)."""
+    assert await _opentelemetry_calls(False) == 0
+    assert await _opentelemetry_calls(Otel().telemetry()) > 50
 
 
 def test_telemetry_must_be_a_telemetry_or_a_bool() -> None:

@@ -168,6 +168,8 @@ class Instruments:
         self.run_name = f'{INVOKE_AGENT} {agent_name}'
         self.record_content = options.record_content
         self.record_principal = options.record_principal
+        self.span_names: dict[str, str] = {}
+        """The request span's name by method, made once each."""
         self.tracer = trace.get_tracer('uibridge', _uibridge_version(), tracer_provider=options.tracer_provider)
         meters = _meters.get(options.meter_provider)
         if meters is None:
@@ -188,14 +190,32 @@ class Instruments:
         parent = None
         kind = SpanKind.INTERNAL
         if not trace.get_current_span().get_span_context().is_valid:
-            # No span of this process is open: the request enters the trace here (under its `traceparent`).
-            parent = propagate.extract(headers)
+            # No span of this process is open: the request enters the trace here, under the context its headers
+            # carry (a `traceparent`) when they carry one.
+            if _carries_context(headers):
+                parent = propagate.extract(headers)
             kind = SpanKind.SERVER
-        span = self.tracer.start_span(
-            f'{method} {self.protocol}', context=parent, kind=kind, attributes=attributes, start_time=start_time
-        )
+        name = self.span_names.get(method)
+        if name is None:
+            name = self.span_names[method] = f'{method} {self.protocol}'
+        span = self.tracer.start_span(name, context=parent, kind=kind, attributes=attributes, start_time=start_time)
         token = otel_context.attach(trace.set_span_in_context(span, parent))
         return RequestSpan(self, span, token)
+
+
+_propagation_fields: tuple[object, frozenset[str]] | None = None
+"""The global propagator last seen, and the headers it reads."""
+
+
+def _carries_context(headers: Mapping[str, str]) -> bool:
+    """Whether the request has a header the global propagator reads (`traceparent`, `tracestate`, `baggage` for
+    OpenTelemetry's default one): without one, extracting finds nothing, and a request need not pay for looking."""
+    global _propagation_fields
+    propagator = propagate.get_global_textmap()
+    known = _propagation_fields
+    if known is None or known[0] is not propagator:
+        known = _propagation_fields = (propagator, frozenset(field.lower() for field in propagator.fields))
+    return not known[1].isdisjoint(headers)
 
 
 class RequestSpan:
@@ -226,37 +246,41 @@ class RequestSpan:
         span = self.span
         otel_context.detach(self.token)  # pyright: ignore[reportArgumentType]
         self.ended = True
+        protocol = instruments.protocol
         if self.streaming:
-            meters.active[instruments.protocol] -= 1
+            meters.active[protocol] -= 1
         status = request.status
         ttfb = request.ttfb
-        attributes: dict[str, AttributeValue] = {}
-        if self.chat_id is not None:
-            attributes['gen_ai.conversation.id'] = self.chat_id
-        if status is not None:
-            attributes[STATUS_CODE] = status
-        if ttfb is not None and status is not None:
-            meters.ttfb.record(
-                ttfb, {PROTOCOL: instruments.protocol, 'http.request.method': request.method, STATUS_CODE: status}
-            )
-            attributes['uibridge.response.time_to_first_byte'] = ttfb
+        error_type: str | None = None
+        reason: str | None = None
         if error is not None:
             error_type = type(error).__qualname__ if isinstance(error, Exception) else 'cancelled'
-            attributes[ERROR_TYPE] = error_type
+        elif status is not None and status >= 400:
+            error_type = str(status)
+            if status < 500:
+                reason = request.rejection or _REASONS.get(status, 'client_error')
+        if span.is_recording():  # a sampled-out request, or no SDK: no attributes to build
+            attributes: dict[str, AttributeValue] = {}
+            if self.chat_id is not None:
+                attributes['gen_ai.conversation.id'] = self.chat_id
+            if status is not None:
+                attributes[STATUS_CODE] = status
+                if ttfb is not None:
+                    attributes['uibridge.response.time_to_first_byte'] = ttfb
+            if error_type is not None:
+                attributes[ERROR_TYPE] = error_type
+            if reason is not None:
+                attributes['uibridge.rejection.reason'] = reason
+            span.set_attributes(attributes)
             if isinstance(error, Exception):
                 span.set_status(Status(StatusCode.ERROR, error_type))
-        elif status is not None and 400 <= status < 500:
-            reason = request.rejection or _REASONS.get(status, 'client_error')
-            attributes[ERROR_TYPE] = str(status)
-            attributes['uibridge.rejection.reason'] = reason
-            meters.rejected.add(
-                1, {PROTOCOL: instruments.protocol, STATUS_CODE: status, 'uibridge.rejection.reason': reason}
-            )
-        elif status is not None and status >= 500:
-            attributes[ERROR_TYPE] = str(status)
-            span.set_status(Status(StatusCode.ERROR))
-        span.set_attributes(attributes)
+            elif error is None and reason is None and error_type is not None:  # a 5xx
+                span.set_status(Status(StatusCode.ERROR))
         span.end()
+        if ttfb is not None and status is not None:
+            meters.ttfb.record(ttfb, {PROTOCOL: protocol, 'http.request.method': request.method, STATUS_CODE: status})
+        if reason is not None:
+            meters.rejected.add(1, {PROTOCOL: protocol, STATUS_CODE: status, 'uibridge.rejection.reason': reason})
         if self.run_measurements is not None:
             self.run_measurements.record()
 
@@ -281,14 +305,19 @@ class RunMeasurements:
         attributes = self.attributes
         if self.tokens is not None:
             # The token counts' attributes: the conventions' for `gen_ai.client.token.usage` (and the protocol),
-            # without the run's status and error: the fewer attributes, the cheaper each measurement.
-            counted = {
-                key: attributes[key] for key in (PROTOCOL, OPERATION, PROVIDER, RESPONSE_MODEL) if key in attributes
-            }
-            # A mapping of its own for each point, never changed after: the SDK may keep the one it is given as the
-            # point's attributes (1.30 does), so reusing one dict would give both points the last type.
-            self.meters.tokens.record(self.tokens[0], {**counted, 'gen_ai.token.type': 'input'})
-            self.meters.tokens.record(self.tokens[1], {**counted, 'gen_ai.token.type': 'output'})
+            # without the run's status and error: the fewer attributes, the cheaper each measurement. A mapping of
+            # its own for each point, never changed after: the SDK may keep the one it is given as the point's
+            # attributes (1.30 does), so reusing one dict would give both points the last type.
+            counted: dict[str, AttributeValue] = {PROTOCOL: attributes[PROTOCOL], OPERATION: INVOKE_AGENT}
+            if PROVIDER in attributes:
+                counted[PROVIDER] = attributes[PROVIDER]
+            if RESPONSE_MODEL in attributes:
+                counted[RESPONSE_MODEL] = attributes[RESPONSE_MODEL]
+            output = counted.copy()
+            counted['gen_ai.token.type'] = 'input'
+            output['gen_ai.token.type'] = 'output'
+            self.meters.tokens.record(self.tokens[0], counted)
+            self.meters.tokens.record(self.tokens[1], output)
         self.meters.run_duration.record(self.duration, attributes)
 
 

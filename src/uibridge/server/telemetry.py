@@ -169,7 +169,6 @@ class RequestObservation:
         '_headers',
         '_scope',
         '_token',
-        'arrived',
         'method',
         'observer',
         'rejection',
@@ -181,7 +180,6 @@ class RequestObservation:
 
     def __init__(self, observer: Observer, scope: Scope, headers: Mapping[str, str], send: Send) -> None:
         self.observer = observer
-        self.arrived = time.time_ns()
         watch = self.watch = ResponseWatch(request_id_for(headers), send)
         self.send = watch.send
         self.method: str = scope.get('method', '')
@@ -213,7 +211,7 @@ class RequestObservation:
             chat_id = self._scope.get('path_params', {}).get('chat_id')
             try:
                 self.span = instruments.start_request(
-                    self.method, self._headers, self.request_id, chat_id, self.arrived
+                    self.method, self._headers, self.request_id, chat_id, time.time_ns()
                 )
                 self.watch.on_start = self._started
             except Exception:  # telemetry never fails a request
