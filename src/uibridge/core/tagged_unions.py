@@ -35,6 +35,10 @@ def member_tag(member: type[BaseModel], field: str) -> str:
     return default
 
 
+_opaque_classes: dict[type[object], bool] = {}
+"""Whether each class met as a part or content item is its union's opaque member."""
+
+
 def known_or_opaque(value: Any, key: str, known: frozenset[str]) -> str | None:
     """The member a part (or content item) loads as: its own kind's, else the opaque one; `None` (a validation
     error) for what is no tagged object at all."""
@@ -44,8 +48,12 @@ def known_or_opaque(value: Any, key: str, known: frozenset[str]) -> str | None:
     else:
         kind = getattr(value, key, None)
         # An opaque model stays opaque, whatever its kind says. Its class says so: an instance's extra keys
-        # are attributes too, and a client could send one.
-        opaque = getattr(cast('Any', type(value)), 'union_tag', None) == OPAQUE
+        # are attributes too, and a client could send one. Asked once per class: a class attribute a pydantic
+        # model lacks is looked up through its metaclass's `__getattr__`, which raises, for every part.
+        cls: type[object] = type(cast('object', value))
+        opaque = _opaque_classes.get(cls)
+        if opaque is None:
+            opaque = _opaque_classes[cls] = getattr(cast('Any', cls), 'union_tag', None) == OPAQUE
     if not isinstance(kind, str):
         return None
     return kind if kind in known and not opaque else OPAQUE
