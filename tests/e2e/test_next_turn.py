@@ -6,7 +6,9 @@ failing run cut off (mid-arguments, or finished with nothing yet to answer it). 
 `ai` 5, 6 and 7 (`AbstractChat` + `DefaultChatTransport`, each against an app serving its version) and by
 `@ag-ui/client`'s `HttpAgent`, which read the stream, build their messages and send the next turn; the
 assertions are on what the agent is given on that turn (`run.messages`: after `verify_history` for client-held
-history, from the store for managed history).
+history, from the store for managed history). Client-held, each fact comes back only as the server signed it:
+feedback in its marker, the finish reason in its step entry (Vercel) or its response's `finish` marker (AG-UI),
+the cut-off call and its failure as any signed call and result.
 """
 
 from __future__ import annotations
@@ -182,3 +184,13 @@ def test_a_call_an_error_cut_off_comes_back_failed(driven: Driven, name: str, ca
         assert first_step['errors'] and next_step['errors'] == [] and next_step['valid'] is True
     else:
         assert first_step['wireEvents'][-1] == 'RUN_ERROR' and next_step['wireEvents'][-1] == 'RUN_FINISHED'
+
+
+def test_a_finish_reason_of_length_comes_back_on_its_response(driven: Driven) -> None:
+    _, player, _, recorder = driven
+    produced, second = _turns(recorder, player, 'length')
+    [cut] = [message for message in produced if isinstance(message, m.ModelResponse)]
+    assert cut.finish_reason == 'length'
+    [response] = [message for message in second.messages if isinstance(message, m.ModelResponse)]
+    assert response.parts == cut.parts
+    assert response.finish_reason == 'length'

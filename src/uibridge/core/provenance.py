@@ -158,6 +158,13 @@ by its token limit, filtered, failed). `stop` and `tool_call` are what the parts
 are reset with the rest of a client's copy."""
 
 
+def signs_finish(response: m.ModelResponse) -> bool:
+    """Whether a protocol carries `response`'s finish reason signed: one a round trip keeps
+    (`SIGNED_FINISH_REASONS`), of a response with parts (a response that shows nothing has nothing cut short, and a
+    client may keep nothing of it)."""
+    return response.finish_reason in SIGNED_FINISH_REASONS and bool(response.parts)
+
+
 def _finish_payload(response: m.ModelResponse) -> bytes:
     claims = [_claim(part, False) for part in response.parts if not isinstance(part, m.OpaquePart)]
     digest = hashlib.sha256(b'\x00'.join(domain.encode() + b'\x00' + payload for domain, payload in claims))

@@ -30,7 +30,7 @@ from typing import Any, cast
 from ...core.events import MESSAGE_METADATA_KEY, STATE_METADATA_KEY
 from ...core.exact_json import carried_value, carry_exact
 from ...core.messages import ModelResponse
-from ...core.provenance import SIGNED_FINISH_REASONS, Keyring
+from ...core.provenance import SIGNED_FINISH_REASONS, Keyring, signs_finish
 from ...core.records import read_response_fields, response_fields
 from ...core.usage import Usage, add_usage
 from ...core.verification import SignatureClaims
@@ -68,17 +68,10 @@ def _counted(usage: Usage | None) -> bool:
     return usage is not None and bool(usage.model_dump(include=_COUNTS, exclude_defaults=True))
 
 
-def finish_signed(response: ModelResponse) -> bool:
-    """Whether a step's entry carries the response's finish reason, signed: one a round trip keeps
-    (`SIGNED_FINISH_REASONS`), of a response with parts (a step that shows nothing has nothing cut short, and the
-    client may keep no step for it)."""
-    return response.finish_reason in SIGNED_FINISH_REASONS and bool(response.parts)
-
-
 def late_info(response: ModelResponse, keyring: Keyring | None = None) -> dict[str, Any] | None:
     """A step's entry under `uibridge.steps`, for a response with what only its end tells; with `keyring`, the
     signature of a finish reason a round trip keeps (`FINISH_SIG_KEY`, `Keyring.sign_finish`)."""
-    signed = finish_signed(response)
+    signed = signs_finish(response)
     if (
         not signed
         and not _counted(response.usage)
@@ -209,7 +202,7 @@ def part_record(response: ModelResponse, *, with_finish_reason: bool = True) -> 
         response.usage is not None
         or response.provider_response_id is not None
         or response.provider_details is not None
-        or finish_signed(response)
+        or signs_finish(response)
     ) and late_info(response) is not None:
         for key in _LATE_KEYS:
             record.pop(key, None)
