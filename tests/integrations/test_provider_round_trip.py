@@ -35,8 +35,7 @@ from uibridge.server import AgentRun
 from uibridge.server.app import create_app
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / 'e2e'))
-pytest.register_assert_rewrite('e2e_support')
-from e2e_support import run_nodes, scenarios_spec, serve  # noqa: E402
+from e2e_support import run_nodes, scenarios_spec, serve
 
 ANTHROPIC_SIGNATURE = 'EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds'
 ANTHROPIC_REDACTED = 'EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpP'
