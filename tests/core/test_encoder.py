@@ -236,7 +236,9 @@ def test_held_calls_are_sent_in_the_order_they_ended_and_a_new_response_keeps_th
     ]
 
 
-def test_a_failed_run_hands_its_error_to_what_it_cuts_off() -> None:
+def test_a_failed_run_answers_the_calls_it_cuts_off_as_failed() -> None:
+    """Each of the server's calls nothing answered (held, or cut off mid-arguments) ends as any call does and
+    gets the error as its failed result, in the order the calls started; the collector keeps the same."""
     events: list[ev.AgentEvent] = [
         ev.PartStart(0, call('c1', {})),
         ev.PartEnd(0),
@@ -245,10 +247,35 @@ def test_a_failed_run_hands_its_error_to_what_it_cuts_off() -> None:
         ev.RunError('boom'),
     ]
     assert lines(events)[5:] == [
-        "call c2 '{\"a' mark=None error=boom",
         'call c1 {} mark=None error=None',
+        'result c1',
+        "call c2 '{\"a' mark=None error=None",
+        'result c2',
         'error boom',
     ]
+    stream = Recorder()
+    encode_all(stream, events)
+    *_, request = stream.new_messages
+    assert isinstance(request, m.ModelRequest)
+    assert [(p.tool_call_id, p.outcome, p.content) for p in request.parts if isinstance(p, m.ToolReturnPart)] == [
+        ('c1', 'failed', 'boom'),
+        ('c2', 'failed', 'boom'),
+    ]
+
+
+def test_a_failed_run_hands_its_error_to_a_client_call_it_cuts_off() -> None:
+    """A call a client tool or an approval answers is cut off as it was, and no result is made up for it."""
+    events: list[ev.AgentEvent] = [
+        ev.PartStart(0, call('c1', {})),
+        ev.PartEnd(0),
+        ev.ToolCallReady('c1', 'approval'),
+        ev.PartStart(1, call('c2')),
+        ev.ToolCallReady('c2', 'client'),
+        ev.PartDelta(1, '{"a'),
+        ev.RunError('boom'),
+    ]
+    assert lines(events)[-2:] == ["call c2 '{\"a' mark=client error=boom", 'error boom']
+    assert 'result' not in ' '.join(lines(events))
 
 
 def test_a_mark_for_a_call_neither_held_nor_streaming_is_late() -> None:

@@ -301,3 +301,22 @@ def test_provider_run_calls_sharing_an_id_are_refused_like_any_calls() -> None:
     ]
     with pytest.raises(InputError, match='share one tool call id'):
         verify_history(history, signed(history), KEYRING)
+
+
+def test_a_signed_finish_reason_is_kept_with_the_parts_it_was_signed_over() -> None:
+    """Why a response stopped, where its parts do not say it, comes back signed; a finish reason a client wrote,
+    moved to another response, or kept for a response it cut a part from, is reset with the rest of its copy."""
+    cut = ModelResponse(parts=[TextPart(content='An answer the limit cut sho')], finish_reason='length')
+    other = ModelResponse(parts=[TextPart(content='Another answer.')], finish_reason='content_filter')
+    two = ModelResponse(parts=[TextPart(content='One.'), TextPart(content='Two.')], finish_reason='length')
+    plain = ModelResponse(parts=[TextPart(content='Done.')], finish_reason='stop')
+    history: list[ModelMessage] = [user(), cut, user(), other, user(), two, user(), plain]
+    claims = signed(history, skip=(two.parts[1],))
+    claims.add_finish(cut, KEYRING.sign_finish(cut))
+    claims.add_finish(other, KEYRING.sign_finish(cut))  # moved from another response
+    claims.add_finish(two, KEYRING.sign_finish(two))  # signed over both parts: the client dropped one's signature
+    claims.add_finish(plain, KEYRING.sign_finish(plain))  # `stop` is what the parts show: never kept
+    verified = verify_history(history, claims, KEYRING)
+    responses = [message for message in verified.messages if isinstance(message, ModelResponse)]
+    assert [response.finish_reason for response in responses] == ['length', None, None, None]
+    assert verified.dropped == {'text': 1, 'finish reason': 2}

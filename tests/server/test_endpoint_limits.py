@@ -16,7 +16,7 @@ from fake_protocol import event_types
 from starlette.applications import Starlette
 from starlette.routing import Mount, Route
 
-from uibridge import TextPart, ToolReturnPart
+from uibridge import RetryPromptPart, TextPart, ToolReturnPart
 from uibridge.core.events import AgentEvent, PartEnd, PartStart, RunFinished, ToolResult
 from uibridge.server import AgentRun, ChatEndpoint
 from uibridge.server.limits import RequestLimits, check_limits
@@ -235,6 +235,17 @@ async def test_agent_slips_are_logged_once_per_run(caplog: pytest.LogCaptureFixt
     assert caplog.text.count('yielded nothing') == 1
     # After its terminal event the agent is closed, never asked for more: what it had left is not streamed.
     assert event_types(response.content)[-3:] == ['PartStart', 'PartEnd', 'RunFinished']
+
+
+async def test_a_legacy_retry_prompt_is_no_stray_result(caplog: pytest.LogCaptureFixture) -> None:
+    """A tool-less `RetryPromptPart` answers no call: its generated tool call id is no result for a call nobody
+    made, so nothing is logged as one."""
+    legacy = ToolResult(RetryPromptPart(content='Answer in JSON.'))
+    agent = misbehaving(PartStart(0, TextPart(content='hi')), PartEnd(0), legacy, RunFinished())
+    endpoint, _, _ = make(agent)
+    with caplog.at_level(logging.WARNING, logger='uibridge.server'):
+        await post(endpoint, {'messages': history(user('hi'))})
+    assert 'did not make' not in caplog.text
 
 
 async def test_log_lines_quoting_client_input_are_clipped(caplog: pytest.LogCaptureFixture) -> None:

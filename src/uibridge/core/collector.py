@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, TypeAlias, cast
 
 from . import events as ev
 from .citations import Citation
@@ -23,9 +23,11 @@ from .messages import (
     ModelRequestPart,
     ModelResponse,
     NativeToolCallPart,
+    RetryPromptPart,
     TextPart,
     ThinkingPart,
     ToolCallPart,
+    ToolReturnPart,
 )
 from .trusted import construct, replace
 
@@ -101,6 +103,29 @@ class MessageCollector:
             isinstance(open_part.part, ToolCallPart) and open_part.part.tool_call_id == tool_call_id
             for open_part in self._open.values()
         )
+
+    def unanswered_calls(self) -> list[ToolCallPart]:
+        """The run's tool calls that nothing answers: no result in the run, and no client tool or approval said
+        to answer them (`ToolCallReady`). Read once parts are closed: a call still streaming is not counted."""
+        answered = {
+            part.tool_call_id
+            for message in self._messages
+            if isinstance(message, ModelRequest)
+            for part in message.parts
+            if isinstance(part, ToolReturnPart | RetryPromptPart)
+        }
+        calls: list[ToolCallPart] = []
+        for message in self._messages:
+            if not isinstance(message, ModelResponse):
+                continue
+            marks: Any = (message.metadata or {}).get(ev.ANSWERED_BY_METADATA_KEY)
+            done = (
+                answered | {str(key) for key in cast('dict[Any, Any]', marks)} if isinstance(marks, dict) else answered
+            )
+            calls.extend(
+                part for part in message.parts if isinstance(part, ToolCallPart) and part.tool_call_id not in done
+            )
+        return calls
 
     def close(self) -> None:
         """End every part still streaming (the run stopped mid-part: an error or a cancel)."""

@@ -42,7 +42,7 @@ from pydantic import BaseModel
 from . import events as ev
 from .collector import Feeder, MessageCollector
 from .json_text import sse_data
-from .messages import ModelMessage, ModelResponse, ModelResponsePart, RetryPromptPart
+from .messages import ModelMessage, ModelResponse, ModelResponsePart, RetryPromptPart, ToolCallPart, ToolReturnPart
 from .provenance import Keyring
 
 
@@ -234,7 +234,27 @@ class StreamEncoder(ABC, Generic[OpenT]):
         return self._end_run(None) + self._run_finished(event)
 
     def _on_run_error(self, event: ev.RunError) -> bytes:
-        return self._end_run(event.message) + self._run_error(event)
+        # A call the error cut off (mid-arguments, or finished with nothing to answer it yet) is answered here,
+        # as failed with the error the client is shown: signed like any result the server wrote, so the next
+        # turn's history holds the call and how it ended, where an unanswered call would be dropped. The call
+        # itself ends as any call does (its arguments as far as they got, signed): the failure is its result's.
+        out = b''
+        if self._open:
+            open_parts, self._open = self._open, {}
+            self._collector.close()
+            out = b''.join(
+                [
+                    self._part_ended(opened, None if self._answered_here(opened.finished) else event.message)
+                    for opened in open_parts.values()
+                ]
+            )
+        self._collector.close()
+        for call in self._collector.unanswered_calls():
+            failed = ToolReturnPart(
+                tool_name=call.tool_name, content=event.message, tool_call_id=call.tool_call_id, outcome='failed'
+            )
+            out += self.encode(ev.ToolResult(failed))
+        return out + self._end_run(event.message) + self._run_error(event)
 
     def _on_run_cancelled(self, event: ev.RunCancelled) -> bytes:
         return self._end_run(None) + self._run_cancelled(event)
@@ -246,6 +266,11 @@ class StreamEncoder(ABC, Generic[OpenT]):
         self._collector.close()  # whatever it still streams, should a hook have failed mid-part
         self._ended = True
         return out
+
+    def _answered_here(self, part: ModelResponsePart) -> bool:
+        """Whether a failed run answers this call itself: a call of the server's (a call a client tool or an
+        approval answers is still cut off as it was, never handed to the client with half its arguments)."""
+        return isinstance(part, ToolCallPart) and part.tool_call_id not in self._marks
 
     def _ensure_response(self) -> bytes:
         if self._in_response:

@@ -115,6 +115,17 @@ class Keyring:
         domain, payload = _claim(part, client)
         return self.verify(domain, payload, signature)
 
+    # ---------------------------------------------------------------------------------------- finish
+
+    def sign_finish(self, response: m.ModelResponse) -> str:
+        """The signature of why `response` stopped (`finish_reason`, when it is one of `SIGNED_FINISH_REASONS`),
+        bound to the response's parts as their signatures cover them: a client can echo it with those parts,
+        neither move it to another response nor keep it for a response it cut parts from."""
+        return self.sign('finish', _finish_payload(response))
+
+    def verify_finish(self, response: m.ModelResponse, signature: object) -> bool:
+        return self.verify('finish', _finish_payload(response), signature)
+
     # ---------------------------------------------------------------------------------------- state
 
     def sign_state(self, state: Any) -> str:
@@ -141,6 +152,25 @@ class Keyring:
         return approval_matches(approval_id, self.approval_ids(thread_id, call))
 
 
+SIGNED_FINISH_REASONS: frozenset[str] = frozenset({'length', 'content_filter', 'error'})
+"""The finish reasons a round trip keeps, signed: why a response stopped where its parts do not say it (cut short
+by its token limit, filtered, failed). `stop` and `tool_call` are what the parts show (an answer; calls), and
+are reset with the rest of a client's copy."""
+
+
+def signs_finish(response: m.ModelResponse) -> bool:
+    """Whether a protocol carries `response`'s finish reason signed: one a round trip keeps
+    (`SIGNED_FINISH_REASONS`), of a response with parts (a response that shows nothing has nothing cut short, and a
+    client may keep nothing of it)."""
+    return response.finish_reason in SIGNED_FINISH_REASONS and bool(response.parts)
+
+
+def _finish_payload(response: m.ModelResponse) -> bytes:
+    claims = [_claim(part, False) for part in response.parts if not isinstance(part, m.OpaquePart)]
+    digest = hashlib.sha256(b'\x00'.join(domain.encode() + b'\x00' + payload for domain, payload in claims))
+    return _strings_json([response.finish_reason, digest.hexdigest()])
+
+
 def approval_matches(approval_id: object, expected: tuple[str, ...]) -> bool:
     """Whether a client's approval id is one of `expected` (`Keyring.approval_ids`), in constant time."""
     if not isinstance(approval_id, str) or len(approval_id) > 64:
@@ -158,7 +188,7 @@ _DOMAINS = {
     domain: domain.encode() + b'\x00'
     for domain in ('text', 'text/id', 'text/cited', 'thinking', 'thinking/provider', 'tool-call', 'tool-call/client',
                    'tool-return', 'retry-prompt', 'retry-feedback', 'native-tool-call', 'native-tool-return', 'file',
-                   'approval', 'state')
+                   'approval', 'state', 'finish')
 }  # fmt: skip
 
 

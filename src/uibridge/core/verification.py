@@ -14,7 +14,8 @@ and records it in `SignatureClaims`. `verify_history` then keeps:
 and drops the rest. Default-deny for everything else: a kept message is rebuilt from its kept parts (whose
 signatures cover every field they have) and nothing more, unless the server vouches for the whole message
 (`SignatureClaims.vouch`: its own stored history). A response's model and provider names, timestamp, finish
-reason, usage, provider response id and details, and its metadata (the application's keys, pydantic-ai's
+reason (unless it is one of `SIGNED_FINISH_REASONS` and its own signature, `Keyring.sign_finish`, verifies over the
+kept parts), usage, provider response id and details, and its metadata (the application's keys, pydantic-ai's
 reserved `__pydantic_ai__`, uibridge's bookkeeping) are the client's word and are reset: its metadata keeps only
 the `client` marks of its verified calls (which their signatures cover) and the shared state it carries when
 that state's own signature verifies (`Keyring.sign_state`); a request's metadata is reset too (its
@@ -36,7 +37,7 @@ from typing import Any
 from . import messages as m
 from .errors import InputError
 from .events import ANSWERED_BY_METADATA_KEY, STATE_METADATA_KEY
-from .provenance import Keyring, SignedPart
+from .provenance import SIGNED_FINISH_REASONS, Keyring, SignedPart
 from .trusted import construct, replace
 
 RESERVED_METADATA_KEY = '__pydantic_ai__'
@@ -57,11 +58,12 @@ class SignatureClaims:
     """The signatures a decoder read beside the parts it built, by part (identity, not equality: two equal
     texts in a history are two claims). Holds the parts, so an id is never reused while the claims live."""
 
-    __slots__ = ('_claims', '_states', '_vouched')
+    __slots__ = ('_claims', '_finishes', '_states', '_vouched')
 
     def __init__(self) -> None:
         self._claims: dict[int, tuple[object, Claim]] = {}
         self._states: dict[int, tuple[m.ModelResponse, str]] = {}
+        self._finishes: dict[int, tuple[m.ModelResponse, str]] = {}
         self._vouched: dict[int, m.ModelMessage] = {}
 
     def add(self, part: object, signature: object, *, client: bool = False) -> None:
@@ -74,11 +76,19 @@ class SignatureClaims:
         if isinstance(signature, str) and signature:
             self._states[id(response)] = (response, signature)
 
+    def add_finish(self, response: m.ModelResponse, signature: object) -> None:
+        """Record the signature the client sent for why `response` stopped (`Keyring.sign_finish`)."""
+        if isinstance(signature, str) and signature:
+            self._finishes[id(response)] = (response, signature)
+
+    def finish_signature(self, response: m.ModelResponse) -> str | None:
+        found = self._finishes.get(id(response))
+        return found[1] if found is not None and found[0] is response else None
+
     def trust(self, part: object, *, client: bool = False) -> None:
         """`part` is the server's own (its stored history, never a client's word): it is kept as a verified part
         would be, without computing a signature for it."""
         self._claims[id(part)] = (part, Claim('', client, trusted=True))
-
 
     def state_signature(self, response: m.ModelResponse) -> str | None:
         found = self._states.get(id(response))
@@ -227,7 +237,13 @@ def _client_copy(
             own[STATE_METADATA_KEY] = state
         else:
             result.drop('state')
-    return construct(m.ModelResponse, {'parts': parts, 'metadata': own or None})
+    fields: dict[str, Any] = {'parts': parts, 'metadata': own or None}
+    if message.finish_reason in SIGNED_FINISH_REASONS:
+        kept = construct(m.ModelResponse, {**fields, 'finish_reason': message.finish_reason})
+        if keyring.verify_finish(kept, claims.finish_signature(message)):
+            return kept
+        result.drop('finish reason')
+    return construct(m.ModelResponse, fields)
 
 
 def pending_tool_calls(history: Sequence[m.ModelMessage]) -> list[m.ToolCallPart]:

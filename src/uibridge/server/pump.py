@@ -180,7 +180,12 @@ async def _forward(
                         elif isinstance(part, ToolCallPart):
                             known_calls.add(part.tool_call_id)
                 elif isinstance(event, ToolResult):
-                    if event.part.tool_call_id not in known_calls and not warned_unknown:
+                    # A legacy tool-less `RetryPromptPart` answers no call: its generated id is no stray result.
+                    if (
+                        event.part.tool_call_id not in known_calls
+                        and event.part.tool_name is not None
+                        and not warned_unknown
+                    ):
                         warned_unknown = True
                         logger.warning(
                             'Run %.64r: the agent yielded a ToolResult for tool call %.64r, which this run did '

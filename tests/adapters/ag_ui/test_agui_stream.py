@@ -107,7 +107,12 @@ def test_error_closes_everything_open_then_run_error() -> None:
     stream.encode(PartStart(1, ToolCallPart(tool_name='f', tool_call_id='c')))
     body = stream.encode(RunError('Something went wrong.', code='boom'))
     events = sse_events(body)
-    assert [e['type'] for e in events] == ['TEXT_MESSAGE_END', 'TOOL_CALL_END', 'RUN_ERROR']
+    # The call the error cut off gets the error as its failed result, signed: the next turn keeps both.
+    assert [e['type'] for e in events] == ['TEXT_MESSAGE_END', 'TOOL_CALL_END', 'TOOL_CALL_RESULT', 'RUN_ERROR']
+    result = events[2]
+    assert result['toolCallId'] == 'c' and result['content'] == 'Something went wrong.'
+    assert result['metadata']['uibridge']['part']['outcome'] == 'failed'
+    assert result['metadata']['uibridge']['part']['sig'].startswith('v1.')
     assert events[-1]['message'] == 'Something went wrong.' and events[-1]['code'] == 'boom'
     assert type(events[-1]['timestamp']) is int
     assert 'code' not in sse_events(encode_events([RunError('x')]))[-1]

@@ -167,14 +167,36 @@ def test_an_error_closes_open_parts_then_sends_error_and_finish() -> None:
     assert 'ignored' not in json.dumps(chunks)
 
 
-def test_an_error_ends_an_open_tool_call_as_an_input_error() -> None:
+def test_an_error_answers_a_call_it_cut_off_as_failed() -> None:
+    """The call ends signed with the arguments it got, and its result is the failure, signed too: the next
+    turn's history keeps both (tests/e2e/test_next_turn.py)."""
     events: list[AgentEvent] = [
         PartStart(0, ToolCallPart(tool_name='t', args='{"a": ', tool_call_id='c')),
         RunError('Something went wrong.'),
     ]
     chunks = chunks_of(encode_events(events))
+    types = [c['type'] for c in chunks]
+    assert 'tool-input-error' not in types
+    (call,) = [c for c in chunks if c['type'] == 'tool-input-available']
+    assert call['providerMetadata']['uibridge']['sig'].startswith('v1.')
+    (failed,) = [c for c in chunks if c['type'] == 'tool-output-error']
+    assert failed['toolCallId'] == 'c' and failed['errorText'] == 'Something went wrong.'
+    assert failed['providerMetadata']['uibridge']['outcome'] == 'failed'
+    assert failed['providerMetadata']['uibridge']['sig'].startswith('v1.')
+    assert types.index('tool-input-available') < types.index('tool-output-error') < types.index('error')
+
+
+def test_an_error_ends_a_client_tool_call_it_cut_off_as_an_input_error() -> None:
+    """A call a client tool answers is never handed to the client with half its arguments."""
+    events: list[AgentEvent] = [
+        PartStart(0, ToolCallPart(tool_name='t', args='{"a": ', tool_call_id='c')),
+        ToolCallReady('c', 'client'),
+        RunError('Something went wrong.'),
+    ]
+    chunks = chunks_of(encode_events(events))
     (error,) = [c for c in chunks if c['type'] == 'tool-input-error']
     assert error['errorText'] == 'Something went wrong.'
+    assert not [c for c in chunks if c['type'] in ('tool-input-available', 'tool-output-error')]
 
 
 def test_cancel_sends_abort() -> None:

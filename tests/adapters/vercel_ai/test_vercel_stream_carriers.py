@@ -39,6 +39,7 @@ from uibridge.core.events import (
     StepStarted,
     ToolCallReady,
 )
+from uibridge.core.provenance import default_keyring
 
 
 def run(events: list[AgentEvent]) -> tuple[list[dict[str, Any]], VercelAIEventStream]:
@@ -117,9 +118,21 @@ def test_a_native_return_sits_beside_its_call_in_the_new_messages() -> None:
 
 def test_response_info_with_nothing_a_step_entry_shows_sends_nothing() -> None:
     chunks, _ = run(
-        [ResponseStart(), PartStart(0, TextPart(content='x')), PartEnd(0), ResponseInfo(finish_reason='length')]
+        [ResponseStart(), PartStart(0, TextPart(content='x')), PartEnd(0), ResponseInfo(finish_reason='stop')]
     )
     assert 'message-metadata' not in types(chunks)
+
+
+def test_a_finish_reason_the_parts_do_not_show_goes_in_the_step_entry_signed() -> None:
+    """Cut short by the token limit: the step's entry says so, signed over the step's parts, so the next turn's
+    `verify_history` keeps it (tests/e2e/test_next_turn.py)."""
+    chunks, stream = run(
+        [ResponseStart(), PartStart(0, TextPart(content='x')), PartEnd(0), ResponseInfo(finish_reason='length')]
+    )
+    [entry] = [c['messageMetadata']['uibridge']['steps']['0'] for c in chunks if c['type'] == 'message-metadata']
+    [response] = stream.new_messages
+    assert isinstance(response, ModelResponse)
+    assert entry == {'finish_reason': 'length', 'finish_sig': default_keyring().sign_finish(response)}
 
 
 def test_message_metadata_lands_on_the_last_response_without_changing_the_collector_s() -> None:

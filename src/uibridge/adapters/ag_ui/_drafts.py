@@ -19,6 +19,7 @@ from ...core.messages import (
     BinaryContent,
     DocumentUrl,
     ImageUrl,
+    ModelResponse,
     NativeToolCallPart,
     NativeToolReturnPart,
     RetryFeedbackPart,
@@ -29,9 +30,9 @@ from ...core.messages import (
     UploadedFile,
     VideoUrl,
 )
-from ...core.provenance import Keyring
+from ...core.provenance import Keyring, signs_finish
 from ...core.records import thinking_fields
-from ._wire import SIG_KEY, WIRE_KEY, marker
+from ._wire import SIG_KEY, WIRE_KEY, marker, with_marker
 
 Draft = dict[str, Any]
 """An AG-UI message in wire (camelCase) form, before ids are assigned; `_uib` holds its uibridge records."""
@@ -152,6 +153,15 @@ def thinking_marker(part: ThinkingPart) -> str | None:
     if part.id is not None:
         payload['id'] = part.id
     return marker('thinking', payload) if payload else None
+
+
+def finish_marker(response: ModelResponse, keyring: Keyring, encrypted_value: str | None) -> str | None:
+    """The `encryptedValue` of `response`'s first message with its signed finish reason added (`encrypted_value`:
+    what that message carries already), or `None` when the reason is not one a round trip keeps."""
+    if not signs_finish(response):
+        return None
+    payload = {'finish_reason': response.finish_reason, SIG_KEY: keyring.sign_finish(response)}
+    return with_marker(encrypted_value, 'finish', payload)
 
 
 def call_record(part: ToolCallPart | NativeToolCallPart, keyring: Keyring, *, client: bool) -> dict[str, Any]:

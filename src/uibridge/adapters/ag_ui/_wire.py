@@ -18,8 +18,11 @@ echoes both back unchanged: a message's `metadata` object and its `encryptedValu
 - A tool call's own `metadata["uibridge"]` holds its `sig`, and `"client": true` when it was signed as a
   call to a client tool.
 - `encryptedValue` holds a JSON string namespaced the same way, `{"uibridge": {<kind>: <payload>}}`: `retry_feedback`
-  (the marker of `uibridge.core.feedback`: `retry_feedback_payload(part)` plus its `sig`) and `thinking` (a thinking
-  part's `signature`, `provider_name` and `id`).
+  (the marker of `uibridge.core.feedback`: `retry_feedback_payload(part)` plus its `sig`), `thinking` (a thinking
+  part's `signature`, `provider_name` and `id`) and, on a response's first message, `finish`: a finish reason a
+  round trip keeps (`core.provenance.SIGNED_FINISH_REASONS`) and its `sig` (`Keyring.sign_finish`). A stream learns
+  the reason at the response's end, when the first message's `metadata` was sent long before: the marker is set
+  then (`REASONING_ENCRYPTED_VALUE`, subtype `message`), which the reducer allows on any message.
 
 On the neutral side, `ModelRequest.metadata` / `ModelResponse.metadata` keep under `METADATA_KEY`
 (`uibridge_ag_ui`) one entry per AG-UI message the `ModelMessage` was loaded from or streamed as
@@ -32,7 +35,7 @@ ignored, never an error, because it is the client's copy of our own annotation.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import pydantic
 from ag_ui.core import Message
@@ -65,6 +68,22 @@ def marker(kind: str, payload: Any) -> str:
 
 MARKER_START = f'{{"{WIRE_KEY}"'
 """How every `marker` starts: what is not uibridge's reads differently (`_peer_history`)."""
+
+
+def with_marker(encrypted_value: str | None, kind: str, payload: Any) -> str:
+    """`encrypted_value` (a marker of ours, or nothing) with `kind` added: one message's `encryptedValue` can carry
+    two kinds (a response's first message, a reasoning one with its `thinking`, and the response's `finish`)."""
+    inner: dict[str, Any] = {}
+    if encrypted_value and encrypted_value.startswith(MARKER_START):
+        try:
+            data: Any = parse_json(encrypted_value)
+        except ValueError:
+            data = None
+        held: Any = cast('dict[str, Any]', data).get(WIRE_KEY) if isinstance(data, dict) else None
+        if isinstance(held, dict):
+            inner = dict(cast('dict[str, Any]', held))
+    inner[kind] = payload
+    return compact_json({WIRE_KEY: inner})
 
 
 def read_marker(encrypted_value: str | None, kind: str) -> Any:

@@ -71,6 +71,7 @@ from ._drafts import (
     citations_json,
     content_part,
     feedback_message,
+    finish_marker,
     legacy_retry_message,
     native_tool_message,
     thinking_marker,
@@ -327,4 +328,7 @@ def _response_drafts(message: m.ModelResponse, keyring: Keyring) -> list[Draft]:
         warn('AG-UI messages have no place for files a model produced: FileParts were left out of the dump.')
     if drafts:
         drafts[0]['_uib'] = {'response': response_record(message, keyring), **drafts[0]['_uib']}
+        encrypted = finish_marker(message, keyring, drafts[0].get('encryptedValue'))
+        if encrypted is not None:
+            drafts[0]['encryptedValue'] = encrypted
     return drafts

@@ -72,6 +72,7 @@ from ...core.messages import (
     ToolReturnPart,
 )
 from ...core.metadata import ANSWERED_BY_METADATA_KEY, app_metadata
+from ...core.provenance import SIGNED_FINISH_REASONS
 from ...core.records import read_response_fields
 from ...core.trusted import construct
 from ...core.verification import SignatureClaims
@@ -96,6 +97,7 @@ from ._wire import (
     STATE_SIG_KEY,
     WIRE_KEY,
     message_adapter,
+    read_marker,
     records,
 )
 
@@ -154,6 +156,8 @@ class _Loader:
         """The calls of the open response marked `"client": true`."""
         self.early_activity: list[dict[str, Any]] = []
         """Activity messages met before any other message: kept by the first one."""
+        self.finish_payload: Any = None
+        """The `finish` marker of the open response's first message, as the client sent it."""
 
     def add(self, message: Message, index: int) -> None:
         if isinstance(message, ActivityMessage):
@@ -180,6 +184,8 @@ class _Loader:
             self._flush()
             self.side = side
             self.record = own  # pyright: ignore[reportUnknownMemberType]
+            if side == 'response' and encrypted is not None:
+                self.finish_payload = read_marker(encrypted, 'finish')
         if self.early_activity:
             self.entries.extend(self.early_activity)
             self.early_activity = []
@@ -271,9 +277,17 @@ class _Loader:
         if STATE_METADATA_KEY in metadata:
             metadata[STATE_METADATA_KEY] = carried_value(rec, 'state', metadata[STATE_METADATA_KEY])
             state_sig = rec.get(STATE_SIG_KEY)
+        held: Any = self.finish_payload
+        finish: dict[str, Any] | None = cast('dict[str, Any]', held) if isinstance(held, dict) else None
+        self.finish_payload = None
+        reason = finish.get('finish_reason') if finish is not None else None
+        if reason in SIGNED_FINISH_REASONS:
+            values['finish_reason'] = reason
         response = construct(ModelResponse, values)
         if state_sig is not None and self.claims is not None:
             self.claims.add_state(response, state_sig)
+        if reason in SIGNED_FINISH_REASONS and self.claims is not None:
+            self.claims.add_finish(response, finish.get(SIG_KEY) if finish is not None else None)
         self.result.append(response)
 
     def _assistant(self, message: AssistantMessage, part_record: dict[str, Any], parts: list[Any]) -> None:

@@ -138,6 +138,7 @@ from ._drafts import (
     call_record,
     citations_json,
     feedback_message,
+    finish_marker,
     legacy_retry_message,
     native_tool_message,
     thinking_marker,
@@ -245,6 +246,7 @@ class AGUIEventStream(StreamEncoder[_Open]):
         self._record_due = False  # the current response's record goes with its first message
         self._responses: list[m.ModelResponse] = []  # as the collector holds (and completes) them
         self._response_ids: list[str] | None = None  # the AG-UI message ids of the run's last response
+        self._finishes: dict[str, str] = {}  # the finish markers sent, by the message they went to
         self._text_ids: dict[int, str] = {}  # the response's text messages by part index (for a late citation)
         self._native_ids: set[str] = set()
         """The provider-run calls of this run."""
@@ -299,6 +301,7 @@ class AGUIEventStream(StreamEncoder[_Open]):
         return f'{self.run_id}.{self._counter}'
 
     def _response_started(self) -> bytes:
+        out = self._finish()  # the response before it is complete: its reason's signature covers every part
         self._last_kind = None
         self._response_ids = []
         self._ids.append(self._response_ids)
@@ -309,7 +312,7 @@ class AGUIEventStream(StreamEncoder[_Open]):
         self._record_due = True
         if self._text_ids:  # a new table only when the last response used it
             self._text_ids = {}
-        return b''
+        return out
 
     def _response_message_id(self) -> str:
         message_id = self._new_id()
@@ -512,7 +515,24 @@ class AGUIEventStream(StreamEncoder[_Open]):
 
     def _response_info(self, event: ev.ResponseInfo) -> bytes:
         message_id = self._response_id()
-        return b'' if message_id is None else response_info_frame(message_id, event)
+        return b'' if message_id is None else response_info_frame(message_id, event) + self._finish()
+
+    def _finish(self) -> bytes:
+        """The run's last response's signed finish reason, when it has one a round trip keeps, into its first
+        message's `encryptedValue` (sent again only when it changed: a part added after it, a run's own reason)."""
+        if not self._responses or not self._response_ids:
+            return b''
+        response = self._responses[-1]
+        first = response.parts[0] if response.parts else None
+        held = thinking_marker(first) if isinstance(first, m.ThinkingPart) else None
+        encrypted = finish_marker(response, self._keyring, held)
+        message_id = self._response_ids[0]
+        if encrypted is None or self._finishes.get(message_id) == encrypted:
+            return b''
+        self._finishes[message_id] = encrypted
+        return _reasoning_encrypted_value(
+            timestamp=now_ms(), subtype='message', entity_id=message_id, encrypted_value=encrypted
+        )
 
     def _message_metadata(self, event: ev.MessageMetadata) -> bytes:
         message_id = self._response_id()
@@ -579,6 +599,9 @@ class AGUIEventStream(StreamEncoder[_Open]):
         return b''
 
     def _run_finished(self, event: ev.RunFinished) -> bytes:
+        return self._finish() + self._run_outcome()
+
+    def _run_outcome(self) -> bytes:
         if self._approvals:
             interrupts = [self._interrupt(call_id) for call_id in self._approvals]
             return self._finished(RunFinishedInterruptOutcome(interrupts=interrupts))

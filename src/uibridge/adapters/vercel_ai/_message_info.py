@@ -13,10 +13,13 @@
   the message's responses) at top level; under the reserved `uibridge` key, the late response info: `steps`,
   by the step's index within the message, each step's `usage` (non-zero counts), `model_name`,
   `provider_name`, `finish_reason`, `provider_response_id` and `provider_details` as `core.records` writes them,
-  and beside them the message's total `usage` and the latest of the other four. The client deep-merges each
-  `message-metadata` chunk into what it holds, so the stream sends only a step's entry and the new totals; a
-  dump writes the same from the responses (those with usage, a response id or details: what a stream's
-  `ResponseInfo` sends). Loading reads each step's entry back onto its response and recomputes the rest.
+  and beside them the message's total `usage` and the latest of the other four. A finish reason a round trip keeps
+  (`SIGNED_FINISH_REASONS`: cut short, filtered, failed) always has a step entry, with its signature
+  (`finish_sig`, `Keyring.sign_finish`, over the step's parts); loading records it for `verify_history`.
+  The client deep-merges each `message-metadata` chunk into what it holds, so the stream sends only a step's entry
+  and the new totals; a dump writes the same from the responses (those with usage, a response id or details, or
+  a signed finish reason: what a stream's `ResponseInfo` sends). Loading reads each step's entry back onto its
+  response and recomputes the rest.
 """
 
 from __future__ import annotations
@@ -27,15 +30,17 @@ from typing import Any, cast
 from ...core.events import MESSAGE_METADATA_KEY, STATE_METADATA_KEY
 from ...core.exact_json import carried_value, carry_exact
 from ...core.messages import ModelResponse
-from ...core.provenance import Keyring
+from ...core.provenance import SIGNED_FINISH_REASONS, Keyring, signs_finish
 from ...core.records import read_response_fields, response_fields
 from ...core.usage import Usage, add_usage
+from ...core.verification import SignatureClaims
 from ._provider_metadata import PROVIDER_KEY, SIDECAR_KEY, jsonable, response_info, sidecar
 from .types import DataUIPart, UIMessagePart
 
 STATE_TYPE = 'data-state'
 STATE_ID = 'state'
 STATE_SIG_KEY = 'state_sig'
+FINISH_SIG_KEY = 'finish_sig'
 _COUNTS = set(Usage.model_fields)  # a stored history's own extra keys are no count the UI shows
 _LATEST = ('model_name', 'provider_name', 'finish_reason', 'provider_response_id')
 
@@ -63,12 +68,21 @@ def _counted(usage: Usage | None) -> bool:
     return usage is not None and bool(usage.model_dump(include=_COUNTS, exclude_defaults=True))
 
 
-def late_info(response: ModelResponse) -> dict[str, Any] | None:
-    """A step's entry under `uibridge.steps`, for a response with what only its end tells."""
-    if not _counted(response.usage) and response.provider_response_id is None and response.provider_details is None:
+def late_info(response: ModelResponse, keyring: Keyring | None = None) -> dict[str, Any] | None:
+    """A step's entry under `uibridge.steps`, for a response with what only its end tells; with `keyring`, the
+    signature of a finish reason a round trip keeps (`FINISH_SIG_KEY`, `Keyring.sign_finish`)."""
+    signed = signs_finish(response)
+    if (
+        not signed
+        and not _counted(response.usage)
+        and response.provider_response_id is None
+        and response.provider_details is None
+    ):
         return None  # a usage of nothing (a stored history's default) is no news to show
     fields = response_fields(response)
     del fields['timestamp']
+    if signed and keyring is not None:
+        fields[FINISH_SIG_KEY] = keyring.sign_finish(response)
     return fields
 
 
@@ -106,7 +120,7 @@ def message_metadata(responses: list[ModelResponse], kept: Any = None, keyring: 
                 metadata.update(cast('dict[str, Any]', jsonable(app)))
             if STATE_METADATA_KEY in response.metadata:
                 state = (response.metadata[STATE_METADATA_KEY],)
-        info = late_info(response)
+        info = late_info(response, keyring)
         if info is not None:
             steps[str(step)] = info
     if steps:
@@ -132,9 +146,12 @@ def read_state(metadata: Any, state: Any) -> tuple[Any, Any]:
     return carried_value(fields, 'state', state), fields.get(STATE_SIG_KEY)
 
 
-def read_message_metadata(metadata: dict[str, Any], responses: list[ModelResponse]) -> None:
-    """Put an assistant message's object metadata back: each step's late info on its response, the application's
-    keys on the last response (`responses`: the message's, at least one)."""
+def read_message_metadata(
+    metadata: dict[str, Any], responses: list[ModelResponse], claims: SignatureClaims | None = None
+) -> None:
+    """Put an assistant message's object metadata back: each step's late info on its response (and into `claims`
+    the signature of its finish reason), the application's keys on the last response (`responses`: the
+    message's, at least one)."""
     ours = metadata.get(PROVIDER_KEY)
     steps = cast('dict[str, Any]', ours).get('steps') if isinstance(ours, dict) else None
     for key, entry in cast('dict[str, Any]', steps).items() if isinstance(steps, dict) else ():
@@ -145,9 +162,13 @@ def read_message_metadata(metadata: dict[str, Any], responses: list[ModelRespons
                 fields.pop('usage', None)
             # Only an entry `late_info` writes counts: a dump would write no other back (the rest of a step's
             # fields ride on its first part).
-            if {'usage', 'provider_response_id', 'provider_details'} & fields.keys():
+            if {'usage', 'provider_response_id', 'provider_details'} & fields.keys() or (
+                fields.get('finish_reason') in SIGNED_FINISH_REASONS
+            ):
                 for name, value in fields.items():
                     setattr(responses[int(key)], name, value)
+                if claims is not None:
+                    claims.add_finish(responses[int(key)], cast('dict[str, Any]', entry).get(FINISH_SIG_KEY))
     app = {key: value for key, value in metadata.items() if key != PROVIDER_KEY}
     if app:
         last = responses[-1]
@@ -178,7 +199,10 @@ def part_record(response: ModelResponse, *, with_finish_reason: bool = True) -> 
     record = response_info(response, with_finish_reason=with_finish_reason)
     # `late_info`'s first test inline: a stream runs this for every step, and most have no late info.
     if (
-        response.usage is not None or response.provider_response_id is not None or response.provider_details is not None
+        response.usage is not None
+        or response.provider_response_id is not None
+        or response.provider_details is not None
+        or signs_finish(response)
     ) and late_info(response) is not None:
         for key in _LATE_KEYS:
             record.pop(key, None)

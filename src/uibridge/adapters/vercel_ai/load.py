@@ -260,7 +260,7 @@ class _Loader:
                 self._start_response()
                 self.end_step()
             if isinstance(metadata, dict):
-                read_message_metadata(cast('dict[str, Any]', metadata), self.message_responses)
+                read_message_metadata(cast('dict[str, Any]', metadata), self.message_responses, self.claims)
             if state is not None:
                 value, signature = read_state(metadata, state[0])
                 keep_state(self.message_responses, value, state[1], signed=isinstance(signature, str))

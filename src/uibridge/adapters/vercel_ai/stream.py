@@ -698,11 +698,12 @@ class MessageCarrier:
         return self._offset + self._responses - 1
 
     def step_started(self, response: ModelResponse, state: Any) -> bytes:
-        """A step starts (`response`, the collector's): what waited for one goes out in it."""
+        """A step starts (`response`, the collector's): what waited for one goes out in it, and the step before it
+        has its final entry (its finish reason's signature covers every part it ended with)."""
+        out = self.response_info() if self._response is not None else b''
         self._response = response
         self._responses += 1
         self._ui_only = 0
-        out = b''
         if self._state_due:
             out += self.state(state, step_open=True)
         if self._info_due:
@@ -741,7 +742,7 @@ class MessageCarrier:
         if self._response is None:
             self._info_due = True  # the collector keeps it for the first response too
             return b''
-        entry = late_info(self._response)
+        entry = late_info(self._response, self._keyring)
         if entry is None or self._steps.get(self._step) == entry:
             return b''
         self._steps[self._step] = entry
