@@ -15,7 +15,7 @@ from e2e_support import Recorder, run_node, serve
 from pydantic_ai import Agent
 from pydantic_ai.models.test import TestModel
 
-from uibridge import ModelMessagesTypeAdapter, ModelResponse, TextPart, ToolCallPart, UserPromptPart
+from uibridge import ModelMessagesTypeAdapter, ModelResponse, TextPart, ToolCallPart, ToolReturnPart, UserPromptPart
 from uibridge.adapters.ag_ui import dump_messages
 from uibridge.core.events import AgentEvent, PartDelta, PartStart
 from uibridge.core.messages import FilePart, ModelMessage
@@ -95,10 +95,13 @@ def test_a_call_cut_off_by_a_failure_validates_and_comes_back_signed(servers: tu
     assert second.input is not None
     sent = [p for m in second.input.history for p in m.parts if isinstance(p, ToolCallPart)]
     assert [(p.tool_call_id, p.args) for p in sent] == [(call['id'], '{"city": "Par')]
-    # Its signature covers exactly the call it sent back. (Verification then leaves out the call all the same, as
-    # a call no result answers: the run that made it failed.)
+    # Its signature covers exactly the call it sent back, and the failed result the run gave it rode in the call's
+    # record (no TOOL_CALL_RESULT may come while the call is open): both verify, so the next turn keeps them.
     assert KEYRING.sign_part(sent[0]) == call['metadata']['uibridge']['sig']
-    assert verify_history(second.input.history, second.input.claims, KEYRING).dropped == {'unanswered tool call': 1}
+    verified = verify_history(second.input.history, second.input.claims, KEYRING)
+    assert verified.dropped == {}
+    [result] = [p for m in verified.messages for p in m.parts if isinstance(p, ToolReturnPart)]
+    assert (result.tool_call_id, result.outcome) == (call['id'], 'failed')
 
 
 def test_a_tab_behind_ends_in_the_servers_order_after_the_snapshot(servers: tuple[str, str, Recorder]) -> None:

@@ -89,6 +89,8 @@ class StreamEncoder(ABC, Generic[OpenT]):
         self._in_response = False
         self._started = False
         self._ended = False
+        self.failing = False
+        """Whether the run is ending in an error: the calls it cut off end now, their arguments as far as they got."""
 
     # ---------------------------------------------------------------------------------- protocol
 
@@ -239,6 +241,7 @@ class StreamEncoder(ABC, Generic[OpenT]):
         # turn's history holds the call and how it ended, where an unanswered call would be dropped. The call
         # itself ends as any call does (its arguments as far as they got, signed): the failure is its result's.
         out = b''
+        self.failing = True
         if self._open:
             open_parts, self._open = self._open, {}
             self._collector.close()

@@ -84,8 +84,18 @@ def test_a_call_cut_off_with_unfinished_arguments_gets_its_signature_but_no_end(
     stream.encode(PartStart(1, ToolCallPart(tool_name='g', tool_call_id='whole', args='{"a": 1}')))
     events = sse_events(stream.encode(RunError('Something went wrong.')))
     closing = [(e['type'], e['toolCallId']) for e in events[:-1]]
-    assert closing == [('TOOL_CALL_ARGS', 'cut'), ('TOOL_CALL_END', 'whole')]
+    assert closing == [
+        ('TOOL_CALL_ARGS', 'cut'), ('TOOL_CALL_ARGS', 'cut'), ('TOOL_CALL_END', 'whole'), ('TOOL_CALL_RESULT', 'whole')
+    ]  # fmt: skip
     assert events[0]['delta'] == '' and events[0]['metadata']['uibridge']['sig'].startswith('v1.')
+    # The cut-off call's failed result may not come as a TOOL_CALL_RESULT while the call is open: it rides, signed,
+    # in the call's whole record on another empty TOOL_CALL_ARGS (the reducer replaces the record it merged).
+    record = events[1]['metadata']['uibridge']
+    assert events[1]['delta'] == '' and record['sig'] == events[0]['metadata']['uibridge']['sig']
+    result = record['cut_result']
+    assert (result['role'], result['toolCallId'], result['content']) == ('tool', 'cut', 'Something went wrong.')
+    assert result['metadata']['uibridge']['part']['outcome'] == 'failed'
+    assert result['metadata']['uibridge']['part']['sig'].startswith('v1.')
     assert events[-1]['type'] == 'RUN_ERROR'
 
 

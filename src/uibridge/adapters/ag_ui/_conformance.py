@@ -27,7 +27,7 @@ EVENTS: dict[str, Support] = {
     'TOOL_CALL_START': both('a `ToolCallPart`, or a `NativeToolCallPart` (`native` in `metadata`)'),
     'TOOL_CALL_ARGS': both(
         "a call's argument text (`PartDelta`); an empty one carries the signed record of a call a failed run cut "
-        'off before its arguments parsed, which gets no `TOOL_CALL_END`'
+        'off before its arguments parsed, which gets no `TOOL_CALL_END`, and then its failed result too'
     ),
     'TOOL_CALL_END': both('a finished call (its signature, the client-tool mark)'),
     'TOOL_CALL_CHUNK': loaded(f'a tool call; {_whole("`TOOL_CALL_START` / `ARGS` / `END`")}'),

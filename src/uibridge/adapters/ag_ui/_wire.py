@@ -55,6 +55,9 @@ application's (`core.metadata`): AG-UI has no other place to keep a response's a
 message metadata and the shared state after it (the live stream sends the last three as events)."""
 WIRE_KEY = 'uibridge'
 SIG_KEY = 'sig'
+CUT_RESULT_KEY = 'cut_result'
+"""In a call's record: the tool message answering a call a failure cut off mid-argument (`stream`), which no
+`TOOL_CALL_RESULT` could carry."""
 """A server-authored part's signature (`Keyring.sign_part`), in its record or marker."""
 STATE_SIG_KEY = 'state_sig'
 """The signature of the state a response record's `metadata` carries (`Keyring.sign_state`)."""

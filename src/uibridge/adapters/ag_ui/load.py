@@ -90,6 +90,7 @@ from ._part_extras import EXTRAS_KEY, content_part_extras
 from ._peer_history import peer_file, peer_message
 from ._validation import client_part_numbered, prefilter_message, validation_error
 from ._wire import (
+    CUT_RESULT_KEY,
     MARKER_START,
     METADATA_KEY,
     RECORD_METADATA_KEYS,
@@ -158,6 +159,8 @@ class _Loader:
         """Activity messages met before any other message: kept by the first one."""
         self.finish_payload: Any = None
         """The `finish` marker of the open response's first message, as the client sent it."""
+        self.cut_results: list[ToolMessage] = []
+        """The tool messages the last assistant message's cut-off calls carried (`CUT_RESULT_KEY`)."""
 
     def add(self, message: Message, index: int) -> None:
         if isinstance(message, ActivityMessage):
@@ -202,6 +205,10 @@ class _Loader:
         claims = self.claims
         if isinstance(message, AssistantMessage):
             self._assistant(message, part_record, parts)
+            if self.cut_results:
+                results, self.cut_results = self.cut_results, []
+                for result in results:
+                    self.add(result, index)
         elif isinstance(message, ToolMessage):
             part = self._native_return(message, part_record, index) if side == 'response' else None
             part = part or self._tool(message, part_record, index)
@@ -319,12 +326,26 @@ class _Loader:
                 continue
             part = construct(ToolCallPart, fields)
             if record:
+                if CUT_RESULT_KEY in record:
+                    self._cut_result(record[CUT_RESULT_KEY], call_id)
                 client = record.get('client') is True
                 if client:
                     self.client_calls.append(call_id)
                 if claims is not None:
                     claims.add(part, record.get(SIG_KEY), client=client)
             parts.append(part)
+
+    def _cut_result(self, value: Any, call_id: str) -> None:
+        """The tool message a cut-off call carried, to load right after its assistant message; what is no tool
+        message for this call is ignored (it proves nothing: its part verifies like any other, or drops)."""
+        if not isinstance(value, dict):
+            return
+        try:
+            message = ToolMessage.model_validate(value)
+        except pydantic.ValidationError:
+            return
+        if message.tool_call_id == call_id:
+            self.cut_results.append(message)
 
     def _tool(self, message: ToolMessage, part_record: dict[str, Any], index: int) -> ModelRequestPart:
         call_id = message.tool_call_id

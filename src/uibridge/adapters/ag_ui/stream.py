@@ -144,7 +144,7 @@ from ._drafts import (
     thinking_marker,
     tool_message,
 )
-from ._wire import METADATA_KEY, SIG_KEY, WIRE_KEY
+from ._wire import CUT_RESULT_KEY, METADATA_KEY, SIG_KEY, WIRE_KEY
 from .dump import response_record
 
 _encoder = EventEncoder()
@@ -251,6 +251,7 @@ class AGUIEventStream(StreamEncoder[_Open]):
         self._native_ids: set[str] = set()
         """The provider-run calls of this run."""
         self._calls: dict[str, _Open] = {}  # the calls whose END is still to go, by id (a result waits for it)
+        self._cut: dict[str, dict[str, Any]] = {}  # the calls a failure cut off mid-argument (no END): their records
         self._open_steps: dict[str, None] = {}
         """The steps started and not finished, in the order they started."""
         self._last_kind: Literal['assistant', 'reasoning'] | None = None
@@ -451,12 +452,13 @@ class AGUIEventStream(StreamEncoder[_Open]):
         assert isinstance(call, m.ToolCallPart | m.NativeToolCallPart)
         record = call_record(call, self._keyring, client=mark == 'client')
         metadata = {WIRE_KEY: record}
-        if error is not None and _arguments_unfinished(call):
+        if (error is not None or self.failing) and _arguments_unfinished(call):
             # `TOOL_CALL_END` says the argument text is whole (ag-ui-validate AGUI204 parses it): a call the run's
             # failure cut off mid-argument gets none. Its signed record rides an empty `TOOL_CALL_ARGS` instead,
             # which the reducer merges into the call the same way, and the `RUN_ERROR` after it leaves the call
             # open, as a failed run may.
             end = sdk_frame(ToolCallArgsEvent(tool_call_id=held.id, delta='', metadata=metadata, timestamp=now_ms()))
+            self._cut[held.id] = record
         else:
             end = _tool_call_end(timestamp=now_ms(), tool_call_id=held.id, metadata=metadata)
         self._calls.pop(held.id, None)
@@ -473,7 +475,11 @@ class AGUIEventStream(StreamEncoder[_Open]):
     def _tool_result(self, event: ev.ToolResult) -> bytes:
         part = event.part
         self._answered.add(part.tool_call_id)
-        return _result(tool_message(part, self._keyring), part.tool_call_id, self._request_message_id())
+        draft = tool_message(part, self._keyring)
+        call_record = self._cut.pop(part.tool_call_id, None)
+        if call_record is not None:
+            return _cut_call_result(draft, part.tool_call_id, self._request_message_id(), call_record)
+        return _result(draft, part.tool_call_id, self._request_message_id())
 
     def _retry_prompt(self, part: m.RetryPromptPart) -> bytes:
         draft = legacy_retry_message(part)
@@ -642,6 +648,20 @@ def _result(draft: dict[str, Any], tool_call_id: str, message_id: str) -> bytes:
     return _tool_call_result(
         timestamp=now_ms(), message_id=message_id, tool_call_id=tool_call_id, content=content, metadata=metadata
     )
+
+
+def _cut_call_result(draft: dict[str, Any], tool_call_id: str, message_id: str, call_record: dict[str, Any]) -> bytes:
+    """The failed result of a call a failure cut off mid-argument. A `TOOL_CALL_RESULT` may not come while its call
+    is open (ag-ui-validate AGUI206), and that call gets no `TOOL_CALL_END` (its text does not parse, AGUI204), so
+    the tool message rides whole, signed, in the call's record (`CUT_RESULT_KEY`), on another empty
+    `TOOL_CALL_ARGS`: the reducer merges it into the call, the client sends it back with the call, and loading
+    puts the message after the call's, as if the event had built it."""
+    message = {'id': message_id, 'role': 'tool', 'toolCallId': tool_call_id, 'content': draft['content']}
+    if 'error' in draft:
+        message['error'] = draft['error']
+    message['metadata'] = {WIRE_KEY: draft['_uib']}
+    metadata = {WIRE_KEY: {**call_record, CUT_RESULT_KEY: message}}
+    return sdk_frame(ToolCallArgsEvent(tool_call_id=tool_call_id, delta='', metadata=metadata, timestamp=now_ms()))
 
 
 def _custom(name: str, value: dict[str, Any]) -> bytes:
