@@ -25,15 +25,27 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 import pydantic
-from ag_ui.core import RunAgentInput
+from ag_ui.core import Message, RunAgentInput
 
 from ...core.client_input import request_object
 from ...core.errors import InputError
 from ...core.run import ClientTool, RunInput, ToolApproval
 from ...core.verification import SignatureClaims
-from ._validation import client_numbered, prefilter_message, validation_error
+from ._validation import client_part_numbered, known_role, prefilter_message, validation_error
 from ._wire import message_adapter
 from .load import load_messages
+
+
+@dataclass(slots=True)
+class UnreadMessage:
+    """A message of the body left unvalidated (`parse_request(read_messages=False)`): its id and role, checked."""
+
+    id: str
+    role: str
+    raw: Any
+    """The message as the client sent it."""
+    index: int
+    """Its index in the body."""
 
 
 @dataclass(frozen=True)
@@ -42,6 +54,18 @@ class AGUIRunRequest:
     """The validated body."""
     message_indexes: list[int] = field(default_factory=list[int])
     """For each message in `input.messages`, its index in the body the client sent."""
+    unread: list[UnreadMessage] = field(default_factory=list[UnreadMessage])
+    """With `parse_request(read_messages=False)`: the body's messages, of which only the id and role are checked
+    (`input.messages` is empty until `read_messages`)."""
+
+    def read_messages(self, start: int) -> list[Message]:
+        """Validate the `unread` messages from `start` on, which become `input.messages` (`InputError` at the
+        client's path for one that does not validate): a server that keeps the chat reads no more of the body
+        than what it takes from it."""
+        read = [_read(message.raw, message.index) for message in self.unread[start:]]
+        self.input.messages = read
+        self.message_indexes[:] = [message.index for message in self.unread[start:]]
+        return read
 
     @property
     def protocol_version(self) -> str | None:
@@ -91,42 +115,50 @@ def _approval(interrupt_id: str, status: str, payload: Any) -> ToolApproval:
     )
 
 
-def parse_request(body: bytes | str | Mapping[str, Any]) -> AGUIRunRequest:
+def parse_request(body: bytes | str | Mapping[str, Any], *, read_messages: bool = True) -> AGUIRunRequest:
+    """The body validated as a `RunAgentInput`. With `read_messages=False`, of each message only its id and role
+    are checked (`AGUIRunRequest.unread`), for a server whose stored chat is the authority on what it already has
+    and that reads the rest (`AGUIRunRequest.read_messages`)."""
     payload = request_object(body, 'the request body')
     indexes: list[int] = []
-    part_indexes: list[list[int] | None] = []
+    kept: list[Any] = []
     messages = payload.get('messages')
     if isinstance(messages, list):
-        kept: list[Any] = []
         for index, message in enumerate(cast('list[Any]', messages)):
-            filtered = prefilter_message(message, f'messages.{index}')
-            if filtered is not None:
-                kept.append(filtered[0])
+            if known_role(message, f'messages.{index}'):
+                kept.append(message)
                 indexes.append(index)
-                part_indexes.append(filtered[1])
-        payload['messages'] = kept
-    # The envelope first, then each message by itself: a body of thousands of messages is then validated in
-    # thousands of short calls, not one long one that would hold the GIL (and a server's event loop, when
-    # this runs in a worker thread) for as long as the whole body takes.
-    kept_messages: list[Any] = payload.get('messages', []) if isinstance(payload.get('messages'), list) else []
-    if kept_messages:
+        # The envelope first, then each message by itself: a body of thousands of messages is then validated in
+        # thousands of short calls, not one long one that would hold the GIL (and a server's event loop, when
+        # this runs in a worker thread) for as long as the whole body takes.
         payload['messages'] = []
     try:
         run_input = RunAgentInput.model_validate(payload)
     except pydantic.ValidationError as e:
-        error = validation_error(e)
-        head, below = error.split()
-        if head == 'messages':
-            error = client_numbered(below, indexes, part_indexes).at('messages')
-        raise error from None
-    validated: list[Any] = []
-    for position, message in enumerate(kept_messages):
-        try:
-            validated.append(message_adapter.validate_python(message))
-        except pydantic.ValidationError as e:
-            error = validation_error(e)
-            located = InputError(error.message, f'{position}.{error.path}' if error.path else str(position))
-            raise client_numbered(located, indexes, part_indexes).at('messages') from None
-    if kept_messages:
-        run_input.messages = validated
+        raise validation_error(e) from None
+    if not read_messages:
+        unread = [_unread(message, index) for message, index in zip(kept, indexes, strict=True)]
+        return AGUIRunRequest(run_input, [], unread)
+    run_input.messages = [_read(message, index) for message, index in zip(kept, indexes, strict=True)]
     return AGUIRunRequest(run_input, indexes)
+
+
+def _read(raw: Any, index: int) -> Message:
+    """One message of the body validated (its content parts of a type this version does not know skipped)."""
+    filtered = prefilter_message(raw, f'messages.{index}')
+    message, part_indexes = filtered if filtered is not None else (raw, None)
+    try:
+        return message_adapter.validate_python(message)
+    except pydantic.ValidationError as e:
+        raise client_part_numbered(validation_error(e), part_indexes).at('messages', index) from None
+
+
+def _unread(raw: Any, index: int) -> UnreadMessage:
+    # Called for every message of every run of a kept chat: the common case first, in as few steps as it takes.
+    if type(raw) is dict:
+        message_id, role = cast('dict[str, Any]', raw).get('id'), cast('dict[str, Any]', raw).get('role')
+        if type(message_id) is str and type(role) is str:
+            return UnreadMessage(message_id, role, raw, index)
+    # Whatever no version allows gets the error validation gives it.
+    read = _read(raw, index)
+    return UnreadMessage(read.id, read.role, raw, index)
