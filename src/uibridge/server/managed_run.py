@@ -4,7 +4,9 @@ A run, in order:
 1. the body parsed and limited as always (in a worker thread when large), its chat id checked
    (`CHAT_ID_RULE`: 422);
 2. the chat claimed for this run (`ChatBusy`: 409; another principal's chat: 404), with its history, its
-   state and their sizes as of now; then the `quota` hook asked;
+   state and their sizes as of now; then the `quota` hook asked. A binding that reads the client's messages
+   once it has the stored history (AG-UI) reads and checks them before a chat that does not exist yet is
+   created, so that a refused first turn leaves no chat behind;
 3. the run's history: the stored one (cut for regenerate and edit) plus what the client adds (`managed`),
    checked against the chat limits (413, nothing stored), verified, its approvals checked against the
    store's ledger, and sanitized as client input always is. The agent's `run.state` is the chat's stored
@@ -230,8 +232,17 @@ async def run_managed(
     request, run_input, budget = await off_loop(parse, body, size=len(body))
     if not is_chat_id(run_input.thread_id):
         raise Rejected(422, f'a chat id is {CHAT_ID_RULE}', binding.chat_id_path)
+    first: ManagedInput | None = None
     try:
-        claim = await store.claim(run_input.thread_id, principal, create=True)
+        try:
+            # A binding that reads the client's messages once it has the stored history checks what they add
+            # only then: on a chat that does not exist yet, before creating it, so that a refusal leaves none.
+            claim = await store.claim(run_input.thread_id, principal, create=not binding.reads_messages_late)
+        except ChatNotFound:
+            if not binding.reads_messages_late:
+                raise
+            first = await off_loop(_check_first, endpoint, binding, request, budget, size=len(body))
+            claim = await store.claim(run_input.thread_id, principal, create=True)
     except ChatBusy:
         raise Rejected(409, 'this chat has a run in progress') from None
     except ChatNotFound:
@@ -241,7 +252,7 @@ async def run_managed(
         await endpoint.check_quota(claim.chat_id, principal, headers, len(body), stored=claim.sizes)
         # Checking costs what the views kept for the chat do not already cover (all of it on a first turn).
         size = sum(claim.sizes[views.settled_up_to(claim) :]) + len(body)
-        prepared = await off_loop(_prepare, endpoint, binding, request, run_input, claim, budget, size=size)
+        prepared = await off_loop(_prepare, endpoint, binding, request, run_input, claim, budget, first, size=size)
         approvals = await first_uses(prepared.checked.approvals, endpoint.approval_ledger)
         run, encoder = await off_loop(_finish, endpoint, binding, prepared, approvals, size=size)
         run.principal = principal
@@ -290,17 +301,37 @@ class _Prepared:
     settled: Settled
 
 
+def _check_first(endpoint: Endpoint, binding: StoredBinding, request: Any, budget: int) -> ManagedInput:
+    """What the client adds to a chat with no stored history, read and checked against the request, attachment and
+    chat limits (what `_prepare` checks of it)."""
+    with endpoint.preparing():
+        check = partial(check_message_limits, limits=endpoint.limits, budget=budget)
+        managed = binding.managed_input(request, [], endpoint.keyring, None, check)
+        endpoint.attachment_limits.check(managed.added)
+        endpoint.chat_limits.check([], [len(item) for item in encode_messages(managed.added)])
+    return managed
+
+
 def _prepare(
-    endpoint: Endpoint, binding: StoredBinding, request: Any, run_input: Any, claim: RunClaim, budget: int
+    endpoint: Endpoint,
+    binding: StoredBinding,
+    request: Any,
+    run_input: Any,
+    claim: RunClaim,
+    budget: int,
+    first: ManagedInput | None = None,
 ) -> _Prepared:
     """The stored history (cut for regenerate and edit) and what the client adds, within the chat limits: the
     stored part before its last response as the endpoint settled it (`stored_view`; settled here, once, when it
     has not), the rest with the additions checked as client input always is, every stored part trusted as the
     server's own. In one call, so that it can run in a worker thread when it is large."""
     with endpoint.preparing():
-        kept = endpoint.stored_views.index(claim)
-        check = partial(check_message_limits, limits=endpoint.limits, budget=budget)
-        managed = binding.managed_input(request, claim.messages, endpoint.keyring, kept, check)
+        if first is not None and not claim.messages:
+            managed = first  # read and checked before the claim, against the same (empty) history
+        else:
+            kept = endpoint.stored_views.index(claim)
+            check = partial(check_message_limits, limits=endpoint.limits, budget=budget)
+            managed = binding.managed_input(request, claim.messages, endpoint.keyring, kept, check)
         history = claim.messages[: managed.prefix]
         endpoint.attachment_limits.check(managed.added)
         endpoint.chat_limits.check(
