@@ -247,6 +247,46 @@ async def test_agui_reads_only_the_messages_the_server_does_not_have() -> None:
         assert len((await client.get('/ag-ui/t')).json()) == 4
 
 
+def nested(levels: int) -> Any:
+    """A JSON value `levels` lists deep."""
+    value: Any = []
+    for _ in range(levels - 1):
+        value = [value]
+    return value
+
+
+async def test_agui_bounds_the_nesting_of_what_it_reads_and_only_that() -> None:
+    """The body's text is not scanned for nesting beforehand when the server reads only part of it: the request
+    limits' walk bounds the nesting of the envelope and of the messages read, the decoder refuses what is too deep
+    for it, and a client's copy of a stored message (not read) is not looked into."""
+    agent, store = Echo(), MemoryStore()
+    async with client_for(agent, store) as client:
+        await client.post('/ag-ui', json=agui_body('t', [{'id': 'u1', 'role': 'user', 'content': 'one'}]))
+        held = (await client.get('/ag-ui/t')).json()
+        deep = 'JSON nested deeper than 100 levels'
+        # The body is one level, `state` the other 99: the most a body may have; one more is refused.
+        fits = {**agui_body('t', [*held, {'id': 'u2', 'role': 'user', 'content': 'two'}]), 'state': nested(99)}
+        assert (await client.post('/ag-ui', json=fits)).status_code == 200
+        held = (await client.get('/ag-ui/t')).json()
+        too_deep = {**agui_body('t', [*held, {'id': 'u3', 'role': 'user', 'content': 'x'}]), 'state': nested(100)}
+        refused = await client.post('/ag-ui', json=too_deep)
+        assert (refused.status_code, refused.json()['error']) == (422, deep)
+        # In a message read (the body, its list, the message and 98 more: 101 levels), likewise.
+        new = {'id': 'u3', 'role': 'user', 'content': 'x', 'extra': nested(98)}
+        refused = await client.post('/ag-ui', json=agui_body('t', [*held, new]))
+        assert (refused.status_code, refused.json()['error']) == (422, deep)
+        # Past what the decoder itself takes: the same refusal.
+        text = json.dumps(agui_body('t', [*held, {'id': 'u3', 'role': 'user', 'content': 'x'}]))
+        bottomless = text.replace('"state": null', '"state": ' + '[' * 100_000)
+        refused = await client.post('/ag-ui', content=bottomless, headers={'content-type': 'application/json'})
+        assert (refused.status_code, refused.json()['error']) == (422, deep)
+        assert len((await client.get('/ag-ui/t')).json()) == 4
+        # A client's copy of a stored message is not read: what it holds is not looked into.
+        copies = [{**held[0], 'extra': nested(200)}, *held[1:]]
+        kept = await client.post('/ag-ui', json=agui_body('t', [*copies, {'id': 'u3', 'role': 'user', 'content': 'x'}]))
+        assert kept.status_code == 200 and text_of(kept) == 'one|two|x'
+
+
 async def test_a_result_for_a_call_the_client_was_not_asked_to_answer_is_ignored() -> None:
     from uibridge.core.messages import ToolReturnPart
     from uibridge.server.demo import DemoAgent

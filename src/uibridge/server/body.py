@@ -82,9 +82,9 @@ async def read_body(receive: Receive, content_length: str | None, limit: int) ->
             return b''.join(chunks)
 
 
-def parse_json_object(body: bytes) -> dict[str, Any]:
+def parse_json_object(body: bytes, *, nesting_checked: bool = True) -> dict[str, Any]:
     """The body as a JSON object (`core.client_input.json_object`): 400 when it is not UTF-8, 422 for the rest."""
     try:
-        return json_object(body)
+        return json_object(body, nesting_checked=nesting_checked)
     except BodyError as error:
         raise Rejected(400 if error.fault == 'encoding' else 422, error.message) from None

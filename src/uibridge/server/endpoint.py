@@ -277,7 +277,9 @@ class ChatEndpoint(Generic[RequestT]):
     ) -> tuple[RequestT, RunInput, int]:
         """`parse_body` with another parser. With `later`, what the messages hold is left for the caller to check
         (`limits.check_message_limits`) as it reads them, with the `max_json_values` budget returned."""
-        parsed = parse_json_object(body)
+        # With `later`, the limits' walk bounds the nesting of what is read (`check_limits`): the body's text is not
+        # scanned for it beforehand, since most of it is not read.
+        parsed = parse_json_object(body, nesting_checked=not later)
         budget = check_limits(parsed, self.limits, later=later)
         request, run_input = self._parse(parsed, parse)
         self.attachment_limits.check(run_input.history)

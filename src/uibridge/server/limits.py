@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Any, Literal, TypeAlias, cast
 
 from ..core.client_input import MAX_JSON_DEPTH, BodyError, check_depth
@@ -234,35 +235,67 @@ def check_limits(body: dict[str, Any], limits: RequestLimits, *, later: bool = F
             raise Rejected(
                 413, f'more than {limits.max_messages} messages (max_messages)', 'messages', reason='max_messages'
             )
-        total = 0
-        for index, message in enumerate(items):
-            if not isinstance(message, dict):
-                continue
-            for key in _PART_LISTS:
-                parts = cast('dict[str, Any]', message).get(key)
-                if not isinstance(parts, list):
-                    continue
-                count = len(cast('list[Any]', parts))
-                if count > limits.max_parts_per_message:
-                    raise Rejected(
-                        413,
-                        f'more than {limits.max_parts_per_message} parts in one message (max_parts_per_message)',
-                        f'messages.{index}.{key}',
-                        reason='max_parts_per_message',
-                    )
-                total += count
-                if total > limits.max_parts:
-                    raise Rejected(
-                        413,
-                        f'more than {limits.max_parts} parts in the request (max_parts)',
-                        f'messages.{index}.{key}',
-                        reason='max_parts',
-                    )
+        _count_parts(items, limits)
         if later:
             # The list and each message count as a value now; what a message holds, when it is read.
             envelope = {key: value for key, value in body.items() if key != 'messages'}
             return _walk([(envelope, ())], limits, limits.max_json_values - 1 - len(items))
     return _walk([(body, ())], limits, limits.max_json_values)
+
+
+_get: Callable[[Any, str], Any] = dict[Any, Any].get  # one C call a message, in `map`
+
+
+def _count_parts(items: list[Any], limits: RequestLimits) -> None:
+    # Every message of every request comes through here (with a store, the whole history each AG-UI run): the
+    # common case is counted in passes that each run in C (a part list's length looked at only where there is
+    # one); a request past a limit is counted again message by message, to name the first place it is passed.
+    objects = set(map(type, items)) <= {dict}
+    keys: set[Any] = set[Any]().union(*items) if objects else set(_PART_LISTS)  # the keys any message has
+    total = 0
+    for key in _PART_LISTS:
+        if key not in keys:
+            continue
+        values: list[Any] = list(map(_get, items, repeat(key))) if objects else [
+            cast('dict[str, Any]', message).get(key) if isinstance(message, dict) else None for message in items
+        ]  # fmt: skip
+        if list not in set(map(type, values)):
+            continue
+        counts = [len(cast('list[Any]', value)) if type(value) is list else 0 for value in values]
+        if max(counts) > limits.max_parts_per_message:
+            break
+        total += sum(counts)
+    else:
+        if total <= limits.max_parts:
+            return
+    _refuse_parts(items, limits)
+
+
+def _refuse_parts(items: list[Any], limits: RequestLimits) -> None:
+    total = 0
+    for index, message in enumerate(items):
+        if not isinstance(message, dict):
+            continue
+        for key in _PART_LISTS:
+            parts = cast('dict[str, Any]', message).get(key)
+            if not isinstance(parts, list):
+                continue
+            count = len(cast('list[Any]', parts))
+            if count > limits.max_parts_per_message:
+                raise Rejected(
+                    413,
+                    f'more than {limits.max_parts_per_message} parts in one message (max_parts_per_message)',
+                    f'messages.{index}.{key}',
+                    reason='max_parts_per_message',
+                )
+            total += count
+            if total > limits.max_parts:
+                raise Rejected(
+                    413,
+                    f'more than {limits.max_parts} parts in the request (max_parts)',
+                    f'messages.{index}.{key}',
+                    reason='max_parts',
+                )
 
 
 def check_message_limits(messages: Iterable[tuple[int, Any]], *, limits: RequestLimits, budget: int) -> int:
@@ -281,6 +314,8 @@ def _walk(
     while stack:
         value, path, in_content = stack.pop()
         budget -= 1
+        if len(path) >= MAX_JSON_DEPTH:  # a container at this path is nested one level deeper than its path is long
+            raise Rejected(422, f'JSON nested deeper than {MAX_JSON_DEPTH} levels')
         if isinstance(value, dict):
             for key, item in cast('dict[str, Any]', value).items():
                 if isinstance(item, str):

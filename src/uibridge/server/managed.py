@@ -34,7 +34,6 @@ from ag_ui.core import Message, ToolMessage
 from ..adapters import ag_ui, vercel_ai
 from ..adapters.ag_ui import AGUIRunRequest
 from ..adapters.ag_ui.dump import DumpCursor, dump_more
-from ..adapters.ag_ui.request import UnreadMessage
 from ..adapters.vercel_ai import VercelChatRequest
 from ..core.errors import InputError
 from ..core.messages import (
@@ -207,14 +206,17 @@ def agui_input(
     index = kept if isinstance(kept, AGUIStored) and kept.cursor.count <= len(stored) else AGUIStored()
     index.cover(stored, keyring)
     known = index.cursor.used
-    heads: Sequence[UnreadMessage | Message] = request.unread or request.input.messages
-    start = 0
-    for position, message in enumerate(heads):
-        if message.id in known or message.role not in _CLIENT_ROLES:
-            start = position + 1
-    if request.unread:
+    unread = request.unread
+    ids = unread.ids if unread is not None else [message.id for message in request.input.messages]
+    roles = unread.roles if unread is not None else [message.role for message in request.input.messages]
+    # What the client adds starts after the last message the server has or the client could not author: looked
+    # for from the end, so that a turn looks at what it adds, not at the history before it.
+    start = len(ids)
+    while start and ids[start - 1] not in known and roles[start - 1] in _CLIENT_ROLES:
+        start -= 1
+    if unread is not None:
         if check is not None:
-            check([(message.index, message.raw) for message in request.unread[start:]])
+            check(list(zip(unread.indexes[start:], unread.raw[start:], strict=True)))
         read = request.read_messages(start)
     else:
         read = request.input.messages[start:]
@@ -223,7 +225,7 @@ def agui_input(
     users = [position for position, message in enumerate(read) if message.role == 'user']
     taken = [i for i, m in enumerate(read) if m.role == 'tool' or (users and i == users[-1])]
     result = ManagedInput(prefix=len(stored), index=index)
-    result.behind = index.last_id is not None and index.last_id not in {message.id for message in heads}
+    result.behind = index.last_id is not None and index.last_id not in ids
     if taken:
         # A tool message loads only after the assistant message with its call: the stored one (from the last
         # stored assistant message on) goes first, and of what loads only the candidates' parts are taken.

@@ -20,8 +20,9 @@ message and the JSON path in the body as the client sent it (indexes count skipp
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Any, cast
 
 import pydantic
@@ -31,21 +32,24 @@ from ...core.client_input import request_object
 from ...core.errors import InputError
 from ...core.run import ClientTool, RunInput, ToolApproval
 from ...core.verification import SignatureClaims
+from ._validation import ROLES as _ROLES
 from ._validation import client_part_numbered, known_role, prefilter_message, validation_error
 from ._wire import message_adapter
 from .load import load_messages
 
 
-@dataclass(slots=True)
-class UnreadMessage:
-    """A message of the body left unvalidated (`parse_request(read_messages=False)`): its id and role, checked."""
+@dataclass(frozen=True, slots=True)
+class UnreadMessages:
+    """The body's messages as `parse_request(read_messages=False)` leaves them: of each, only that it is an object
+    with a string id and a role this version knows is checked (a message of an unknown role is skipped, with a
+    warning, as always). Parallel lists, one item per message kept."""
 
-    id: str
-    role: str
-    raw: Any
-    """The message as the client sent it."""
-    index: int
-    """Its index in the body."""
+    raw: list[Any]
+    """Each message as the client sent it."""
+    ids: list[str]
+    roles: list[str]
+    indexes: list[int]
+    """Each message's index in the body."""
 
 
 @dataclass(frozen=True)
@@ -54,7 +58,7 @@ class AGUIRunRequest:
     """The validated body."""
     message_indexes: list[int] = field(default_factory=list[int])
     """For each message in `input.messages`, its index in the body the client sent."""
-    unread: list[UnreadMessage] = field(default_factory=list[UnreadMessage])
+    unread: UnreadMessages | None = None
     """With `parse_request(read_messages=False)`: the body's messages, of which only the id and role are checked
     (`input.messages` is empty until `read_messages`)."""
 
@@ -62,9 +66,12 @@ class AGUIRunRequest:
         """Validate the `unread` messages from `start` on, which become `input.messages` (`InputError` at the
         client's path for one that does not validate): a server that keeps the chat reads no more of the body
         than what it takes from it."""
-        read = [_read(message.raw, message.index) for message in self.unread[start:]]
+        if self.unread is None:
+            return self.input.messages[start:]
+        indexes = self.unread.indexes[start:]
+        read = [_read(raw, index) for raw, index in zip(self.unread.raw[start:], indexes, strict=True)]
         self.input.messages = read
-        self.message_indexes[:] = [message.index for message in self.unread[start:]]
+        self.message_indexes[:] = indexes
         return read
 
     @property
@@ -120,14 +127,9 @@ def parse_request(body: bytes | str | Mapping[str, Any], *, read_messages: bool 
     are checked (`AGUIRunRequest.unread`), for a server whose stored chat is the authority on what it already has
     and that reads the rest (`AGUIRunRequest.read_messages`)."""
     payload = request_object(body, 'the request body')
-    indexes: list[int] = []
-    kept: list[Any] = []
     messages = payload.get('messages')
-    if isinstance(messages, list):
-        for index, message in enumerate(cast('list[Any]', messages)):
-            if known_role(message, f'messages.{index}'):
-                kept.append(message)
-                indexes.append(index)
+    listed = cast('list[Any]', messages) if isinstance(messages, list) else None
+    if listed is not None:
         # The envelope first, then each message by itself: a body of thousands of messages is then validated in
         # thousands of short calls, not one long one that would hold the GIL (and a server's event loop, when
         # this runs in a worker thread) for as long as the whole body takes.
@@ -136,11 +138,13 @@ def parse_request(body: bytes | str | Mapping[str, Any], *, read_messages: bool 
         run_input = RunAgentInput.model_validate(payload)
     except pydantic.ValidationError as e:
         raise validation_error(e) from None
+    if listed is None:
+        return AGUIRunRequest(run_input, [], None if read_messages else UnreadMessages([], [], [], []))
     if not read_messages:
-        unread = [_unread(message, index) for message, index in zip(kept, indexes, strict=True)]
-        return AGUIRunRequest(run_input, [], unread)
-    run_input.messages = [_read(message, index) for message, index in zip(kept, indexes, strict=True)]
-    return AGUIRunRequest(run_input, indexes)
+        return AGUIRunRequest(run_input, [], _unread(listed))
+    kept = [(message, index) for index, message in enumerate(listed) if known_role(message, f'messages.{index}')]
+    run_input.messages = [_read(message, index) for message, index in kept]
+    return AGUIRunRequest(run_input, [index for _, index in kept])
 
 
 def _read(raw: Any, index: int) -> Message:
@@ -153,12 +157,33 @@ def _read(raw: Any, index: int) -> Message:
         raise client_part_numbered(validation_error(e), part_indexes).at('messages', index) from None
 
 
-def _unread(raw: Any, index: int) -> UnreadMessage:
-    # Called for every message of every run of a kept chat: the common case first, in as few steps as it takes.
-    if type(raw) is dict:
-        message_id, role = cast('dict[str, Any]', raw).get('id'), cast('dict[str, Any]', raw).get('role')
-        if type(message_id) is str and type(role) is str:
-            return UnreadMessage(message_id, role, raw, index)
-    # Whatever no version allows gets the error validation gives it.
-    read = _read(raw, index)
-    return UnreadMessage(read.id, read.role, raw, index)
+_get: Callable[[Any, str], Any] = dict[Any, Any].get  # one C call a message, in `map`
+
+
+def _unread(messages: list[Any]) -> UnreadMessages:
+    """The ids and roles of `messages`, each checked. Every message of every run of a kept chat comes through here:
+    the common case (every message an object with a string id and a role this version knows) is checked in passes
+    that each run in C, with no Python step per message; anything else takes the per-message way, which skips
+    what an unknown role marks with a warning and gives what no version allows the error validation gives it."""
+    if set(map(type, messages)) <= {dict}:
+        ids: list[Any] = list(map(_get, messages, repeat('id')))
+        roles: list[Any] = list(map(_get, messages, repeat('role')))
+        try:
+            known = _ROLES.issuperset(roles)  # a role that is not a string is not one of them
+        except TypeError:  # nor is one that cannot be hashed
+            known = False
+        if known and set(map(type, ids)) <= {str}:
+            return UnreadMessages(messages, ids, roles, list(range(len(messages))))
+    unread = UnreadMessages([], [], [], [])
+    for index, raw in enumerate(messages):
+        if not known_role(raw, f'messages.{index}'):
+            continue
+        message_id, role = (_get(raw, 'id'), _get(raw, 'role')) if type(raw) is dict else (None, None)
+        if type(message_id) is not str or type(role) is not str:
+            read = _read(raw, index)  # what no version allows gets the error validation gives it
+            message_id, role = read.id, read.role
+        unread.raw.append(raw)
+        unread.ids.append(message_id)
+        unread.roles.append(role)
+        unread.indexes.append(index)
+    return unread
