@@ -331,7 +331,8 @@ def _agui_body(thread: str, messages: list[dict[str, Any]]) -> dict[str, Any]:
 
 class AGUIWork(Work):
     """`Work`, and for AG-UI: the body's messages validated and loaded, the stored messages dumped (signing
-    each server-authored part: `sign_part`), and the body's messages walked for the request limits."""
+    each server-authored part: `sign_part`), the body's messages walked for the request limits, and those taken
+    one by one in Python to be counted or have their roles looked at."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         super().__init__(monkeypatch)
@@ -354,6 +355,12 @@ class AGUIWork(Work):
         monkeypatch.setattr(managed, 'dump_more', self._counted('dumped', dump_more, lambda m, *_, **__: len(m)))
         check = limits.check_message_limits
         monkeypatch.setattr(managed_run, 'check_message_limits', self._counted('walked', check, lambda m, **_: len(m)))
+        # The body's messages taken one by one in Python (their roles looked at, their parts counted): only when
+        # one of them is not the common case, or the request is past a limit.
+        known_role = request_module.known_role
+        monkeypatch.setattr(request_module, 'known_role', self._counted('one by one', known_role, lambda *_: 1))
+        refuse_parts = limits._refuse_parts  # pyright: ignore[reportPrivateUsage]
+        monkeypatch.setattr(limits, '_refuse_parts', self._counted('one by one', refuse_parts, lambda m, _: len(m)))
 
     def _counted(self, name: str, function: Callable[..., Any], size: Callable[..., int]) -> Callable[..., Any]:
         def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -397,6 +404,7 @@ async def test_an_agui_turn_costs_the_same_at_turn_5_and_at_turn_60(
         kinds = per_turn[4 + offset :: 4]
         assert all(counts == kinds[0] for counts in kinds), (offset, kinds[0], kinds[-1])
     assert all('verify_part' not in counts for counts in per_turn)
+    assert all('one by one' not in counts for counts in per_turn), per_turn[-1]
     # One message read of the whole body each turn (the new prompt, or the tool result), and of the stored ones
     # only what the last turn added is dumped.
     assert all(counts['validated'] == counts['walked'] == 1 for counts in per_turn[4:]), per_turn[4:8]
