@@ -133,6 +133,17 @@ def _finite_float(text: str) -> float:
     return value
 
 
+_STRICT = json.JSONDecoder(parse_constant=_refuse_constant, parse_float=_finite_float)
+
+scan_value = cast('Callable[[str, int], tuple[Any, int]]', vars(_STRICT)['scan_once'])
+"""One JSON value from an index of a text, as `json_object` reads it (`NaN`, `Infinity` and numbers too large
+for a float refused), and where it ends: for a caller that decodes a body a value at a time. Raises
+`StopIteration` where no value starts, `ValueError` for one refused, `RecursionError` for one too deep."""
+scan_string = cast('Callable[[str, int, bool], tuple[str, int]]', vars(json.decoder)['scanstring'])
+"""The JSON string whose text starts after the quote at an index (strict: no control characters), and where it
+ends."""
+
+
 def check_depth(text: str) -> None:
     """Refuse nesting deeper than `MAX_JSON_DEPTH` before any recursive parser sees it.
 

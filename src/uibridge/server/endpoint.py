@@ -33,6 +33,7 @@ import json
 import logging
 from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from contextlib import contextmanager
+from functools import partial
 from typing import Any, Generic, Protocol, TypeVar
 
 import anyio
@@ -45,6 +46,7 @@ from ..core.sanitize import sanitize_verified
 from ..core.stream import EventStreamEncoder
 from ..core.verification import verify_history
 from . import limits
+from ._body_memo import BodyMemo
 from .approvals import ApprovalLedger, StoreLedger, first_uses, process_ledger, verify_approvals
 from .asgi import Receive, Scope, Send
 from .auth import ANONYMOUS, Authorize, RequestInfo
@@ -209,6 +211,8 @@ class ChatEndpoint(Generic[RequestT]):
             else StoreLedger(self.store)
         )
         self.observer = Observer(telemetry, agent, binding.name)
+        self.body_memo = BodyMemo()
+        """With a store: per principal and thread, the last AG-UI body's messages, as decoded (`_body_memo`)."""
         self.stored_views = StoredViews()
         """With a store: each chat's history as the agent sees it, settled once per commit (`stored_view`)."""
 
@@ -273,13 +277,21 @@ class ChatEndpoint(Generic[RequestT]):
         return request, run_input
 
     def parse_body_with(
-        self, body: bytes, parse: Callable[[Mapping[str, Any]], tuple[RequestT, RunInput]], *, later: bool = False
+        self,
+        body: bytes,
+        parse: Callable[[Mapping[str, Any]], tuple[RequestT, RunInput]],
+        *,
+        later: bool = False,
+        principal: str | None = None,
     ) -> tuple[RequestT, RunInput, int]:
         """`parse_body` with another parser. With `later`, what the messages hold is left for the caller to check
-        (`limits.check_message_limits`) as it reads them, with the `max_json_values` budget returned."""
+        (`limits.check_message_limits`) as it reads them, with the `max_json_values` budget returned, and with a
+        `principal` too, the messages the principal's last body on the thread had are taken as decoded then
+        (`_body_memo`)."""
         # With `later`, the limits' walk bounds the nesting of what is read (`check_limits`): the body's text is not
         # scanned for it beforehand, since most of it is not read.
-        parsed = parse_json_object(body, nesting_checked=not later)
+        decode = partial(self.body_memo.decode, principal=principal) if later and principal is not None else None
+        parsed = parse_json_object(body, nesting_checked=not later, decode=decode)
         budget = check_limits(parsed, self.limits, later=later)
         request, run_input = self._parse(parsed, parse)
         self.attachment_limits.check(run_input.history)

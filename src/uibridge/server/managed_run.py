@@ -95,7 +95,12 @@ class Endpoint(Protocol):
     def allowed_file_url_schemes(self) -> tuple[str, ...]: ...
 
     def parse_body_with(
-        self, body: bytes, parse: Callable[[Mapping[str, Any]], tuple[Any, RunInput]], *, later: bool = False
+        self,
+        body: bytes,
+        parse: Callable[[Mapping[str, Any]], tuple[Any, RunInput]],
+        *,
+        later: bool = False,
+        principal: str | None = None,
     ) -> tuple[Any, RunInput, int]: ...
 
     async def check_quota(
@@ -228,7 +233,8 @@ async def run_managed(
     store = _store(endpoint)
     binding = _stored_binding(endpoint)
     views = endpoint.stored_views
-    parse = partial(endpoint.parse_body_with, parse=binding.parse_managed, later=binding.reads_messages_late)
+    late = binding.reads_messages_late
+    parse = partial(endpoint.parse_body_with, parse=binding.parse_managed, later=late, principal=principal)
     request, run_input, budget = await off_loop(parse, body, size=len(body))
     if not is_chat_id(run_input.thread_id):
         raise Rejected(422, f'a chat id is {CHAT_ID_RULE}', binding.chat_id_path)
