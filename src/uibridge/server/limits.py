@@ -27,6 +27,7 @@ string (a part's type, a role, a tool name, a media type) is bounded by `max_str
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
@@ -251,10 +252,9 @@ def _count_parts(items: list[Any], limits: RequestLimits) -> None:
     # common case is counted in passes that each run in C (a part list's length looked at only where there is
     # one); a request past a limit is counted again message by message, to name the first place it is passed.
     objects = set(map(type, items)) <= {dict}
-    keys: set[Any] = set[Any]().union(*items) if objects else set(_PART_LISTS)  # the keys any message has
     total = 0
     for key in _PART_LISTS:
-        if key not in keys:
+        if objects and not any(map(operator.contains, items, repeat(key))):  # no message has the key
             continue
         values: list[Any] = list(map(_get, items, repeat(key))) if objects else [
             cast('dict[str, Any]', message).get(key) if isinstance(message, dict) else None for message in items
