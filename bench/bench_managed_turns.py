@@ -7,9 +7,10 @@ as an ASGI app (no sockets), the client sending only its new message as `useChat
 included); the medians. Bar: turn 300 within 1.2x of turn 10, the turn's cost being what its new message costs, not
 what the history costs.
 
-The AG-UI rows have the same bar, though `@ag-ui/client` sends the whole history with every run: the server reads
-only the ids and roles of what it already has, but the body's JSON (its nesting checked, then parsed) and the count
-of its messages and parts still grow with the chat whatever the server keeps.
+The AG-UI rows have the same bar, though `@ag-ui/client` sends the whole history with every run: the server decodes
+only what follows the messages the thread's last body had (`server/_body_memo.py`) and reads only the ids and roles
+of what it already has, but its passes over the body's messages (their ids, roles and part counts, in C) still grow
+with the chat.
 """
 
 from __future__ import annotations
