@@ -25,8 +25,9 @@ from ..core.client_input import json_object, scan_string, scan_value
 
 DEFAULT_MEMO_CHATS = 256
 """Threads whose last `messages` array an endpoint keeps, at most (the least recently used go first)."""
-DEFAULT_MEMO_BYTES = 32 * 1024 * 1024
-"""Characters of those arrays' text kept in all, at most (the values decoded from them come on top)."""
+DEFAULT_MEMO_BYTES = 8 * 1024 * 1024
+"""Characters of those arrays' text kept in all, at most (the values decoded from them come on top, several times
+as large): a thread past it is decoded whole each turn, as without the memo."""
 
 _SPACE = re.compile(r'[ \t\n\r]*')
 
