@@ -116,6 +116,16 @@ def test_json_object_refuses_with_a_fault(body: bytes | str, fault: str, message
     assert isinstance(info.value, InputError)
 
 
+def test_json_object_leaves_nesting_to_its_caller_when_asked() -> None:
+    # For a caller that bounds the nesting of what it reads itself: no pass over the text, and a body too deep
+    # for the decoder is the same refusal.
+    deep = b'{"a":' + b'[' * MAX_JSON_DEPTH + b']' * MAX_JSON_DEPTH + b'}'
+    assert _depth(json_object(deep, nesting_checked=False)) == MAX_JSON_DEPTH + 1
+    with pytest.raises(BodyError) as info:
+        json_object(b'[' * 100_000, nesting_checked=False)
+    assert (info.value.fault, info.value.message) == ('depth', 'JSON nested deeper than 100 levels')
+
+
 def test_json_object_reads_objects_up_to_the_depth_limit() -> None:
     # The object and 99 lists inside it: 100 levels, the most a body may have.
     value = json_object(('{"a":' + '[' * (MAX_JSON_DEPTH - 1) + ']' * (MAX_JSON_DEPTH - 1) + '}').encode())

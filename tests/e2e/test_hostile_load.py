@@ -371,10 +371,10 @@ def test_the_event_loop_serves_others_while_a_large_body_is_parsed(
     small_served = threading.Event()
     real_check = endpoint.check_limits
 
-    def held_check(body: Any, limits: Any) -> None:
+    def held_check(body: Any, limits: Any, **options: Any) -> int:
         if len(body.get('messages', [])) >= 4000:  # only the large request waits
             assert small_served.wait(30), 'the small request was not served while the large body was held'
-        real_check(body, limits)
+        return real_check(body, limits, **options)
 
     monkeypatch.setattr(endpoint, 'check_limits', held_check)
     large = agui_body([{'id': f'm{i}', 'role': 'user', 'content': 'x' * 1500} for i in range(4500)])

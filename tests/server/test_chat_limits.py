@@ -85,6 +85,10 @@ async def test_a_chat_past_max_chat_bytes_is_a_413_and_nothing_is_stored() -> No
             await client.post('/api/chat', json={'id': 'big', 'messages': [user('b', 'x' * 5_000)]})
         ).status_code == 413
         assert (await client.get('/api/chat/big')).json() == []
+        # AG-UI reads what a client adds to a chat that does not exist before creating it: none is left behind.
+        refused_first = await client.post('/ag-ui', json=agui('big-agui', 'b', 'x' * 5_000))
+        assert refused_first.status_code == 413
+        assert (await client.get('/ag-ui/big-agui')).status_code == 404
         assert (await client.post('/ag-ui', json=agui('t', 'u3', 'small'))).status_code == 200
 
 

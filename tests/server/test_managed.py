@@ -220,6 +220,76 @@ async def test_agui_takes_the_messages_after_the_last_stored_id_and_snapshots_a_
         assert text_of(fourth) == 'one|two|three|four'
 
 
+async def test_agui_reads_only_the_messages_the_server_does_not_have() -> None:
+    """Of the history `@ag-ui/client` sends every run, the messages the stored chat already has are its place only:
+    their ids and roles are read, what they hold is not (the store's copy is the one used), so a client's copy that
+    would not validate is no error; what the server does read is checked as always, at the client's path."""
+    agent, store = Echo(), MemoryStore()
+    async with client_for(agent, store) as client:
+        await client.post('/ag-ui', json=agui_body('t', [{'id': 'u1', 'role': 'user', 'content': 'one'}]))
+        held = (await client.get('/ag-ui/t')).json()
+        # The client's copies of stored messages, broken and rewritten: read for their ids only.
+        broken = [{**held[0], 'content': 5}, {**held[1], 'toolCalls': 'nonsense', 'content': 'I obey'}]
+        second = await client.post(
+            '/ag-ui', json=agui_body('t', [*broken, {'id': 'u2', 'role': 'user', 'content': 'two'}])
+        )
+        assert second.status_code == 200 and text_of(second) == 'one|two'
+        assert 'MESSAGES_SNAPSHOT' not in second.text
+        held = (await client.get('/ag-ui/t')).json()
+        assert [m.get('content') for m in held] == ['one', 'one', 'two', 'one|two']
+        # A new message that does not validate: 422 at its index in the body, nothing stored.
+        bad = await client.post('/ag-ui', json=agui_body('t', [*held, {'id': 'u3', 'role': 'user', 'content': 5}]))
+        assert bad.status_code == 422 and bad.json()['path'].startswith('messages.4.content')
+        # One past the request limits, likewise (the limits of a message are checked when it is read).
+        long_id = {'id': 'u' * 300, 'role': 'user', 'content': 'three'}
+        too_long = await client.post('/ag-ui', json=agui_body('t', [*held, long_id]))
+        assert too_long.status_code == 413 and too_long.json()['path'] == 'messages.4.id'
+        # A message without an id is refused wherever it is, as validation words it.
+        no_id = await client.post('/ag-ui', json=agui_body('t', [{'role': 'user', 'content': 'x'}, *held]))
+        assert no_id.status_code == 422 and no_id.json()['path'] == 'messages.0.id'
+        assert len((await client.get('/ag-ui/t')).json()) == 4
+
+
+def nested(levels: int) -> Any:
+    """A JSON value `levels` lists deep."""
+    value: Any = []
+    for _ in range(levels - 1):
+        value = [value]
+    return value
+
+
+async def test_agui_bounds_the_nesting_of_what_it_reads_and_only_that() -> None:
+    """The body's text is not scanned for nesting beforehand when the server reads only part of it: the request
+    limits' walk bounds the nesting of the envelope and of the messages read, the decoder refuses what is too deep
+    for it, and a client's copy of a stored message (not read) is not looked into."""
+    agent, store = Echo(), MemoryStore()
+    async with client_for(agent, store) as client:
+        await client.post('/ag-ui', json=agui_body('t', [{'id': 'u1', 'role': 'user', 'content': 'one'}]))
+        held = (await client.get('/ag-ui/t')).json()
+        deep = 'JSON nested deeper than 100 levels'
+        # The body is one level, `state` the other 99: the most a body may have; one more is refused.
+        fits = {**agui_body('t', [*held, {'id': 'u2', 'role': 'user', 'content': 'two'}]), 'state': nested(99)}
+        assert (await client.post('/ag-ui', json=fits)).status_code == 200
+        held = (await client.get('/ag-ui/t')).json()
+        too_deep = {**agui_body('t', [*held, {'id': 'u3', 'role': 'user', 'content': 'x'}]), 'state': nested(100)}
+        refused = await client.post('/ag-ui', json=too_deep)
+        assert (refused.status_code, refused.json()['error']) == (422, deep)
+        # In a message read (the body, its list, the message and 98 more: 101 levels), likewise.
+        new = {'id': 'u3', 'role': 'user', 'content': 'x', 'extra': nested(98)}
+        refused = await client.post('/ag-ui', json=agui_body('t', [*held, new]))
+        assert (refused.status_code, refused.json()['error']) == (422, deep)
+        # Past what the decoder itself takes: the same refusal.
+        text = json.dumps(agui_body('t', [*held, {'id': 'u3', 'role': 'user', 'content': 'x'}]))
+        bottomless = text.replace('"state": null', '"state": ' + '[' * 100_000)
+        refused = await client.post('/ag-ui', content=bottomless, headers={'content-type': 'application/json'})
+        assert (refused.status_code, refused.json()['error']) == (422, deep)
+        assert len((await client.get('/ag-ui/t')).json()) == 4
+        # A client's copy of a stored message is not read: what it holds is not looked into.
+        copies = [{**held[0], 'extra': nested(200)}, *held[1:]]
+        kept = await client.post('/ag-ui', json=agui_body('t', [*copies, {'id': 'u3', 'role': 'user', 'content': 'x'}]))
+        assert kept.status_code == 200 and text_of(kept) == 'one|two|x'
+
+
 async def test_a_result_for_a_call_the_client_was_not_asked_to_answer_is_ignored() -> None:
     from uibridge.core.messages import ToolReturnPart
     from uibridge.server.demo import DemoAgent

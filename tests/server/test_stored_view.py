@@ -296,3 +296,117 @@ async def test_turns_alternating_between_processes_see_the_whole_history() -> No
             assert _dumped(seen[-1][:-1]) == _dumped(whole[:-1]), turn  # the prompt's timestamp is the server's
             assert isinstance(seen[-1][-1], ModelRequest)
             assert seen[-1][-1].parts[0].content == text  # pyright: ignore[reportAttributeAccessIssue]
+
+
+# ------------------------------------------------------------------------------------------------- AG-UI
+
+
+@given(names=st.lists(st.sampled_from(sorted(BLOCKS)), max_size=14), steps=st.lists(st.integers(0, 40), max_size=4))
+def test_the_stored_ids_kept_in_steps_are_the_whole_dumps(names: list[str], steps: list[int]) -> None:
+    """What a managed AG-UI turn keeps of the stored history, moved on turn by turn (each dumping only what the
+    last one added), is what dumping the whole history at once gives: the same ids, the same last id, the same
+    messages from the last assistant one on."""
+    from uibridge.adapters import ag_ui
+    from uibridge.server.managed import AGUIStored
+
+    history = _build(names)
+    keyring = Keyring.of('views')
+    with collect_warnings():
+        whole = ag_ui.dump_messages(history, keyring=keyring)
+        kept = AGUIStored()
+        for step in sorted(steps):
+            kept.cover(history[: min(step, len(history))], keyring)
+        kept.cover(history, keyring)
+    assert kept.cursor.used == {message.id for message in whole}
+    assert kept.last_id == (whole[-1].id if whole else None)
+    last = max((i for i, message in enumerate(whole) if message.role == 'assistant'), default=0)
+    assert [m.model_dump() for m in kept.tail] == [m.model_dump() for m in whole[last:]]
+
+
+def _agui_body(thread: str, messages: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        'threadId': thread, 'runId': f'r{len(messages)}', 'messages': messages, 'tools': [], 'context': [],
+        'state': None, 'forwardedProps': None,
+    }  # fmt: skip
+
+
+class AGUIWork(Work):
+    """`Work`, and for AG-UI: the body's messages validated and loaded, the stored messages dumped (signing
+    each server-authored part: `sign_part`), the body's messages walked for the request limits, and those taken
+    one by one in Python to be counted or have their roles looked at."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        super().__init__(monkeypatch)
+        from uibridge.adapters import ag_ui
+        from uibridge.adapters.ag_ui import request as request_module
+        from uibridge.server import limits, managed
+
+        adapter = request_module.message_adapter
+        work = self
+
+        class Counted:
+            def validate_python(self, value: Any) -> Any:
+                work.counts['validated'] += 1
+                return adapter.validate_python(value)
+
+        monkeypatch.setattr(request_module, 'message_adapter', Counted())
+        load = ag_ui.load_messages
+        monkeypatch.setattr(ag_ui, 'load_messages', self._counted('loaded', load, lambda m, **_: len(m)))
+        dump_more = managed.dump_more
+        monkeypatch.setattr(managed, 'dump_more', self._counted('dumped', dump_more, lambda m, *_, **__: len(m)))
+        check = limits.check_message_limits
+        monkeypatch.setattr(managed_run, 'check_message_limits', self._counted('walked', check, lambda m, **_: len(m)))
+        # The body's messages taken one by one in Python (their roles looked at, their parts counted): only when
+        # one of them is not the common case, or the request is past a limit.
+        known_role = request_module.known_role
+        monkeypatch.setattr(request_module, 'known_role', self._counted('one by one', known_role, lambda *_: 1))
+        refuse_parts = limits._refuse_parts  # pyright: ignore[reportPrivateUsage]
+        monkeypatch.setattr(limits, '_refuse_parts', self._counted('one by one', refuse_parts, lambda m, _: len(m)))
+
+    def _counted(self, name: str, function: Callable[..., Any], size: Callable[..., int]) -> Callable[..., Any]:
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            self.counts[name] += size(*args, **kwargs)
+            return function(*args, **kwargs)
+
+        return wrapper
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize('kind', ['memory', 'sqlite'])
+async def test_an_agui_turn_costs_the_same_at_turn_5_and_at_turn_60(
+    kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`@ag-ui/client` sends the whole history with every run. Of the messages the server has already, only the
+    ids and roles are read: the messages validated, loaded, walked for the limits and dumped, the signatures
+    computed and the messages verified are the same for a turn at 60 as at 5."""
+    store = MemoryStore() if kind == 'memory' else SqliteStore(tmp_path / 'chats.db')
+    app = create_app(DemoAgent(delay=0), store=store, secret='views')
+    work = AGUIWork(monkeypatch)
+    per_turn: list[dict[str, int]] = []
+    held: list[dict[str, Any]] = []
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url='http://test') as client:
+        for turn in range(60):
+            # A prompt of each kind the demo plays, then the answer to the client tool call it asked for.
+            if turn % 4 == 3:
+                call = held[-1]['toolCalls'][0]
+                added = {'id': f't{turn}', 'role': 'tool', 'toolCallId': call['id'], 'content': '"noon"'}
+            else:
+                text = ['hello', 'weather', 'client'][turn % 4]
+                added = {'id': f'u{turn}', 'role': 'user', 'content': f'{text} {turn}'}
+            answer = await client.post('/ag-ui', json=_agui_body('chat', [*held, added]))
+            assert answer.status_code == 200 and 'RUN_FINISHED' in answer.text, answer.text[-300:]
+            assert 'MESSAGES_SNAPSHOT' not in answer.text  # the client holds every stored message
+            per_turn.append(work.take())
+            held = (await client.get('/ag-ui/chat')).json()  # what the client holds: the stored messages' ids
+            work.take()
+    await store.aclose()
+    assert len(held) >= 120
+    for offset in range(4):
+        kinds = per_turn[4 + offset :: 4]
+        assert all(counts == kinds[0] for counts in kinds), (offset, kinds[0], kinds[-1])
+    assert all('verify_part' not in counts for counts in per_turn)
+    assert all('one by one' not in counts for counts in per_turn), per_turn[-1]
+    # One message read of the whole body each turn (the new prompt, or the tool result), and of the stored ones
+    # only what the last turn added is dumped.
+    assert all(counts['validated'] == counts['walked'] == 1 for counts in per_turn[4:]), per_turn[4:8]
+    assert max(counts['dumped'] for counts in per_turn[4:]) <= 4

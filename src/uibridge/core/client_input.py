@@ -76,8 +76,12 @@ class BodyError(InputError):
         self.fault: BodyFault = fault
 
 
-def json_object(body: bytes | str) -> dict[str, Any]:
-    """`body` as the JSON object it holds, or a `BodyError` (see the module docstring for what is refused)."""
+def json_object(body: bytes | str, *, nesting_checked: bool = True) -> dict[str, Any]:
+    """`body` as the JSON object it holds, or a `BodyError` (see the module docstring for what is refused).
+
+    `nesting_checked=False`: for a caller that bounds the nesting of what it reads of the value itself (the
+    server's request limits walk, for a body of which it reads only part): no pass over the text beforehand,
+    and nesting deep enough to stop the decoder is the same `depth` refusal."""
     if isinstance(body, str):
         text = body
     else:
@@ -85,10 +89,13 @@ def json_object(body: bytes | str) -> dict[str, Any]:
             text = body.decode('utf-8')
         except UnicodeDecodeError:
             raise BodyError('encoding', 'the body is not valid UTF-8') from None
-    check_depth(text)
+    if nesting_checked:
+        check_depth(text)
     try:
         value = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
-    except (ValueError, RecursionError) as exc:
+    except RecursionError:
+        raise BodyError('depth', f'JSON nested deeper than {MAX_JSON_DEPTH} levels') from None
+    except ValueError as exc:
         # ValueError covers JSONDecodeError, NaN/Infinity and integers past Python's digit limit.
         detail = exc.msg if isinstance(exc, json.JSONDecodeError) else 'invalid JSON value'
         raise BodyError('syntax', f'invalid JSON: {detail}'[:200]) from None
@@ -124,6 +131,17 @@ def _finite_float(text: str) -> float:
     if value in (_INFINITY, -_INFINITY):
         raise ValueError('a number too large for a float')
     return value
+
+
+_STRICT = json.JSONDecoder(parse_constant=_refuse_constant, parse_float=_finite_float)
+
+scan_value = cast('Callable[[str, int], tuple[Any, int]]', vars(_STRICT)['scan_once'])
+"""One JSON value from an index of a text, as `json_object` reads it (`NaN`, `Infinity` and numbers too large
+for a float refused), and where it ends: for a caller that decodes a body a value at a time. Raises
+`StopIteration` where no value starts, `ValueError` for one refused, `RecursionError` for one too deep."""
+scan_string = cast('Callable[[str, int, bool], tuple[str, int]]', vars(json.decoder)['scanstring'])
+"""The JSON string whose text starts after the quote at an index (strict: no control characters), and where it
+ends."""
 
 
 def check_depth(text: str) -> None:

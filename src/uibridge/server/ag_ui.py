@@ -17,7 +17,7 @@ from ..core.provenance import Keyring
 from ..core.run import RunInput
 from ..core.stream import EventStreamEncoder
 from .endpoint import ChatEndpoint
-from .managed import ManagedInput, agui_input
+from .managed import CheckRead, ManagedInput, agui_input
 from .offload import json_array
 from .options import EndpointOptions
 from .run import Agent
@@ -29,6 +29,7 @@ class AGUIBinding:
     error_frame = b'data: {"type":"RUN_ERROR","message":"The run was interrupted."}\n\n'
     """What a resumed stream ends with when its producer ended it early or died."""
     chat_id_path = 'threadId'
+    reads_messages_late = True
 
     def parse(self, body: Mapping[str, Any]) -> tuple[AGUIRunRequest, RunInput]:
         request = parse_request(body)
@@ -48,8 +49,21 @@ class AGUIBinding:
             return _ServerStateFirst(encoder, run_input.state)
         return encoder
 
-    def managed_input(self, request: AGUIRunRequest, stored: Sequence[ModelMessage], keyring: Keyring) -> ManagedInput:
-        return agui_input(request, stored, keyring)
+    def parse_managed(self, body: Mapping[str, Any]) -> tuple[AGUIRunRequest, RunInput]:
+        """`@ag-ui/client` sends the whole history every run: of the messages the stored chat already has, only the
+        ids and roles are read (`agui_input` reads the rest)."""
+        request = parse_request(body, read_messages=False)
+        return request, request.run_input()
+
+    def managed_input(
+        self,
+        request: AGUIRunRequest,
+        stored: Sequence[ModelMessage],
+        keyring: Keyring,
+        kept: object = None,
+        check: CheckRead | None = None,
+    ) -> ManagedInput:
+        return agui_input(request, stored, keyring, kept, check)
 
     def with_snapshot(
         self, request: AGUIRunRequest, encoder: EventStreamEncoder, messages: Sequence[ModelMessage], keyring: Keyring
@@ -134,7 +148,8 @@ class _ServerStateFirst(_Wrapped):
 
 class AGUIEndpoint(ChatEndpoint[AGUIRunRequest]):
     """`POST` endpoint for an AG-UI `RunAgentInput`; see `ChatEndpoint` for the options. `run.request` is the
-    `AGUIRunRequest` (`.input` is the SDK's `RunAgentInput`: `context`, `forwardedProps`, ...)."""
+    `AGUIRunRequest` (`.input` is the SDK's `RunAgentInput`: `context`, `forwardedProps`, ...). With a store,
+    `.input.messages` holds only the messages the server read: those after the last one the chat already has."""
 
     def __init__(self, agent: Agent, **options: Unpack[EndpointOptions]) -> None:
         super().__init__(agent, AGUIBinding(), **options)

@@ -9,7 +9,7 @@ itself is read by `core.client_input.json_object`, the decoder the adapters' `pa
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from typing import Any
 
 from ..core.client_input import BodyError, json_object
@@ -82,9 +82,12 @@ async def read_body(receive: Receive, content_length: str | None, limit: int) ->
             return b''.join(chunks)
 
 
-def parse_json_object(body: bytes) -> dict[str, Any]:
-    """The body as a JSON object (`core.client_input.json_object`): 400 when it is not UTF-8, 422 for the rest."""
+def parse_json_object(
+    body: bytes, *, nesting_checked: bool = True, decode: Callable[[bytes], dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    """The body as a JSON object (`core.client_input.json_object`, or `decode`, which refuses as it does): 400 when
+    it is not UTF-8, 422 for the rest."""
     try:
-        return json_object(body)
+        return decode(body) if decode is not None else json_object(body, nesting_checked=nesting_checked)
     except BodyError as error:
         raise Rejected(400 if error.fault == 'encoding' else 422, error.message) from None

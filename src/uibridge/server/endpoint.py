@@ -31,37 +31,36 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
-from collections.abc import Generator, Iterable, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from functools import partial
 from typing import Any, Generic, Protocol, TypeVar
 
 import anyio
 
 from ..core.diagnostics import collect_warnings
 from ..core.errors import InputError
-from ..core.messages import ModelMessage
 from ..core.provenance import Keyring, Secret
 from ..core.run import RunInput, ToolApproval
 from ..core.sanitize import sanitize_verified
 from ..core.stream import EventStreamEncoder
-from ..core.verification import Verified, verify_history
+from ..core.verification import verify_history
 from . import limits
+from ._body_memo import BodyMemo
 from .approvals import ApprovalLedger, StoreLedger, first_uses, process_ledger, verify_approvals
 from .asgi import Receive, Scope, Send
 from .auth import ANONYMOUS, Authorize, RequestInfo
 from .body import Disconnected, Rejected, check_content_type, parse_json_object, read_body
 from .deployment import check_workers, declared_workers, report_unverified
 from .limits import AttachmentLimits, ChatLimits, Quota, QuotaRequest, RequestLimits, check_limits
+from .managed_run import run_managed, serve_chat
 from .offload import off_loop
 from .options import check_agent, check_async_hook, check_bool, check_positive, check_strings
-from .run import Agent, AgentRun, OnComplete, history_state
+from .run import Agent, AgentRun, Checked, OnComplete, history_state
 from .store import ChatStore, store_from_url
 from .stored_view import StoredViews
 from .streaming import stream_run
 from .telemetry import Observer, Telemetry, note_rejection, observe_run
-
-__all__ = ['DEFAULT_BODY_TIMEOUT', 'DEFAULT_MAX_BODY_BYTES', 'ChatEndpoint', 'Checked', 'ProtocolBinding']
 
 logger = logging.getLogger('uibridge.server')
 
@@ -88,21 +87,6 @@ class ProtocolBinding(Protocol[RequestT]):
     def encoder(self, request: RequestT, run_input: RunInput, keyring: Keyring) -> EventStreamEncoder:
         """A fresh encoder for this request's response stream, signing what it streams with `keyring`."""
         ...
-
-
-@dataclass
-class Checked(Generic[RequestT]):
-    """A request with its history verified: what a run is prepared from once the ledger has had its say."""
-
-    request: RequestT
-    run_input: RunInput
-    verified: Verified
-    approvals: list[ToolApproval]
-    """The approvals whose ids verified, not yet checked against the ledger."""
-    state: Any
-    """The server's state for this run (`AgentRun.state`)."""
-    settled: list[ModelMessage] = dataclasses.field(default_factory=list[ModelMessage])
-    """With a store: the stored history before `verified`'s, as the agent sees it (`stored_view`)."""
 
 
 class ChatEndpoint(Generic[RequestT]):
@@ -227,6 +211,8 @@ class ChatEndpoint(Generic[RequestT]):
             else StoreLedger(self.store)
         )
         self.observer = Observer(telemetry, agent, binding.name)
+        self.body_memo = BodyMemo()
+        """With a store: per principal and thread, the last AG-UI body's messages, as decoded (`_body_memo`)."""
         self.stored_views = StoredViews()
         """With a store: each chat's history as the agent sees it, settled once per commit (`stored_view`)."""
 
@@ -248,8 +234,6 @@ class ChatEndpoint(Generic[RequestT]):
             principal = await self._principal(scope, headers)
             chat_id = scope.get('path_params', {}).get('chat_id')
             if self.store is not None and isinstance(chat_id, str) and scope['method'] in ('GET', 'DELETE'):
-                from .managed_run import serve_chat
-
                 await serve_chat(self, chat_id, principal or ANONYMOUS, scope, receive, send)
                 return
             if scope['method'] != 'POST':
@@ -257,8 +241,6 @@ class ChatEndpoint(Generic[RequestT]):
             check_content_type(headers.get('content-type'), self.allowed_content_types)
             body = await self._read_body(receive, headers.get('content-length'))
             if self.store is not None:
-                from .managed_run import run_managed
-
                 await run_managed(self, body, principal or ANONYMOUS, headers, receive, send)
                 return
             # Parsing, loading and verifying a large body is CPU work in proportion to it: in a worker thread.
@@ -291,11 +273,29 @@ class ChatEndpoint(Generic[RequestT]):
 
     def parse_body(self, body: bytes) -> tuple[RequestT, RunInput]:
         """The body as the protocol's request and its run input (`Rejected` for anything it cannot take)."""
-        parsed = parse_json_object(body)
-        check_limits(parsed, self.limits)
-        request, run_input = self._parse(parsed)
-        self.attachment_limits.check(run_input.history)
+        request, run_input, _ = self.parse_body_with(body, self.binding.parse)
         return request, run_input
+
+    def parse_body_with(
+        self,
+        body: bytes,
+        parse: Callable[[Mapping[str, Any]], tuple[RequestT, RunInput]],
+        *,
+        later: bool = False,
+        principal: str | None = None,
+    ) -> tuple[RequestT, RunInput, int]:
+        """`parse_body` with another parser. With `later`, what the messages hold is left for the caller to check
+        (`limits.check_message_limits`) as it reads them, with the `max_json_values` budget returned, and with a
+        `principal` too, the messages the principal's last body on the thread had are taken as decoded then
+        (`_body_memo`)."""
+        # With `later`, the limits' walk bounds the nesting of what is read (`check_limits`): the body's text is not
+        # scanned for it beforehand, since most of it is not read.
+        decode = partial(self.body_memo.decode, principal=principal) if later and principal is not None else None
+        parsed = parse_json_object(body, nesting_checked=not later, decode=decode)
+        budget = check_limits(parsed, self.limits, later=later)
+        request, run_input = self._parse(parsed, parse)
+        self.attachment_limits.check(run_input.history)
+        return request, run_input, budget
 
     async def _principal(self, scope: Scope, headers: Mapping[str, str]) -> str | None:
         """The principal `authorize` names (401 when it refuses), or `None` without a hook."""
@@ -314,10 +314,12 @@ class ChatEndpoint(Generic[RequestT]):
         except TimeoutError:
             raise Rejected(408, f'the body did not arrive within {self.body_timeout:g} seconds') from None
 
-    def _parse(self, body: Mapping[str, Any]) -> tuple[RequestT, RunInput]:
+    def _parse(
+        self, body: Mapping[str, Any], parse: Callable[[Mapping[str, Any]], tuple[RequestT, RunInput]]
+    ) -> tuple[RequestT, RunInput]:
         try:
             with _warnings_logged(self.binding.name):
-                return self.binding.parse(body)
+                return parse(body)
         except InputError as error:
             raise Rejected(422, error.message, error.path) from None
         except RecursionError:

@@ -5,7 +5,9 @@ parts, a megabyte-long id that every derived id then repeats, a megabyte-long pa
 log line. `check_limits` walks the body once (each JSON value is visited once, so the walk is linear and
 itself bounded by `max_json_values`) and refuses, with a 413 naming the limit and where it was passed, what
 goes beyond any of them; an id that is not valid Unicode text (a lone surrogate), which no encoder can write
-once the `200` is out, is a 422.
+once the `200` is out, is a 422. A server that keeps the chat and reads only the messages it does not have
+(AG-UI, whose client sends the whole history every run) counts every message and part at once, and walks what a
+message holds when it reads it (`check_message_limits`), within the budget the rest of the body left.
 
 With a store, a chat is bounded too (`ChatLimits`): a run starts only when the chat, with what the client adds,
 stays within `max_chat_messages` and `max_chat_bytes`, else a 413 names the limit before anything is stored
@@ -25,8 +27,10 @@ string (a part's type, a role, a tool name, a media type) is bounded by `max_str
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+import operator
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Any, Literal, TypeAlias, cast
 
 from ..core.client_input import MAX_JSON_DEPTH, BodyError, check_depth
@@ -43,6 +47,7 @@ __all__ = [
     'QuotaRequest',
     'RequestLimits',
     'check_limits',
+    'check_message_limits',
 ]
 
 
@@ -220,8 +225,10 @@ def _is_id_key(key: str) -> bool:
     return key == 'id' or key.endswith(('Id', '_id'))
 
 
-def check_limits(body: dict[str, Any], limits: RequestLimits) -> None:
-    """Refuse (413, or 422 for an id no encoder can write) a body past any of `limits`."""
+def check_limits(body: dict[str, Any], limits: RequestLimits, *, later: bool = False) -> int:
+    """Refuse (413, or 422 for an id no encoder can write) a body past any of `limits`. With `later`, what the
+    messages hold is left for `check_message_limits` (their number and parts are counted now): for a server that
+    reads only some of them. Returns the `max_json_values` budget left."""
     messages = body.get('messages')
     if isinstance(messages, list):
         items = cast('list[Any]', messages)
@@ -229,41 +236,86 @@ def check_limits(body: dict[str, Any], limits: RequestLimits) -> None:
             raise Rejected(
                 413, f'more than {limits.max_messages} messages (max_messages)', 'messages', reason='max_messages'
             )
-        total = 0
-        for index, message in enumerate(items):
-            if not isinstance(message, dict):
+        _count_parts(items, limits)
+        if later:
+            # The list and each message count as a value now; what a message holds, when it is read.
+            envelope = {key: value for key, value in body.items() if key != 'messages'}
+            return _walk([(envelope, ())], limits, limits.max_json_values - 1 - len(items))
+    return _walk([(body, ())], limits, limits.max_json_values)
+
+
+_get: Callable[[Any, str], Any] = dict[Any, Any].get  # one C call a message, in `map`
+
+
+def _count_parts(items: list[Any], limits: RequestLimits) -> None:
+    # Every message of every request comes through here (with a store, the whole history each AG-UI run): the
+    # common case is counted in passes that each run in C (a part list's length looked at only where there is
+    # one); a request past a limit is counted again message by message, to name the first place it is passed.
+    objects = set(map(type, items)) <= {dict}
+    total = 0
+    for key in _PART_LISTS:
+        if objects and not any(map(operator.contains, items, repeat(key))):  # no message has the key
+            continue
+        values: list[Any] = list(map(_get, items, repeat(key))) if objects else [
+            cast('dict[str, Any]', message).get(key) if isinstance(message, dict) else None for message in items
+        ]  # fmt: skip
+        if list not in set(map(type, values)):
+            continue
+        counts = [len(cast('list[Any]', value)) if type(value) is list else 0 for value in values]
+        if max(counts) > limits.max_parts_per_message:
+            break
+        total += sum(counts)
+    else:
+        if total <= limits.max_parts:
+            return
+    _refuse_parts(items, limits)
+
+
+def _refuse_parts(items: list[Any], limits: RequestLimits) -> None:
+    total = 0
+    for index, message in enumerate(items):
+        if not isinstance(message, dict):
+            continue
+        for key in _PART_LISTS:
+            parts = cast('dict[str, Any]', message).get(key)
+            if not isinstance(parts, list):
                 continue
-            for key in _PART_LISTS:
-                parts = cast('dict[str, Any]', message).get(key)
-                if not isinstance(parts, list):
-                    continue
-                count = len(cast('list[Any]', parts))
-                if count > limits.max_parts_per_message:
-                    raise Rejected(
-                        413,
-                        f'more than {limits.max_parts_per_message} parts in one message (max_parts_per_message)',
-                        f'messages.{index}.{key}',
-                        reason='max_parts_per_message',
-                    )
-                total += count
-                if total > limits.max_parts:
-                    raise Rejected(
-                        413,
-                        f'more than {limits.max_parts} parts in the request (max_parts)',
-                        f'messages.{index}.{key}',
-                        reason='max_parts',
-                    )
-    _walk(body, limits)
+            count = len(cast('list[Any]', parts))
+            if count > limits.max_parts_per_message:
+                raise Rejected(
+                    413,
+                    f'more than {limits.max_parts_per_message} parts in one message (max_parts_per_message)',
+                    f'messages.{index}.{key}',
+                    reason='max_parts_per_message',
+                )
+            total += count
+            if total > limits.max_parts:
+                raise Rejected(
+                    413,
+                    f'more than {limits.max_parts} parts in the request (max_parts)',
+                    f'messages.{index}.{key}',
+                    reason='max_parts',
+                )
 
 
-def _walk(body: dict[str, Any], limits: RequestLimits) -> None:
+def check_message_limits(messages: Iterable[tuple[int, Any]], *, limits: RequestLimits, budget: int) -> int:
+    """What `check_limits(later=True)` left: the messages read (each with its index in the body), within the
+    `budget` it left (each message counted there already). Returns the budget left."""
+    return _walk([(message, ('messages', index)) for index, message in messages], limits, budget, counted=True)
+
+
+def _walk(
+    roots: list[tuple[Any, tuple[str | int, ...]]], limits: RequestLimits, budget: int, *, counted: bool = False
+) -> int:
     # An explicit stack: (value, path, inside text content). Paths are kept as tuples and joined only for an
-    # error, so the walk costs one tuple per container.
-    budget = limits.max_json_values
-    stack: list[tuple[Any, tuple[str | int, ...], bool]] = [(body, (), False)]
+    # error, so the walk costs one tuple per container. `counted`: the roots were counted already.
+    stack: list[tuple[Any, tuple[str | int, ...], bool]] = [(value, path, False) for value, path in reversed(roots)]
+    budget += len(roots) if counted else 0
     while stack:
         value, path, in_content = stack.pop()
         budget -= 1
+        if len(path) >= MAX_JSON_DEPTH:  # a container at this path is nested one level deeper than its path is long
+            raise Rejected(422, f'JSON nested deeper than {MAX_JSON_DEPTH} levels')
         if isinstance(value, dict):
             for key, item in cast('dict[str, Any]', value).items():
                 if isinstance(item, str):
@@ -289,6 +341,7 @@ def _walk(body: dict[str, Any], limits: RequestLimits) -> None:
                 f'more than {limits.max_json_values} JSON values in the body (max_json_values)',
                 reason='max_json_values',
             )
+    return budget
 
 
 def _embedded_values(text: str, path: tuple[str | int, ...]) -> int:

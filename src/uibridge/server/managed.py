@@ -11,7 +11,11 @@ only where the client adds it:
 - AG-UI: the messages after the last one whose id the server stored (all of them when none is known), and of
   those only user prompts and tool results after the last message a client cannot author (assistant,
   reasoning, system, developer: what precedes such a message in a client's list is not its own input).
-  The last user prompt is the new prompt. `resume` answers are verified as always.
+  The last user prompt is the new prompt. `resume` answers are verified as always. `@ag-ui/client` sends the
+  whole history every run: of the messages before those, only the ids and roles are read (the store's copy is
+  the one used, so what a client's copy holds is not validated, loaded or walked for the request limits), and
+  the stored history's ids are kept per chat, dumped once per message (`AGUIStored`): a turn reads and dumps
+  what it adds, not the chat.
 
 Whatever else the client sends (an earlier history, edited answers, forged calls) is ignored. The merged
 history then goes through the same verification as client-held history, with every stored part trusted as the
@@ -21,15 +25,19 @@ before (a tool result only for an open call to a client tool, an approval only f
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeAlias
+
+from ag_ui.core import Message, ToolMessage
 
 from ..adapters import ag_ui, vercel_ai
 from ..adapters.ag_ui import AGUIRunRequest
 from ..adapters.ag_ui._wire import METADATA_KEY as AGUI_BOOKKEEPING_KEY
+from ..adapters.ag_ui.dump import DumpCursor, dump_more
 from ..adapters.vercel_ai import VercelChatRequest
 from ..adapters.vercel_ai._provider_metadata import SIDECAR_KEY as VERCEL_BOOKKEEPING_KEY
+from ..core.errors import InputError
 from ..core.messages import (
     ModelMessage,
     ModelRequest,
@@ -46,8 +54,6 @@ from ..core.provenance import Keyring
 from ..core.trusted import replace
 from ..core.verification import SignatureClaims
 
-__all__ = ['ManagedInput', 'agui_input', 'for_the_agent', 'kept_input', 'stored_claims', 'vercel_input']
-
 
 @dataclass
 class ManagedInput:
@@ -61,6 +67,8 @@ class ManagedInput:
     """The client's signature claims on `added`."""
     behind: bool = False
     """AG-UI: the client does not hold the last stored message (a reload, another tab): it gets a snapshot."""
+    index: object = None
+    """What the protocol keeps of the stored history for the chat's next turn (AG-UI: `AGUIStored`)."""
 
 
 def stored_claims(messages: Sequence[ModelMessage], claims: SignatureClaims) -> None:
@@ -187,28 +195,79 @@ def vercel_input(request: VercelChatRequest, stored: Sequence[ModelMessage], key
 
 _CLIENT_ROLES = frozenset({'user', 'tool'})
 
+CheckRead: TypeAlias = Callable[[Sequence[tuple[int, Any]]], object]
+"""What checks the messages a binding reads late against the request limits (each with its index in the body)."""
 
-def agui_input(request: AGUIRunRequest, stored: Sequence[ModelMessage], keyring: Keyring) -> ManagedInput:
-    """The stored messages' ids are the ones `GET {api}/{threadId}` gives them (dumped with `keyring`)."""
-    dumped = ag_ui.dump_messages(stored, keyring=keyring)
-    stored_ids = [message.id for message in dumped]
-    known = set(stored_ids)
-    messages = request.input.messages
-    start = 0
-    for index, message in enumerate(messages):
-        if message.id in known or message.role not in _CLIENT_ROLES:
-            start = index + 1
-    candidates = list(messages[start:])
+
+@dataclass
+class AGUIStored:
+    """What a managed AG-UI turn needs of the stored history as `GET {api}/{threadId}` dumps it: the ids (which of
+    the client's messages the server already has), and the dumped messages from the last assistant one on (what a
+    client's tool message loads after). Kept per chat with the settled view (`stored_view`), under the store's
+    revision of the history, and moved on by dumping only what each turn added (`dump_more`: the same ids as a
+    whole dump, the new parts signed once)."""
+
+    cursor: DumpCursor = field(default_factory=DumpCursor)
+    last_id: str | None = None
+    tail: list[Message] = field(default_factory=list[Message])
+
+    def cover(self, stored: Sequence[ModelMessage], keyring: Keyring) -> None:
+        """Dump the stored messages past those covered (`stored` being the history those were the start of)."""
+        added = dump_more(stored[self.cursor.count :], self.cursor, keyring=keyring)
+        if not added:
+            return
+        self.last_id = added[-1].id
+        assistant = next((i for i in range(len(added) - 1, -1, -1) if added[i].role == 'assistant'), None)
+        self.tail = added[assistant:] if assistant is not None else [*self.tail, *added]
+
+
+def agui_input(
+    request: AGUIRunRequest,
+    stored: Sequence[ModelMessage],
+    keyring: Keyring,
+    kept: object = None,
+    check: CheckRead | None = None,
+) -> ManagedInput:
+    """The stored messages' ids are the ones `GET {api}/{threadId}` gives them (dumped with `keyring`). `kept`: the
+    `AGUIStored` the chat's last turn here left (`ManagedInput.index`), when the claim found the history it left.
+
+    Of a request parsed with `read_messages=False`, only the messages from the last one the server has or the
+    client could not author on are read (validated, loaded): what precedes them is the stored history's place,
+    and the store's copy of it is the one used. `check` sees each message read, with its index in the body, first."""
+    index = kept if isinstance(kept, AGUIStored) and kept.cursor.count <= len(stored) else AGUIStored()
+    index.cover(stored, keyring)
+    known = index.cursor.used
+    unread = request.unread
+    ids = unread.ids if unread is not None else [message.id for message in request.input.messages]
+    roles = unread.roles if unread is not None else [message.role for message in request.input.messages]
+    # What the client adds starts after the last message the server has or the client could not author: looked
+    # for from the end, so that a turn looks at what it adds, not at the history before it.
+    start = len(ids)
+    while start and ids[start - 1] not in known and roles[start - 1] in _CLIENT_ROLES:
+        start -= 1
+    if unread is not None:
+        if check is not None:
+            check(list(zip(unread.indexes[start:], unread.raw[start:], strict=True)))
+        read = request.read_messages(start)
+    else:
+        read = request.input.messages[start:]
+    body_indexes = request.message_indexes[-len(read) :] if read else []
     # One new prompt a run: the last user message (earlier ones in the list are not the client's new input).
-    users = [index for index, message in enumerate(candidates) if message.role == 'user']
-    candidates = [m for i, m in enumerate(candidates) if m.role == 'tool' or (users and i == users[-1])]
-    result = ManagedInput(prefix=len(stored))
-    result.behind = bool(stored_ids) and stored_ids[-1] not in {message.id for message in messages}
-    if candidates:
+    users = [position for position, message in enumerate(read) if message.role == 'user']
+    taken = [i for i, m in enumerate(read) if m.role == 'tool' or (users and i == users[-1])]
+    result = ManagedInput(prefix=len(stored), index=index)
+    result.behind = index.last_id is not None and index.last_id not in ids
+    if taken:
         # A tool message loads only after the assistant message with its call: the stored one (from the last
         # stored assistant message on) goes first, and of what loads only the candidates' parts are taken.
-        context = next((i for i in range(len(dumped) - 1, -1, -1) if dumped[i].role == 'assistant'), len(dumped))
-        answered = {m.tool_call_id for m in candidates if m.role == 'tool'}
-        loaded = ag_ui.load_messages([*dumped[context:], *candidates], claims=result.claims)
+        context = index.tail
+        candidates = [read[i] for i in taken]
+        answered = {m.tool_call_id for m in candidates if isinstance(m, ToolMessage)}
+        try:
+            loaded = ag_ui.load_messages([*context, *candidates], claims=result.claims)
+        except InputError as error:
+            # Located at the candidate's index in the body, as the client numbered it.
+            numbered = [-1] * len(context) + [body_indexes[i] for i in taken]
+            raise error.renumbered(numbered).at('messages') from None
         result.added = _client_parts(loaded, prompts=True, answered=answered)
     return result

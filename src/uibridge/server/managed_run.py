@@ -4,7 +4,9 @@ A run, in order:
 1. the body parsed and limited as always (in a worker thread when large), its chat id checked
    (`CHAT_ID_RULE`: 422);
 2. the chat claimed for this run (`ChatBusy`: 409; another principal's chat: 404), with its history, its
-   state and their sizes as of now; then the `quota` hook asked;
+   state and their sizes as of now; then the `quota` hook asked. A binding that reads the client's messages
+   once it has the stored history (AG-UI) reads and checks them before a chat that does not exist yet is
+   created, so that a refused first turn leaves no chat behind;
 3. the run's history: the stored one (cut for regenerate and edit) plus what the client adds (`managed`),
    checked against the chat limits (413, nothing stored), verified, its approvals checked against the
    store's ledger, and sanitized as client input always is. The agent's `run.state` is the chat's stored
@@ -27,43 +29,94 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from contextlib import suppress
+from contextlib import AbstractContextManager, suppress
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import anyio
 
 from ..core.diagnostics import collect_warnings
 from ..core.messages import ModelMessage
 from ..core.provenance import Keyring
-from ..core.run import ToolApproval
+from ..core.run import RunInput, ToolApproval
 from ..core.sanitize import sanitize_verified
 from ..core.stream import EventStreamEncoder
 from ..core.verification import SignatureClaims, verify_history
-from .approvals import first_uses
+from .approvals import ApprovalLedger, first_uses
 from .asgi import Receive, Send
 from .body import Rejected
-from .managed import ManagedInput, for_the_agent, kept_input, stored_claims
+from .limits import AttachmentLimits, ChatLimits, RequestLimits, check_message_limits
+from .managed import CheckRead, ManagedInput, for_the_agent, kept_input, stored_claims
 from .offload import in_worker, off_loop
 from .resume import Detached, Stoppable, serve_stream
-from .run import AgentRun, history_state
+from .run import Agent, AgentRun, Checked, history_state
 from .store import CHAT_ID_RULE, KEEP_STATE, ChatBusy, ChatNotFound, ChatStore, RunClaim, StoreError, is_chat_id
 from .store._history_rows import encode_messages
-from .stored_view import Settled, window_start
+from .stored_view import Settled, StoredViews, window_start
 from .streaming import stream_run
 from .telemetry import observe_run
-
-if TYPE_CHECKING:
-    from .endpoint import ChatEndpoint, Checked
-
-__all__ = ['StoredBinding', 'run_managed', 'serve_chat']
 
 logger = logging.getLogger('uibridge.server')
 
 
 _COMMIT_TIMEOUT = 30.0
 _RESPONSE_PIECE = 1024 * 1024
+
+
+class Endpoint(Protocol):
+    """What a managed run uses of the endpoint serving it (`ChatEndpoint`, which dispatches to this module)."""
+
+    @property
+    def binding(self) -> object: ...
+    @property
+    def store(self) -> ChatStore | None: ...
+    @property
+    def keyring(self) -> Keyring: ...
+    @property
+    def stored_views(self) -> StoredViews: ...
+    @property
+    def limits(self) -> RequestLimits: ...
+    @property
+    def chat_limits(self) -> ChatLimits: ...
+    @property
+    def attachment_limits(self) -> AttachmentLimits: ...
+    @property
+    def approval_ledger(self) -> ApprovalLedger: ...
+    @property
+    def agent(self) -> Agent: ...
+    @property
+    def keep_alive(self) -> float | None: ...
+    @property
+    def expose_errors(self) -> bool: ...
+    @property
+    def strip_system_prompts(self) -> bool: ...
+    @property
+    def allowed_file_url_schemes(self) -> tuple[str, ...]: ...
+
+    def parse_body_with(
+        self,
+        body: bytes,
+        parse: Callable[[Mapping[str, Any]], tuple[Any, RunInput]],
+        *,
+        later: bool = False,
+        principal: str | None = None,
+    ) -> tuple[Any, RunInput, int]: ...
+
+    async def check_quota(
+        self,
+        chat_id: str,
+        principal: str | None,
+        headers: Mapping[str, str],
+        body_bytes: int,
+        *,
+        stored: Sequence[int] | None = None,
+    ) -> None: ...
+
+    def preparing(self) -> AbstractContextManager[None]: ...
+    def check(self, request: Any, run_input: RunInput) -> Checked[Any]: ...
+    def finish(self, checked: Checked[Any], approvals: list[ToolApproval]) -> tuple[AgentRun, EventStreamEncoder]: ...
+    async def complete(self, encoder: EventStreamEncoder, run: AgentRun) -> None: ...
 
 
 class StoredBinding:
@@ -73,8 +126,24 @@ class StoredBinding:
     error_frame: bytes
     chat_id_path: str
     """Where the chat id is in the protocol's request (Vercel `id`, AG-UI `threadId`)."""
+    reads_messages_late: bool
+    """Whether `parse_managed` leaves the messages for `managed_input` to read (and check against the request
+    limits, with the `check` it is given), once it knows which of them the stored history already has."""
 
-    def managed_input(self, request: Any, stored: Sequence[ModelMessage], keyring: Keyring) -> ManagedInput:
+    def parse_managed(self, body: Mapping[str, Any]) -> tuple[Any, RunInput]:
+        """`parse`, reading no more of the client's messages than `managed_input` needs of them before it has the
+        stored history."""
+        raise NotImplementedError
+
+    def managed_input(
+        self,
+        request: Any,
+        stored: Sequence[ModelMessage],
+        keyring: Keyring,
+        kept: object = None,
+        check: CheckRead | None = None,
+    ) -> ManagedInput:
+        """`kept`: the `ManagedInput.index` of the chat's last turn, when the claimed history is the one it left."""
         raise NotImplementedError
 
     def with_snapshot(
@@ -91,21 +160,29 @@ class StoredBinding:
         raise NotImplementedError
 
 
-def _stored_binding(endpoint: ChatEndpoint[Any]) -> StoredBinding:
+def _stored_binding(endpoint: Endpoint) -> StoredBinding:
     binding: Any = endpoint.binding
-    needed = ('managed_input', 'with_snapshot', 'dump_json', 'stamp', 'chat_id_path')
+    needed = (
+        'parse_managed',
+        'reads_messages_late',
+        'managed_input',
+        'with_snapshot',
+        'dump_json',
+        'stamp',
+        'chat_id_path',
+    )
     if not all(hasattr(binding, name) for name in needed):
-        raise TypeError(f'the {endpoint.binding.name} binding does not support server-managed history')
+        raise TypeError(f'the {binding.name} binding does not support server-managed history')
     return binding
 
 
-def _store(endpoint: ChatEndpoint[Any]) -> ChatStore:
+def _store(endpoint: Endpoint) -> ChatStore:
     assert endpoint.store is not None
     return endpoint.store
 
 
 async def serve_chat(
-    endpoint: ChatEndpoint[Any], chat_id: str, principal: str, scope: Mapping[str, Any], receive: Receive, send: Send
+    endpoint: Endpoint, chat_id: str, principal: str, scope: Mapping[str, Any], receive: Receive, send: Send
 ) -> None:
     """`GET {api}/{chatId}` (the stored messages, in the protocol), `GET {api}/{chatId}/stream` (resume) and
     `DELETE {api}/{chatId}/stream` (stop the running run, from any process)."""
@@ -148,7 +225,7 @@ async def serve_chat(
 
 
 async def run_managed(
-    endpoint: ChatEndpoint[Any],
+    endpoint: Endpoint,
     body: bytes,
     principal: str,
     headers: Mapping[str, str],
@@ -158,11 +235,22 @@ async def run_managed(
     store = _store(endpoint)
     binding = _stored_binding(endpoint)
     views = endpoint.stored_views
-    request, run_input = await off_loop(endpoint.parse_body, body, size=len(body))
+    late = binding.reads_messages_late
+    parse = partial(endpoint.parse_body_with, parse=binding.parse_managed, later=late, principal=principal)
+    request, run_input, budget = await off_loop(parse, body, size=len(body))
     if not is_chat_id(run_input.thread_id):
         raise Rejected(422, f'a chat id is {CHAT_ID_RULE}', binding.chat_id_path)
+    first: ManagedInput | None = None
     try:
-        claim = await store.claim(run_input.thread_id, principal, create=True)
+        try:
+            # A binding that reads the client's messages once it has the stored history checks what they add
+            # only then: on a chat that does not exist yet, before creating it, so that a refusal leaves none.
+            claim = await store.claim(run_input.thread_id, principal, create=not binding.reads_messages_late)
+        except ChatNotFound:
+            if not binding.reads_messages_late:
+                raise
+            first = await off_loop(_check_first, endpoint, binding, request, budget, size=len(body))
+            claim = await store.claim(run_input.thread_id, principal, create=True)
     except ChatBusy:
         raise Rejected(409, 'this chat has a run in progress') from None
     except ChatNotFound:
@@ -172,7 +260,7 @@ async def run_managed(
         await endpoint.check_quota(claim.chat_id, principal, headers, len(body), stored=claim.sizes)
         # Checking costs what the views kept for the chat do not already cover (all of it on a first turn).
         size = sum(claim.sizes[views.settled_up_to(claim) :]) + len(body)
-        prepared = await off_loop(_prepare, endpoint, binding, request, run_input, claim, size=size)
+        prepared = await off_loop(_prepare, endpoint, binding, request, run_input, claim, budget, first, size=size)
         approvals = await first_uses(prepared.checked.approvals, endpoint.approval_ledger)
         run, encoder = await off_loop(_finish, endpoint, binding, prepared, approvals, size=size)
         run.principal = principal
@@ -191,7 +279,8 @@ async def run_managed(
             messages = prepared.added + produced
             committed = await _commit(store, claim, messages, replace_from, state if found else KEEP_STATE)
             if committed:
-                views.committed(claim, prepared.cut, prepared.settled)
+                index = prepared.managed.index if prepared.managed.prefix == len(claim.messages) else None
+                views.committed(claim, prepared.cut, prepared.settled, index)
 
         with observe_run(run, encoder):
             await _stream(endpoint, store, claim, run, encoder, receive, send, commit_run)
@@ -220,16 +309,39 @@ class _Prepared:
     settled: Settled
 
 
+def _check_first(endpoint: Endpoint, binding: StoredBinding, request: Any, budget: int) -> ManagedInput:
+    """What the client adds to a chat with no stored history, read and checked against the request, attachment and
+    chat limits (what `_prepare` checks of it)."""
+    with endpoint.preparing():
+        check = partial(check_message_limits, limits=endpoint.limits, budget=budget)
+        managed = binding.managed_input(request, [], endpoint.keyring, None, check)
+        endpoint.attachment_limits.check(managed.added)
+        endpoint.chat_limits.check([], [len(item) for item in encode_messages(managed.added)])
+    return managed
+
+
 def _prepare(
-    endpoint: ChatEndpoint[Any], binding: StoredBinding, request: Any, run_input: Any, claim: RunClaim
+    endpoint: Endpoint,
+    binding: StoredBinding,
+    request: Any,
+    run_input: Any,
+    claim: RunClaim,
+    budget: int,
+    first: ManagedInput | None = None,
 ) -> _Prepared:
     """The stored history (cut for regenerate and edit) and what the client adds, within the chat limits: the
     stored part before its last response as the endpoint settled it (`stored_view`; settled here, once, when it
     has not), the rest with the additions checked as client input always is, every stored part trusted as the
     server's own. In one call, so that it can run in a worker thread when it is large."""
     with endpoint.preparing():
-        managed = binding.managed_input(request, claim.messages, endpoint.keyring)
+        if first is not None and not claim.messages:
+            managed = first  # read and checked before the claim, against the same (empty) history
+        else:
+            kept = endpoint.stored_views.index(claim)
+            check = partial(check_message_limits, limits=endpoint.limits, budget=budget)
+            managed = binding.managed_input(request, claim.messages, endpoint.keyring, kept, check)
         history = claim.messages[: managed.prefix]
+        endpoint.attachment_limits.check(managed.added)
         endpoint.chat_limits.check(
             claim.sizes[: managed.prefix], [len(item) for item in encode_messages(managed.added)]
         )
@@ -248,7 +360,7 @@ def _prepare(
     return _Prepared(managed, checked, kept_input(managed.added, checked.verified.messages), cut, history, settled)
 
 
-def _settle(endpoint: ChatEndpoint[Any], stored: Sequence[ModelMessage]) -> list[ModelMessage]:
+def _settle(endpoint: Endpoint, stored: Sequence[ModelMessage]) -> list[ModelMessage]:
     """Part of the stored history as the agent sees it: trusted (`stored_claims`), made well formed and sanitized
     as any history is, the open calls of its last response dropped (the next response leaves them behind)."""
     stored = for_the_agent(stored)
@@ -264,7 +376,7 @@ def _settle(endpoint: ChatEndpoint[Any], stored: Sequence[ModelMessage]) -> list
 
 
 def _finish(
-    endpoint: ChatEndpoint[Any], binding: StoredBinding, prepared: _Prepared, approvals: list[ToolApproval]
+    endpoint: Endpoint, binding: StoredBinding, prepared: _Prepared, approvals: list[ToolApproval]
 ) -> tuple[AgentRun, EventStreamEncoder]:
     run, encoder = endpoint.finish(prepared.checked, approvals)
     if run.input is not None:  # the request as loaded: the stored history and what the client added to it
@@ -280,7 +392,7 @@ def _finish(
 
 
 async def _stream(
-    endpoint: ChatEndpoint[Any],
+    endpoint: Endpoint,
     store: ChatStore,
     claim: RunClaim,
     run: AgentRun,

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias
+from typing import Any, Generic, Literal, TypeAlias, TypeVar
 
 from ..core.events import STATE_METADATA_KEY, AgentEvent
 from ..core.messages import ModelMessage, ModelRequest, ModelResponse, ToolCallPart, ToolReturnPart
 from ..core.run import ClientTool, RunInput, ToolApproval
-from ..core.verification import pending_tool_calls
+from ..core.verification import Verified, pending_tool_calls
 
 RunStatus: TypeAlias = Literal['running', 'finished', 'failed', 'cancelled']
 
@@ -113,3 +113,21 @@ Agent: TypeAlias = Callable[[AgentRun], AsyncIterator[AgentEvent | ModelMessage]
 OnComplete: TypeAlias = Callable[[list[ModelMessage], AgentRun], Awaitable[None]]
 """Called once per run after the stream ended, however it ended, with the new messages the run produced
 (partial ones included when it was cancelled or failed; `run.status` says which): the place to persist."""
+
+
+RequestT = TypeVar('RequestT')
+
+
+@dataclass
+class Checked(Generic[RequestT]):
+    """A request with its history verified: what a run is prepared from once the ledger has had its say."""
+
+    request: RequestT
+    run_input: RunInput
+    verified: Verified
+    approvals: list[ToolApproval]
+    """The approvals whose ids verified, not yet checked against the ledger."""
+    state: Any
+    """The server's state for this run (`AgentRun.state`)."""
+    settled: list[ModelMessage] = field(default_factory=list[ModelMessage])
+    """With a store: the stored history before `verified`'s, as the agent sees it (`stored_view`)."""

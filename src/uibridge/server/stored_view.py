@@ -56,6 +56,8 @@ class _View:
     cut: int
     settled: tuple[ModelMessage, ...]
     state: tuple[bool, Any]
+    index: object
+    """What the protocol keeps of the history for the next turn (`ManagedInput.index`), or `None`."""
 
 
 class StoredViews:
@@ -89,10 +91,16 @@ class StoredViews:
         view = self._views.get(claim.chat_id)
         return view.cut if view is not None and view.revision == claim.revision else 0
 
-    def committed(self, claim: RunClaim, cut: int, settled: Settled) -> None:
+    def index(self, claim: RunClaim) -> object:
+        """What the protocol kept of the claimed history (`ManagedInput.index`), if it is of that history."""
+        view = self._views.get(claim.chat_id)
+        return view.index if view is not None and view.revision == claim.revision else None
+
+    def committed(self, claim: RunClaim, cut: int, settled: Settled, index: object = None) -> None:
         """`claim` committed, leaving `history[:cut]` as it was (a commit replaces the history only from the run's
-        prefix on, which is at or after `cut`): keep its settled view for the chat's next claim."""
+        prefix on, which is at or after `cut`): keep its settled view for the chat's next claim, and `index`, what
+        the protocol keeps of the history up to the run's prefix."""
         self._views.pop(claim.chat_id, None)
-        self._views[claim.chat_id] = _View(claim.run_id, cut, tuple(settled.messages), settled.state)
+        self._views[claim.chat_id] = _View(claim.run_id, cut, tuple(settled.messages), settled.state, index)
         while len(self._views) > self.max_chats:
             self._views.popitem(last=False)

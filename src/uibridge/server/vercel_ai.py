@@ -21,7 +21,7 @@ from ..core.provenance import Keyring
 from ..core.run import RunInput
 from ..core.stream import EventStreamEncoder
 from .endpoint import ChatEndpoint
-from .managed import ManagedInput, vercel_input
+from .managed import CheckRead, ManagedInput, vercel_input
 from .offload import json_array
 from .options import EndpointOptions, VercelAIOptions, check_sdk_version
 from .run import Agent
@@ -33,6 +33,7 @@ class VercelAIBinding:
     error_frame = b'data: {"type":"error","errorText":"The answer was interrupted."}\n\n'
     """What a resumed stream ends with when its producer ended it early or died."""
     chat_id_path = 'id'
+    reads_messages_late = False
 
     def __init__(self, sdk_version: SdkVersion = 7) -> None:
         self.sdk_version: SdkVersion = sdk_version
@@ -53,8 +54,16 @@ class VercelAIBinding:
             state=run_input.state,
         )
 
+    def parse_managed(self, body: Mapping[str, Any]) -> tuple[VercelChatRequest, RunInput]:
+        return self.parse(body)  # `useChat` with a store sends its new message only
+
     def managed_input(
-        self, request: VercelChatRequest, stored: Sequence[ModelMessage], keyring: Keyring
+        self,
+        request: VercelChatRequest,
+        stored: Sequence[ModelMessage],
+        keyring: Keyring,
+        kept: object = None,
+        check: CheckRead | None = None,
     ) -> ManagedInput:
         return vercel_input(request, stored, keyring)
 

@@ -8,7 +8,7 @@ place in the JSON as the client numbered it (skipped items included) and whose m
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any, cast
 
 import pydantic
@@ -48,18 +48,10 @@ def prefilter_message(raw: Any, path: str) -> tuple[Any, list[int] | None] | Non
     return message, None
 
 
-def client_numbered(
-    error: InputError, kept: Sequence[int], part_indexes: Sequence[list[int] | None] | None = None
-) -> InputError:
-    """`error`, located inside the messages `prefilter_message` kept (`<position>.<rest>`), at the index the
-    client gave the message, and at the client's index of the content part where parts were skipped."""
-    head, below = error.split()
-    if not head.isdigit() or int(head) >= len(kept):
-        return error
-    position = int(head)
-    if part_indexes is not None:
-        below = client_part_numbered(below, part_indexes[position])
-    return below.at(kept[position])
+def known_role(raw: Any, path: str) -> bool:
+    """Whether `raw` is not a message of a role this version does not know (that one is skipped, with a warning)."""
+    role = cast('Mapping[str, Any]', raw).get('role') if isinstance(raw, Mapping) else None
+    return not _unknown(role, ROLES, path, 'a message with role', 'which this version of AG-UI does not know.')
 
 
 def client_part_numbered(error: InputError, part_indexes: list[int] | None) -> InputError:

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any, cast
 
 import pydantic
@@ -88,11 +89,32 @@ _to_json = pydantic_core.to_json
 def dump_messages(messages: Sequence[m.ModelMessage], *, keyring: Keyring | None = None) -> list[Message]:
     """`messages` as AG-UI messages, every server-authored part signed with `keyring` (`None`: the process's
     `default_keyring()`)."""
+    return dump_more(messages, DumpCursor(), keyring=keyring)
+
+
+@dataclass
+class DumpCursor:
+    """Where a dump of a history's first `count` messages left off: what dumping the ones after it needs to give
+    what dumping the whole history gives (an id is unique in the history, and derived from its place in it)."""
+
+    count: int = 0
+    """The messages dumped so far."""
+    used: set[str] = field(default_factory=set[str])
+    """Every id the dumped messages got."""
+    after_request: bool = False
+    """Whether the last message dumped was a request (a request after a request is marked as a new one)."""
+
+
+def dump_more(
+    messages: Sequence[m.ModelMessage], cursor: DumpCursor, *, keyring: Keyring | None = None
+) -> list[Message]:
+    """The messages of a history that follow the `cursor.count` a dump already covered, as dumping the whole
+    history writes them; `cursor` is moved past them. A server keeping a chat dumps only what each turn added."""
     signer = Keyring.of(keyring)
     result: list[Message] = []
-    used: set[str] = set()
-    previous_was_request = False
-    for index, message in enumerate(messages):
+    used = cursor.used
+    previous_was_request = cursor.after_request
+    for index, message in enumerate(messages, cursor.count):
         if isinstance(message, m.ModelRequest):
             drafts = _request_drafts(message, signer, follows_request=previous_was_request)
             previous_was_request = True
@@ -121,6 +143,8 @@ def dump_messages(messages: Sequence[m.ModelMessage], *, keyring: Keyring | None
             result.append(_finish(draft, message_id, entry))
         if activity:  # after the message's last AG-UI message
             result.extend(a for position in sorted(activity) for a in activity[position])
+    cursor.count += len(messages)
+    cursor.after_request = previous_was_request
     return result
 
 

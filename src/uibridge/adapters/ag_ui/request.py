@@ -20,20 +20,36 @@ message and the JSON path in the body as the client sent it (indexes count skipp
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Any, cast
 
 import pydantic
-from ag_ui.core import RunAgentInput
+from ag_ui.core import Message, RunAgentInput
 
 from ...core.client_input import request_object
 from ...core.errors import InputError
 from ...core.run import ClientTool, RunInput, ToolApproval
 from ...core.verification import SignatureClaims
-from ._validation import client_numbered, prefilter_message, validation_error
+from ._validation import ROLES as _ROLES
+from ._validation import client_part_numbered, known_role, prefilter_message, validation_error
 from ._wire import message_adapter
 from .load import load_messages
+
+
+@dataclass(frozen=True, slots=True)
+class UnreadMessages:
+    """The body's messages as `parse_request(read_messages=False)` leaves them: of each, only that it is an object
+    with a string id and a role this version knows is checked (a message of an unknown role is skipped, with a
+    warning, as always). Parallel lists, one item per message kept."""
+
+    raw: list[Any]
+    """Each message as the client sent it."""
+    ids: list[str]
+    roles: list[str]
+    indexes: list[int]
+    """Each message's index in the body."""
 
 
 @dataclass(frozen=True)
@@ -42,6 +58,21 @@ class AGUIRunRequest:
     """The validated body."""
     message_indexes: list[int] = field(default_factory=list[int])
     """For each message in `input.messages`, its index in the body the client sent."""
+    unread: UnreadMessages | None = None
+    """With `parse_request(read_messages=False)`: the body's messages, of which only the id and role are checked
+    (`input.messages` is empty until `read_messages`)."""
+
+    def read_messages(self, start: int) -> list[Message]:
+        """Validate the `unread` messages from `start` on, which become `input.messages` (`InputError` at the
+        client's path for one that does not validate): a server that keeps the chat reads no more of the body
+        than what it takes from it."""
+        if self.unread is None:
+            return self.input.messages[start:]
+        indexes = self.unread.indexes[start:]
+        read = [_read(raw, index) for raw, index in zip(self.unread.raw[start:], indexes, strict=True)]
+        self.input.messages = read
+        self.message_indexes[:] = indexes
+        return read
 
     @property
     def protocol_version(self) -> str | None:
@@ -96,42 +127,68 @@ def _approval(interrupt_id: str, status: str, payload: Any) -> ToolApproval:
     )
 
 
-def parse_request(body: bytes | str | Mapping[str, Any]) -> AGUIRunRequest:
+def parse_request(body: bytes | str | Mapping[str, Any], *, read_messages: bool = True) -> AGUIRunRequest:
+    """The body validated as a `RunAgentInput`. With `read_messages=False`, of each message only its id and role
+    are checked (`AGUIRunRequest.unread`), for a server whose stored chat is the authority on what it already has
+    and that reads the rest (`AGUIRunRequest.read_messages`)."""
     payload = request_object(body, 'the request body')
-    indexes: list[int] = []
-    part_indexes: list[list[int] | None] = []
     messages = payload.get('messages')
-    if isinstance(messages, list):
-        kept: list[Any] = []
-        for index, message in enumerate(cast('list[Any]', messages)):
-            filtered = prefilter_message(message, f'messages.{index}')
-            if filtered is not None:
-                kept.append(filtered[0])
-                indexes.append(index)
-                part_indexes.append(filtered[1])
-        payload['messages'] = kept
-    # The envelope first, then each message by itself: a body of thousands of messages is then validated in
-    # thousands of short calls, not one long one that would hold the GIL (and a server's event loop, when
-    # this runs in a worker thread) for as long as the whole body takes.
-    kept_messages: list[Any] = payload.get('messages', []) if isinstance(payload.get('messages'), list) else []
-    if kept_messages:
+    listed = cast('list[Any]', messages) if isinstance(messages, list) else None
+    if listed is not None:
+        # The envelope first, then each message by itself: a body of thousands of messages is then validated in
+        # thousands of short calls, not one long one that would hold the GIL (and a server's event loop, when
+        # this runs in a worker thread) for as long as the whole body takes.
         payload['messages'] = []
     try:
         run_input = RunAgentInput.model_validate(payload)
     except pydantic.ValidationError as e:
-        error = validation_error(e)
-        head, below = error.split()
-        if head == 'messages':
-            error = client_numbered(below, indexes, part_indexes).at('messages')
-        raise error from None
-    validated: list[Any] = []
-    for position, message in enumerate(kept_messages):
+        raise validation_error(e) from None
+    if listed is None:
+        return AGUIRunRequest(run_input, [], None if read_messages else UnreadMessages([], [], [], []))
+    if not read_messages:
+        return AGUIRunRequest(run_input, [], _unread(listed))
+    kept = [(message, index) for index, message in enumerate(listed) if known_role(message, f'messages.{index}')]
+    run_input.messages = [_read(message, index) for message, index in kept]
+    return AGUIRunRequest(run_input, [index for _, index in kept])
+
+
+def _read(raw: Any, index: int) -> Message:
+    """One message of the body validated (its content parts of a type this version does not know skipped)."""
+    filtered = prefilter_message(raw, f'messages.{index}')
+    message, part_indexes = filtered if filtered is not None else (raw, None)
+    try:
+        return message_adapter.validate_python(message)
+    except pydantic.ValidationError as e:
+        raise client_part_numbered(validation_error(e), part_indexes).at('messages', index) from None
+
+
+_get: Callable[[Any, str], Any] = dict[Any, Any].get  # one C call a message, in `map`
+
+
+def _unread(messages: list[Any]) -> UnreadMessages:
+    """The ids and roles of `messages`, each checked. Every message of every run of a kept chat comes through here:
+    the common case (every message an object with a string id and a role this version knows) is checked in passes
+    that each run in C, with no Python step per message; anything else takes the per-message way, which skips
+    what an unknown role marks with a warning and gives what no version allows the error validation gives it."""
+    if set(map(type, messages)) <= {dict}:
+        ids: list[Any] = list(map(_get, messages, repeat('id')))
+        roles: list[Any] = list(map(_get, messages, repeat('role')))
         try:
-            validated.append(message_adapter.validate_python(message))
-        except pydantic.ValidationError as e:
-            error = validation_error(e)
-            located = InputError(error.message, f'{position}.{error.path}' if error.path else str(position))
-            raise client_numbered(located, indexes, part_indexes).at('messages') from None
-    if kept_messages:
-        run_input.messages = validated
-    return AGUIRunRequest(run_input, indexes)
+            known = _ROLES.issuperset(roles)  # a role that is not a string is not one of them
+        except TypeError:  # nor is one that cannot be hashed
+            known = False
+        if known and set(map(type, ids)) <= {str}:
+            return UnreadMessages(messages, ids, roles, list(range(len(messages))))
+    unread = UnreadMessages([], [], [], [])
+    for index, raw in enumerate(messages):
+        if not known_role(raw, f'messages.{index}'):
+            continue
+        message_id, role = (_get(raw, 'id'), _get(raw, 'role')) if type(raw) is dict else (None, None)
+        if type(message_id) is not str or type(role) is not str:
+            read = _read(raw, index)  # what no version allows gets the error validation gives it
+            message_id, role = read.id, read.role
+        unread.raw.append(raw)
+        unread.ids.append(message_id)
+        unread.roles.append(role)
+        unread.indexes.append(index)
+    return unread
