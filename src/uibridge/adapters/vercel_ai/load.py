@@ -38,6 +38,7 @@ from ...core.messages import (
     ModelRequest,
     ModelRequestPart,
     ModelResponse,
+    NativeToolReturnPart,
     RetryFeedbackPart,
     TextPart,
     ThinkingPart,
@@ -47,6 +48,7 @@ from ...core.metadata import ANSWERED_BY_METADATA_KEY, CUSTOM_DATA_METADATA_KEY,
 from ...core.records import read_thinking_fields
 from ...core.trusted import construct
 from ...core.verification import SignatureClaims
+from . import types as t
 from ._load_parts import (
     NO_CLAIMS,
     apply_request_info,
@@ -62,12 +64,11 @@ from ._load_parts import (
     user_file,
     user_part,
 )
-from ._load_step import Step as _Step
 from ._message_info import is_state_part, keep_state, read_message_metadata, read_state
-from ._part_kinds import FILE, KINDS, STEP, TEXT, TOOL, has_step_start, kind_of
+from ._native_tools import native_call, native_return
 from ._peer_history import feedback_extras, part_extras, peer_messages, result_extras, with_extras
 from ._provider_metadata import DERIVED_ID, SIDECAR_KEY, SIG_KEY, derived_message_id
-from ._sources import read_source
+from ._sources import CitedSource, read_source, with_citations
 from ._ui_fields import keep_ui_fields, ui_fields_of
 from ._validation import validate_ui_message
 from .types import (
@@ -85,6 +86,118 @@ from .types import (
     UIMessage,
     UnknownUIPart,
 )
+
+# ----------------------------------------------------------------------------------------------------
+# What the loader gathers over one step before the response it becomes is complete: the sources its text parts
+# cite (a source part comes after its text part, perhaps after other parts) and native tool returns that sat
+# further on in the response than right after their call.
+
+
+class Step:
+    # A plain class with slots: the loader makes one per response, and a dataclass's factories cost more.
+    __slots__ = ('later', 'sources', 'texts')
+
+    def __init__(self) -> None:
+        self.texts: list[tuple[int, Any]] = []
+        """Each text part of the step: its slot in the response, and the signature it came with."""
+        self.sources: dict[int, list[CitedSource]] = {}
+        """The sources cited, by the index of the citing text part among `texts`."""
+        self.later: list[tuple[int, NativeToolReturnPart]] = []
+        """Native returns that sat further on than right after their call, with their position."""
+
+    def cite(self, cited: CitedSource) -> None:
+        """A source of the text part it names, else of the nearest text part before it."""
+        text = cited.text if cited.text is not None and cited.text < len(self.texts) else len(self.texts) - 1
+        self.sources.setdefault(text, []).append(cited)
+
+    def add_native(
+        self,
+        response: ModelResponse,
+        part: ToolUIPart | DynamicToolUIPart,
+        call_fields: dict[str, Any],
+        claims: SignatureClaims,
+        extras: tuple[dict[str, Any], dict[str, Any]] | None = None,
+    ) -> None:
+        """A provider-executed call and its return, both in the response (see `_native_tools`); `extras`: the
+        extra keys of each, for a part pydantic-ai stored (`_peer_history`)."""
+        call = native_call(part, call_fields)
+        if extras is not None and extras[0]:
+            call = call.model_copy(update=extras[0])
+        claims.add(call, call_fields.get(SIG_KEY))
+        response.parts.append(call)
+        fields = result_fields(part, call_fields)  # an `ai` 5 client keeps it under the call's `result`
+        returned = native_return(part, fields)
+        if returned is None:
+            return
+        if extras is not None and extras[1]:
+            returned = returned.model_copy(update=extras[1])
+        claims.add(returned, fields.get(SIG_KEY))
+        position = fields.get('position')
+        if isinstance(position, int) and position > len(response.parts):
+            self.later.append((position, returned))
+        else:
+            response.parts.append(returned)
+
+    def finish(self, response: ModelResponse, claims: SignatureClaims) -> None:
+        """Put the step's citations on their text parts (signed, if at all, by the last source sent with a
+        signature, else by the text's own) and its later returns in their places."""
+        for text, cited in self.sources.items():
+            slot, own = self.texts[text]
+            part = response.parts[slot]
+            assert isinstance(part, TextPart)
+            cited_part = with_citations(part, cited)
+            sigs = [item.sig for item in cited if isinstance(item.sig, str)]
+            claims.add(cited_part, sigs[-1] if sigs else own)
+            response.parts[slot] = cited_part
+        for position, returned in sorted(self.later, key=lambda item: item[0]):
+            response.parts.insert(min(position, len(response.parts)), returned)
+
+
+# ----------------------------------------------------------------------------------------------------
+# Which branch of the loader's assistant loop a UI part takes, told by its exact class first.
+#
+# An `isinstance` that fails on a pydantic model class takes the slow ABCMeta path, and the loop's chain tried up
+# to five of them per part (and one more per part to see whether a message has steps). `KINDS` answers for each
+# part class `types.py` declares; any other class (a subclass) goes through `kind_of`, the same checks in the same
+# order, so every part lands where the chain would send it.
+
+STEP, TEXT, FILE, TOOL, OTHER = 'step', 'text', 'file', 'tool', 'other'
+KINDS: dict[type[Any], str] = {
+    t.StepStartUIPart: STEP,
+    t.TextUIPart: TEXT,
+    t.ReasoningUIPart: TEXT,
+    t.FileUIPart: FILE,
+    t.ToolUIPart: TOOL,
+    t.DynamicToolUIPart: TOOL,
+    t.DataUIPart: OTHER,
+    t.SourceUrlUIPart: OTHER,
+    t.SourceDocumentUIPart: OTHER,
+    t.CustomUIPart: OTHER,
+    t.ReasoningFileUIPart: OTHER,
+    t.SteeringMessageUIPart: OTHER,
+    t.UnknownUIPart: OTHER,
+}
+
+
+def kind_of(part: object) -> str:
+    if isinstance(part, t.StepStartUIPart):
+        return STEP
+    if isinstance(part, t.TextUIPart | t.ReasoningUIPart):
+        return TEXT
+    if isinstance(part, t.FileUIPart):
+        return FILE
+    if isinstance(part, t.ToolUIPart | t.DynamicToolUIPart):
+        return TOOL
+    return OTHER
+
+
+def has_step_start(parts: Sequence[object]) -> bool:
+    classes = set(map(type, parts))
+    if t.StepStartUIPart in classes:
+        return True
+    # Only a class outside `KINDS` (none of which is a step start) can be a subclass of one.
+    return not classes <= KINDS.keys() and any(isinstance(part, t.StepStartUIPart) for part in parts)
+
 
 _UIOnly = CustomUIPart | SourceUrlUIPart | SourceDocumentUIPart | ReasoningFileUIPart | DataUIPart
 
@@ -126,7 +239,7 @@ class _Loader:
         self.message_info: dict[str, Any] | None = None
         self.ui_only_slot = 0
         self.message_responses: list[ModelResponse] = []
-        self.step = _Step()
+        self.step = Step()
         self.peer = False
         """Loading a message pydantic-ai stored: its parts take the extra keys its records give (`_peer_history`)."""
 
@@ -295,7 +408,7 @@ class _Loader:
             if step.sources or step.later:  # most steps cite nothing and keep no return apart
                 step.finish(self.response, self.claims)
             if step.texts or step.sources or step.later:
-                self.step = _Step()  # only a step with a response gathers anything; an empty one is reused
+                self.step = Step()  # only a step with a response gathers anything; an empty one is reused
         self.response = None
         if self.results:
             if len(self.results) > 1 and all(index is not None for index, _ in self.results):
