@@ -113,9 +113,12 @@ EXIT_WATCHDOG_SECONDS = 120
 
 
 def pytest_unconfigure() -> None:
-    """If this process has not exited two minutes after pytest is done with it (a thread that never ends, a child
-    that is waited for forever), print every thread's stack and exit with an error: a hang after the last test
-    fails the run where it can be read, instead of holding CI until its time limit. pytest-timeout covers each
-    test and its fixtures' teardown; this covers what runs after them."""
+    """If the session's process has not exited two minutes after pytest is done with it (a thread that never ends,
+    a child that is waited for forever), print every thread's stack and exit with an error: a hang after the last
+    test fails the run where it can be read, instead of holding CI until its time limit. pytest-timeout covers
+    each test and its fixtures' teardown, pytest-xdist a worker that does not exit when told to; this covers what
+    runs after them. Not in an xdist worker: one that is done waits, idle, until every other worker is."""
+    if 'PYTEST_XDIST_WORKER' in os.environ:
+        return
     faulthandler.dump_traceback_later(EXIT_WATCHDOG_SECONDS, exit=True, file=sys.__stderr__)
 

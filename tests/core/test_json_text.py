@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Iterator
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from uibridge.core import json_text
@@ -146,7 +147,22 @@ def _outcome(function: Any, value: Any) -> tuple[str, Any]:
 @settings(deadline=None)
 @given(_values)
 def test_compact_json_writes_the_reference_bytes(value: Any) -> None:
+    # The reference stands private-use characters in for lone surrogates: a value holding such a character
+    # already would have two keys collapse into one there (`{'\U000f0000': None, '\ud800': None}`).
+    assume(not any(_STAND_IN.search(text) for text in _texts(value)))
     assert _outcome(compact_json, value) == _outcome(_reference_compact_json, value)
+
+
+def _texts(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for key, item in cast('dict[Any, Any]', value).items():
+            yield from _texts(key)
+            yield from _texts(item)
+    elif isinstance(value, list | tuple):
+        for item in cast('list[Any]', value):
+            yield from _texts(item)
 
 
 class _Float(float):
