@@ -9,9 +9,11 @@ the timeouts below only keep a broken build from hanging."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Iterator
@@ -48,6 +50,7 @@ def demo_servers(*stores: str) -> Iterator[list[tuple[str, subprocess.Popen[byte
     given as `chats|log`), on free loopback ports, started side by side; yields each one's base URL and process."""
     env = {**os.environ, 'UIBRIDGE_SECRET': SECRET}
     servers: list[tuple[str, subprocess.Popen[bytes]]] = []
+    logs = Path(tempfile.mkdtemp(prefix='uibridge-servers-'))
     try:
         for store in stores:
             port = free_port()
@@ -56,7 +59,8 @@ def demo_servers(*stores: str) -> Iterator[list[tuple[str, subprocess.Popen[byte
                     '--lease', str(LEASE), '--slow-seconds', str(SLOW_SECONDS)]  # fmt: skip
             if stream_log:
                 args += ['--stream-log', stream_log]
-            process = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            with (logs / f'{port}.log').open('wb') as log:  # read when a server exits on its own (below)
+                process = subprocess.Popen(args, env=env, stdout=log, stderr=subprocess.STDOUT)
             servers.append((f'http://127.0.0.1:{port}', process))
         deadline = time.monotonic() + HANG_GUARD
         for base, process in servers:
@@ -71,6 +75,13 @@ def demo_servers(*stores: str) -> Iterator[list[tuple[str, subprocess.Popen[byte
                 time.sleep(0.05)
         yield servers
     finally:
+        # A server that exited on its own (a test kills one with SIGKILL: that one is meant) fails the module with
+        # its log, so what made it exit is read where the tests that then met a refused connection failed.
+        exited = [
+            f'{base} exited with {process.returncode}:\n' + (logs / f'{base.rsplit(":", 1)[1]}.log').read_text()[-3000:]
+            for base, process in servers
+            if process.poll() is not None and process.returncode != -signal.SIGKILL
+        ]
         for _, process in servers:
             if process.poll() is None:
                 process.terminate()
@@ -80,6 +91,8 @@ def demo_servers(*stores: str) -> Iterator[list[tuple[str, subprocess.Popen[byte
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+        shutil.rmtree(logs, ignore_errors=True)
+    assert not exited, '\n\n'.join(exited)
 
 
 class Shared(NamedTuple):
