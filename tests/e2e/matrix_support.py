@@ -209,9 +209,11 @@ class GeneratorAgent:
                     yield event
                 return
         if 'count' in prompt:
-            yield ev.StateSnapshot({'count': _count(run.state) + 1})
+            # After the answer, where the vendor loops set it before: the state then changes once the response's
+            # first message (whose record signs the state) went out, and must still come back on the next turn.
             async for event in _text('Counted.'):
                 yield event
+            yield ev.StateSnapshot({'count': _count(run.state) + 1})
             return
         async for event in _text('Hello there.'):
             yield event

@@ -395,3 +395,44 @@ def test_retry_feedback_and_tool_retries_are_signed() -> None:
     assert _sig(result)['part']['sig'] == KEYRING.sign_part(retry)
     [marker] = [e for e in stream_events if e['type'] == 'REASONING_ENCRYPTED_VALUE']
     assert json.loads(marker['encryptedValue'])['uibridge']['retry_feedback']['sig'] == KEYRING.sign_part(feedback)
+
+
+def test_a_state_set_after_the_answer_rides_its_first_message_signed() -> None:
+    """The state signs with the response's record, which the response's first message carries at its START: a
+    state the agent sets after that goes into the message's `encryptedValue` (REASONING_ENCRYPTED_VALUE, which the
+    client keeps on the message and sends back), so the next turn loads and verifies it."""
+    from uibridge.adapters.ag_ui import load_messages
+    from uibridge.core.events import STATE_METADATA_KEY, StateSnapshot
+    from uibridge.core.provenance import default_keyring
+    from uibridge.core.verification import SignatureClaims, verify_history
+
+    stream = AGUIEventStream(thread_id='t', run_id='r')
+    body = stream.start()
+    for event in (PartStart(0, TextPart(content='Counted.')), PartEnd(0), StateSnapshot({'count': 2}), RunFinished()):
+        body += stream.encode(event)
+    events = sse_events(body)
+    [marker] = [e for e in events if e['type'] == 'REASONING_ENCRYPTED_VALUE']
+    [start] = [e for e in events if e['type'] == 'TEXT_MESSAGE_START']
+    assert marker['entityId'] == start['messageId']
+    assert [e['type'] for e in events].index('STATE_SNAPSHOT') < [e['type'] for e in events].index(
+        'REASONING_ENCRYPTED_VALUE'
+    )
+    # The messages as the client holds them: the text message with its record and the marker.
+    [end] = [e for e in events if e['type'] == 'TEXT_MESSAGE_END']
+    held = {
+        'id': start['messageId'], 'role': 'assistant', 'content': 'Counted.',
+        'metadata': {**start.get('metadata', {}), **end['metadata']}, 'encryptedValue': marker['encryptedValue'],
+    }  # fmt: skip
+    prompt = {'id': 'u1', 'role': 'user', 'content': 'count'}
+    claims = SignatureClaims()
+    loaded = load_messages([prompt, held], claims=claims)
+    verified = verify_history(loaded, claims, default_keyring())
+    [response] = [m for m in verified.messages if isinstance(m, ModelResponse)]
+    assert (response.metadata or {}).get(STATE_METADATA_KEY) == {'count': 2}
+    # An edited state does not verify: the history keeps none.
+    forged = {**held, 'encryptedValue': marker['encryptedValue'].replace('"count":2', '"count":99')}
+    claims = SignatureClaims()
+    loaded = load_messages([prompt, forged], claims=claims)
+    verified = verify_history(loaded, claims, default_keyring())
+    [response] = [m for m in verified.messages if isinstance(m, ModelResponse)]
+    assert STATE_METADATA_KEY not in (response.metadata or {})

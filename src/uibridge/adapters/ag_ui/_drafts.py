@@ -32,7 +32,7 @@ from ...core.messages import (
 )
 from ...core.provenance import Keyring, signs_finish
 from ...core.records import thinking_fields
-from ._wire import SIG_KEY, WIRE_KEY, marker, with_marker
+from ._wire import SIG_KEY, STATE_SIG_KEY, WIRE_KEY, marker, with_marker
 
 Draft = dict[str, Any]
 """An AG-UI message in wire (camelCase) form, before ids are assigned; `_uib` holds its uibridge records."""
@@ -162,6 +162,14 @@ def finish_marker(response: ModelResponse, keyring: Keyring, encrypted_value: st
         return None
     payload = {'finish_reason': response.finish_reason, SIG_KEY: keyring.sign_finish(response)}
     return with_marker(encrypted_value, 'finish', payload)
+
+
+def state_marker(state: Any, keyring: Keyring, encrypted_value: str | None) -> str:
+    """`encrypted_value` (what a response's first message carries) with the run's state added, signed: the state an
+    agent set after that message's record went out, which the record cannot hold any more."""
+    payload: dict[str, Any] = {'state': state}
+    carry_exact(payload, 'state', state)[STATE_SIG_KEY] = keyring.sign_state(state)
+    return with_marker(encrypted_value, 'state', payload)
 
 
 def call_record(part: ToolCallPart | NativeToolCallPart, keyring: Keyring, *, client: bool) -> dict[str, Any]:

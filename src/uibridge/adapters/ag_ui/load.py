@@ -159,6 +159,8 @@ class _Loader:
         """Activity messages met before any other message: kept by the first one."""
         self.finish_payload: Any = None
         """The `finish` marker of the open response's first message, as the client sent it."""
+        self.state_payload: Any = None
+        """The `state` marker of the open response's first message (a state set after its record went out)."""
         self.cut_results: list[ToolMessage] = []
         """The tool messages the last assistant message's cut-off calls carried (`CUT_RESULT_KEY`)."""
 
@@ -189,6 +191,7 @@ class _Loader:
             self.record = own  # pyright: ignore[reportUnknownMemberType]
             if side == 'response' and encrypted is not None:
                 self.finish_payload = read_marker(encrypted, 'finish')
+                self.state_payload = read_marker(encrypted, 'state')
         if self.early_activity:
             self.entries.extend(self.early_activity)
             self.early_activity = []
@@ -281,7 +284,13 @@ class _Loader:
         if rec:
             values.update(read_response_fields(rec))
         state_sig = None
-        if STATE_METADATA_KEY in metadata:
+        late: Any = self.state_payload
+        self.state_payload = None
+        if isinstance(late, dict) and 'state' in late:  # set after the record went out: it replaces the record's
+            late = cast('dict[str, Any]', late)
+            metadata[STATE_METADATA_KEY] = carried_value(late, 'state', late['state'])
+            state_sig = late.get(STATE_SIG_KEY)
+        elif STATE_METADATA_KEY in metadata:
             metadata[STATE_METADATA_KEY] = carried_value(rec, 'state', metadata[STATE_METADATA_KEY])
             state_sig = rec.get(STATE_SIG_KEY)
         held: Any = self.finish_payload

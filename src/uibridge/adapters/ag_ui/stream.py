@@ -141,6 +141,7 @@ from ._drafts import (
     finish_marker,
     legacy_retry_message,
     native_tool_message,
+    state_marker,
     thinking_marker,
     tool_message,
 )
@@ -246,7 +247,8 @@ class AGUIEventStream(StreamEncoder[_Open]):
         self._record_due = False  # the current response's record goes with its first message
         self._responses: list[m.ModelResponse] = []  # as the collector holds (and completes) them
         self._response_ids: list[str] | None = None  # the AG-UI message ids of the run's last response
-        self._finishes: dict[str, str] = {}  # the finish markers sent, by the message they went to
+        self._finishes: dict[str, str] = {}  # the first-message markers sent, by the message they went to
+        self._late_state = False  # the state changed after the last response's record went out
         self._text_ids: dict[int, str] = {}  # the response's text messages by part index (for a late citation)
         self._native_ids: set[str] = set()
         """The provider-run calls of this run."""
@@ -311,6 +313,7 @@ class AGUIEventStream(StreamEncoder[_Open]):
         assert isinstance(last, m.ModelResponse)
         self._responses.append(last)
         self._record_due = True
+        self._late_state = False  # the collector moved the state to this response: its record will hold it
         if self._text_ids:  # a new table only when the last response used it
             self._text_ids = {}
         return out
@@ -524,16 +527,19 @@ class AGUIEventStream(StreamEncoder[_Open]):
         return b'' if message_id is None else response_info_frame(message_id, event) + self._finish()
 
     def _finish(self) -> bytes:
-        """The run's last response's signed finish reason, when it has one a round trip keeps, into its first
-        message's `encryptedValue` (sent again only when it changed: a part added after it, a run's own reason)."""
+        """What the record of the run's last response could not hold, signed, into its first message's
+        `encryptedValue`: its finish reason, when it has one a round trip keeps, and the state, when the agent set it
+        after that record went out (sent again only when it changed: a part added after it, a run's own reason)."""
         if not self._responses or not self._response_ids:
             return b''
         response = self._responses[-1]
         first = response.parts[0] if response.parts else None
         held = thinking_marker(first) if isinstance(first, m.ThinkingPart) else None
-        encrypted = finish_marker(response, self._keyring, held)
+        encrypted = finish_marker(response, self._keyring, held) or held
+        if self._late_state:
+            encrypted = state_marker(self._collector.state, self._keyring, encrypted)
         message_id = self._response_ids[0]
-        if encrypted is None or self._finishes.get(message_id) == encrypted:
+        if encrypted is None or encrypted == held or self._finishes.get(message_id) == encrypted:
             return b''
         self._finishes[message_id] = encrypted
         return _reasoning_encrypted_value(
@@ -551,10 +557,20 @@ class AGUIEventStream(StreamEncoder[_Open]):
         return self._response_ids[0] if self._response_ids else None
 
     def _state_snapshot(self, event: ev.StateSnapshot) -> bytes:
-        return sdk_frame(StateSnapshotEvent(snapshot=event.snapshot, timestamp=now_ms()))
+        return sdk_frame(StateSnapshotEvent(snapshot=event.snapshot, timestamp=now_ms())) + self._state_after_record()
 
     def _state_delta(self, event: ev.StateDelta) -> bytes:
-        return sdk_frame(StateDeltaEvent.model_validate({'delta': event.delta, 'timestamp': now_ms()}))
+        frame = sdk_frame(StateDeltaEvent.model_validate({'delta': event.delta, 'timestamp': now_ms()}))
+        return frame + self._state_after_record()
+
+    def _state_after_record(self) -> bytes:
+        """The collector keeps the state on the run's last response; when that response's record (which signs
+        it) went out already, the state rides its first message's `encryptedValue` instead (`_finish`). Before a
+        response's first message, or once the next response starts, its record holds the state."""
+        if not self._response_ids or self._record_due:
+            return b''
+        self._late_state = True
+        return self._finish()
 
     def _step_started(self, event: ev.StepStarted) -> bytes:
         if event.name in self._open_steps:
