@@ -397,13 +397,12 @@ def test_a_legit_conversation_keeps_everything_big_integers_included(corpus: Cor
     assert result.metadata == RESULT_METADATA
     texts = [p for m in after.messages for p in m.parts if isinstance(p, TextPart)]
     assert TEXT_ID in [text.id for text in texts]
-    if protocol == 'vercel':
-        # The state the server set, signed: the agent's `run.state` on the next turn, exactly.
-        assert exact_text(approved.state) == exact_text(STATE) and exact_text(after.state) == exact_text(STATE)
-    else:
-        # An AG-UI client holds the state itself (as JavaScript holds it) and sends it as its input: the client's
-        # word, never the server's (with a store, the server's is the stored one: `test_managed_state_*`).
-        assert after.client_state['role'] == 'user' and after.state is None
+    # The state the server set, signed: the agent's `run.state` on the next turn, exactly (AG-UI carries it in
+    # the answer's first message, set after its record went out: `encryptedValue`).
+    assert exact_text(approved.state) == exact_text(STATE) and exact_text(after.state) == exact_text(STATE)
+    if protocol == 'agui':
+        # The client holds the state too (as JavaScript holds it) and sends it as its input: the client's word.
+        assert after.client_state['role'] == 'user'
     chat, responses, anthropic = provider_inputs(after.messages)
     sent_calls = [c for m in chat if m.get('tool_calls') for c in m['tool_calls']]
     assert [c['function']['arguments'] for c in sent_calls] == [ARGS_TEXT]
