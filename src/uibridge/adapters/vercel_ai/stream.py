@@ -109,8 +109,7 @@ from ._provider_metadata import (
     tool_result,
     wrap_metadata,
 )
-from ._sdk_stream import ChunkDowngrade
-from ._sdk_versions import SdkVersion
+from ._sdk_versions import ChunkDowngrade, SdkVersion
 from ._sources import source_parts
 from .chunks import (
     AbortChunk,
