@@ -184,6 +184,7 @@ class _Float(float):
         (1, 'two', [3.0]),
         [[[[[[[[[[{'deep': 1e-9}]]]]]]]]]],
         [10**5000],  # inside a container too
+        {'\ud800': None, float('inf'): None, float('nan'): 1},  # a non-finite key beside a lone surrogate: "None"
         _Float(1e-5),  # a float of another class (numpy's `float64` is one), spelled as `json` spells floats
     ],
     ids=lambda value: type(value).__name__,

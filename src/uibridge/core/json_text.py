@@ -192,9 +192,12 @@ def _wire_bytes(value: Any) -> bytes:
 
 def _wire_key(key: Any) -> Any:
     # The keys the json module writes as pydantic-core does (`1`, `true`, a finite float); any other key as its
-    # text, as pydantic-core writes it (`None` too, which the json module alone would write as `null`).
+    # text, as pydantic-core writes it (`None` too, which the json module alone would write as `null`). A NaN or
+    # an infinity is `None` first, as everywhere else with NaN and infinities as null, so its text is `"None"`.
     if isinstance(key, (str, bool, int)) or (isinstance(key, float) and math.isfinite(key)):
         return key
+    if isinstance(key, float):
+        return 'None'
     return str(key)
 
 
