@@ -110,6 +110,18 @@ def pytest_sessionfinish() -> None:
 
 
 EXIT_WATCHDOG_SECONDS = 120
+SESSION_LIMIT_SECONDS = 1200
+"""The whole session's bound: about seven times what `make test` takes on 2 cores. Past it, something hangs."""
+
+
+def pytest_configure() -> None:
+    """If the session is still running after `SESSION_LIMIT_SECONDS`, print every thread's stack and exit with an
+    error. pytest-timeout bounds each test, but a run can still hang between tests: seen once, pytest-xdist's
+    controller waiting forever after a worker that pytest-timeout had stopped was replaced. Only in the session's
+    own process (an xdist worker is bounded by it: its input closes when the session exits)."""
+    if 'PYTEST_XDIST_WORKER' in os.environ:
+        return
+    faulthandler.dump_traceback_later(SESSION_LIMIT_SECONDS, exit=True, file=sys.__stderr__)
 
 
 def pytest_unconfigure() -> None:
@@ -120,5 +132,5 @@ def pytest_unconfigure() -> None:
     runs after them. Not in an xdist worker: one that is done waits, idle, until every other worker is."""
     if 'PYTEST_XDIST_WORKER' in os.environ:
         return
-    faulthandler.dump_traceback_later(EXIT_WATCHDOG_SECONDS, exit=True, file=sys.__stderr__)
+    faulthandler.dump_traceback_later(EXIT_WATCHDOG_SECONDS, exit=True, file=sys.__stderr__)  # replaces the bound
 
