@@ -23,9 +23,10 @@ from uibridge import (
     ToolCallPart,
     ToolReturnPart,
 )
-from uibridge.adapters.ag_ui import AGUIEventStream, dump_messages, encode_events
+from uibridge.adapters.ag_ui import AGUIEventStream, dump_messages, encode_events, load_messages
 from uibridge.adapters.ag_ui import stream as agui_stream
 from uibridge.core.events import (
+    STATE_METADATA_KEY,
     PartDelta,
     PartEnd,
     PartStart,
@@ -34,12 +35,14 @@ from uibridge.core.events import (
     RunCancelled,
     RunError,
     RunFinished,
+    StateSnapshot,
     ToolCallReady,
     ToolResult,
     events_from_message,
 )
-from uibridge.core.provenance import Keyring
+from uibridge.core.provenance import Keyring, default_keyring
 from uibridge.core.stream import EventStreamEncoder
+from uibridge.core.verification import SignatureClaims, verify_history
 
 
 def types(body: bytes) -> list[str]:
@@ -401,11 +404,6 @@ def test_a_state_set_after_the_answer_rides_its_first_message_signed() -> None:
     """The state signs with the response's record, which the response's first message carries at its START: a
     state the agent sets after that goes into the message's `encryptedValue` (REASONING_ENCRYPTED_VALUE, which the
     client keeps on the message and sends back), so the next turn loads and verifies it."""
-    from uibridge.adapters.ag_ui import load_messages
-    from uibridge.core.events import STATE_METADATA_KEY, StateSnapshot
-    from uibridge.core.provenance import default_keyring
-    from uibridge.core.verification import SignatureClaims, verify_history
-
     stream = AGUIEventStream(thread_id='t', run_id='r')
     body = stream.start()
     for event in (PartStart(0, TextPart(content='Counted.')), PartEnd(0), StateSnapshot({'count': 2}), RunFinished()):
