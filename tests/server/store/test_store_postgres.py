@@ -123,3 +123,30 @@ async def test_a_reader_in_another_process_is_woken_by_the_append_not_the_poll(p
                     await anyio.sleep(0.01)
                 await producer.commit(claim, [])
         assert got == [b'one']
+
+
+async def test_closing_a_store_stops_its_listener_without_cancelling_it_and_no_other(postgres_url: str) -> None:
+    # psycopg 3.2 answers a cancellation inside a wait by waiting again with no deadline, so a cancelled
+    # listener could hang `aclose` (and a test session's teardown) for good: the close token stops it instead.
+    url = postgres_schema(postgres_url)
+    closing, staying = PostgresStore(url), PostgresStore(url, poll_interval=60.0)
+    for store in (closing, staying):
+        claim = await store.claim(f'chat-{id(store)}', 'alice', create=True)
+        reader = await store.read_stream(f'chat-{id(store)}', 'alice')  # starts the store's listener
+        await store.commit(claim, [])
+        assert reader is not None and await drain(reader) == []
+    listener = closing._listener  # pyright: ignore[reportPrivateUsage]
+    assert listener is not None and not listener.done()
+    with anyio.fail_after(10):
+        await closing.aclose()
+    assert listener.done() and not listener.cancelled() and listener.exception() is None
+    # The other store's listener heard the token too, and still wakes its reader at once (not by its poll).
+    async with staying, PostgresStore(url) as producer:
+        claim = await producer.claim('shared', 'alice', create=True)
+        reader = await staying.read_stream('shared', 'alice')
+        assert reader is not None
+        await anyio.sleep(0.05)
+        with anyio.fail_after(10):
+            await producer.append_stream(claim, [b'one'])
+            assert await anext(reader) == b'one'
+        await producer.commit(claim, [])

@@ -30,7 +30,7 @@ import asyncio
 import logging
 import uuid
 from collections.abc import AsyncGenerator, Sequence
-from contextlib import suppress
+from contextlib import aclosing, suppress
 from typing import Any, LiteralString, Unpack
 from urllib.parse import urlsplit, urlunsplit
 
@@ -91,6 +91,8 @@ _SCHEMA_LOCK = 0x75696272  # any constant: the advisory lock that makes two proc
 
 _STREAM_CHANNEL = 'uibridge_stream'
 _STOP_CHANNEL = 'uibridge_stop'
+_LISTEN_SLICE = 1.0
+"""Seconds the listener waits for notifications before it checks whether the store was closed."""
 _READ_LIMIT = 512
 
 _HELD = 'run_id = %(run)s AND lease_until > now()'
@@ -209,6 +211,9 @@ class PostgresStore(ChatStore):
         """Readers and stop waiters of this process, by channel and run id, woken by the listener."""
         self._listener: asyncio.Task[None] | None = None
         self._listening = anyio.Event()
+        self._closing = anyio.Event()
+        self._close_token = f'close {uuid.uuid4().hex}'
+        """The payload that tells this store's listener, and no other process's, to stop."""
 
     @property
     def _where(self) -> str:
@@ -573,8 +578,13 @@ class PostgresStore(ChatStore):
             await self._listening.wait()
 
     async def _run_listener(self) -> None:
+        # The listener is stopped by `aclose`, never cancelled: psycopg (3.2 at least) answers a cancellation
+        # inside a wait by cancelling the query on the server and then waiting again with no deadline, and a
+        # `LISTEN` connection has no query to end, so the cancelled task, and whoever awaits it, would hang.
+        # `aclose` notifies this store's close token instead; the notifications are also read in slices, so a
+        # lost token still ends the loop.
         delay = 0.1
-        while True:
+        while not self._closed:
             try:
                 async with await psycopg.AsyncConnection.connect(self.url, autocommit=True) as connection:
                     await connection.execute(f'LISTEN {_STREAM_CHANNEL}')
@@ -584,21 +594,35 @@ class PostgresStore(ChatStore):
                     # Whatever happened while not listening: every waiter checks again.
                     for channel, run_id in list(self._waiters):
                         self._wake(channel, run_id)
-                    async for notification in connection.notifies():
-                        self._wake(notification.channel, notification.payload)
+                    while not self._closed:
+                        async with aclosing(connection.notifies(timeout=_LISTEN_SLICE)) as notifications:
+                            async for notification in notifications:
+                                if notification.payload == self._close_token:
+                                    return
+                                self._wake(notification.channel, notification.payload)
             except psycopg.Error as error:
+                if self._closed:
+                    return
                 logger.warning('%s: the listener lost its connection (readers poll meanwhile): %s', self._where, error)
                 self._listening = anyio.Event()
-                await anyio.sleep(delay)
+                with anyio.move_on_after(delay):
+                    await self._closing.wait()
                 delay = min(delay * 2, 5.0)
 
     # -- lifecycle -----------------------------------------------------------------------------------------
 
     async def aclose(self) -> None:
         self._closed = True
+        self._closing.set()
         listener, self._listener = self._listener, None
-        if listener is not None:
-            listener.cancel()
-            with anyio.CancelScope(shield=True):
-                await asyncio.gather(listener, return_exceptions=True)
-        await self._pool.close()
+        with anyio.CancelScope(shield=True):
+            if listener is not None and not listener.done():
+                if self._ready:
+                    with anyio.move_on_after(_LISTEN_SLICE), suppress(psycopg.Error):
+                        async with self._pool.connection() as connection:
+                            await connection.execute(f"SELECT pg_notify('{_STOP_CHANNEL}', %s)", (self._close_token,))
+                # Stopped by the token at once, or at the end of its slice; a listener stuck connecting to a
+                # database that does not answer is left to its connect timeout, not waited for here.
+                with anyio.move_on_after(2 * _LISTEN_SLICE):
+                    await asyncio.wait({listener})
+            await self._pool.close()
