@@ -30,7 +30,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from uibridge import DataTag, ErrorDetails, RetryFeedbackPart, neutralize_tags, register_tag, wrap
-from uibridge.core import framing, lookalikes
+from uibridge.core import framing, ignorable, lookalikes
 from uibridge.core.events import AgentEvent, PartDelta, PartEnd, PartStart, ResponseStart
 from uibridge.core.feedback import render_retry_feedback
 from uibridge.core.ignorable import mark_ranges
@@ -503,3 +503,8 @@ async def test_the_demos_feedback_quoting_look_alikes_reaches_the_model_and_prov
     assert len(strings) == 3
     for text in strings:
         assert frames_only(frame_of(text, 'retry_feedback'), 'retry_feedback'), text
+
+
+def test_the_ignorable_ranges_held_are_this_pythons() -> None:
+    assert unicodedata.unidata_version == ignorable.IGNORABLE_UNICODE_VERSION
+    assert ignorable._ignorable_ranges() == ignorable.IGNORABLE_RANGES  # pyright: ignore[reportPrivateUsage]

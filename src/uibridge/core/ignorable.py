@@ -1,8 +1,9 @@
 """The characters that are no character of a tag to a reader, for `framing` to remove before it reads one.
 
 One concept apart from the matcher that uses it: which code points a reader does not see (`IGNORABLE_RANGES`,
-derived at import from Python's own Unicode data, so a new Python's Unicode version updates it), which ones
-only mark the character before them (`mark_ranges`), and a regex character class for either.
+derived from Python's own Unicode data: held for Python 3.11's Unicode version, derived again at import on a
+Python with another), which ones only mark the character before them (`mark_ranges`), and a regex character
+class for either.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import re
 import unicodedata
 
 # What is removed from a tag-like span before its name is read: every character that renders as nothing or
-# is not text at all, derived from `unicodedata` when this module is imported.
+# is not text at all, derived from `unicodedata`.
 #
 # Unicode's Default_Ignorable_Code_Point (DerivedCoreProperties.txt) is Other_Default_Ignorable_Code_Point +
 # format characters (Cf) + Variation_Selector, minus White_Space, U+FFF9-FFFB, U+13430-1343F and the prepended
@@ -127,5 +128,44 @@ def char_class(ranges: list[tuple[int, int]]) -> str:
     )
 
 
-IGNORABLE_RANGES = _ignorable_ranges()
-"""Sorted ranges of consecutive code points (first, last), both ends included."""
+IGNORABLE_UNICODE_VERSION = '14.0.0'
+_HELD_RANGES: tuple[tuple[int, int], ...] = (
+    (0x0000, 0x0008),
+    (0x000E, 0x001B),
+    (0x007F, 0x0084),
+    (0x0086, 0x009F),
+    (0x00AD, 0x00AD),
+    (0x034F, 0x034F),
+    (0x0600, 0x0605),
+    (0x061C, 0x061C),
+    (0x06DD, 0x06DD),
+    (0x070F, 0x070F),
+    (0x0890, 0x0891),
+    (0x08E2, 0x08E2),
+    (0x115F, 0x1160),
+    (0x17B4, 0x17B5),
+    (0x180B, 0x180F),
+    (0x200B, 0x200F),
+    (0x202A, 0x202E),
+    (0x2060, 0x206F),
+    (0x3164, 0x3164),
+    (0xFE00, 0xFE0F),
+    (0xFEFF, 0xFEFF),
+    (0xFFA0, 0xFFA0),
+    (0xFFF0, 0xFFFB),
+    (0x110BD, 0x110BD),
+    (0x110CD, 0x110CD),
+    (0x13430, 0x13438),
+    (0x1BCA0, 0x1BCA3),
+    (0x1D173, 0x1D17A),
+    (0xE0000, 0xE0FFF),
+)
+"""`_ignorable_ranges()` on Python 3.11's Unicode (a test derives it again): deriving them reads the categories of
+every assigned plane, a noticeable part of a server process's start, and Python's Unicode version changes only
+with Python."""
+
+IGNORABLE_RANGES = (
+    list(_HELD_RANGES) if unicodedata.unidata_version == IGNORABLE_UNICODE_VERSION else _ignorable_ranges()
+)
+"""Sorted ranges of consecutive code points (first, last), both ends included: held for one Unicode version,
+derived again on a Python with another."""
