@@ -565,12 +565,12 @@ class AGUIEventStream(StreamEncoder[_Open]):
 
     def _state_after_record(self) -> bytes:
         """The collector keeps the state on the run's last response; when that response's record (which signs
-        it) went out already, the state rides its first message's `encryptedValue` instead (`_finish`). Before a
-        response's first message, or once the next response starts, its record holds the state."""
-        if not self._response_ids or self._record_due:
-            return b''
-        self._late_state = True
-        return self._finish()
+        it) went out already, the state rides its first message's `encryptedValue` instead, signed once, when the
+        response is complete (`_finish`, at the next response or the run's end), not once per state event. Before
+        a response's first message, or once the next response starts, its record holds the state."""
+        if self._response_ids and not self._record_due:
+            self._late_state = True
+        return b''
 
     def _step_started(self, event: ev.StepStarted) -> bytes:
         if event.name in self._open_steps:
