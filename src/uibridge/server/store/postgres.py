@@ -204,7 +204,6 @@ class PostgresStore(ChatStore):
         )
         self._ready_lock = anyio.Lock()
         self._ready = False
-        self._closed = False
         self._sequences: dict[str, int] = {}
         """The next chunk's sequence number, per run this store produces."""
         self._waiters: dict[tuple[str, str], set[anyio.Event]] = {}
@@ -212,6 +211,7 @@ class PostgresStore(ChatStore):
         self._listener: asyncio.Task[None] | None = None
         self._listening = anyio.Event()
         self._closing = anyio.Event()
+        """Set by `aclose`: the store is closed."""
         self._close_token = f'close {uuid.uuid4().hex}'
         """The payload that tells this store's listener, and no other process's, to stop."""
 
@@ -225,7 +225,7 @@ class PostgresStore(ChatStore):
         """The pool, opened and the schema checked on first use."""
         if not self._ready:
             async with self._ready_lock:
-                if self._closed:
+                if self._closing.is_set():
                     raise RuntimeError('the store is closed')
                 if not self._ready:
                     await self._pool.open()  # the pool connects in the background; a call waits for a connection
@@ -584,7 +584,7 @@ class PostgresStore(ChatStore):
         # `aclose` notifies this store's close token instead; the notifications are also read in slices, so a
         # lost token still ends the loop.
         delay = 0.1
-        while not self._closed:
+        while not self._closing.is_set():
             try:
                 async with await psycopg.AsyncConnection.connect(self.url, autocommit=True) as connection:
                     await connection.execute(f'LISTEN {_STREAM_CHANNEL}')
@@ -594,14 +594,14 @@ class PostgresStore(ChatStore):
                     # Whatever happened while not listening: every waiter checks again.
                     for channel, run_id in list(self._waiters):
                         self._wake(channel, run_id)
-                    while not self._closed:
+                    while not self._closing.is_set():
                         async with aclosing(connection.notifies(timeout=_LISTEN_SLICE)) as notifications:
                             async for notification in notifications:
                                 if notification.payload == self._close_token:
                                     return
                                 self._wake(notification.channel, notification.payload)
             except psycopg.Error as error:
-                if self._closed:
+                if self._closing.is_set():
                     return
                 logger.warning('%s: the listener lost its connection (readers poll meanwhile): %s', self._where, error)
                 self._listening = anyio.Event()
@@ -612,7 +612,6 @@ class PostgresStore(ChatStore):
     # -- lifecycle -----------------------------------------------------------------------------------------
 
     async def aclose(self) -> None:
-        self._closed = True
         self._closing.set()
         listener, self._listener = self._listener, None
         with anyio.CancelScope(shield=True):
