@@ -362,6 +362,12 @@ class AGUIWork(Work):
         monkeypatch.setattr(request_module, 'known_role', self._counted('one by one', known_role, lambda *_: 1))
         refuse_parts = limits._refuse_parts  # pyright: ignore[reportPrivateUsage]
         monkeypatch.setattr(limits, '_refuse_parts', self._counted('one by one', refuse_parts, lambda m, _: len(m)))
+        # The body's messages looked at in the passes that run in C, for their ids and roles and for their parts:
+        # only those the thread's last body did not have (`_body_memo` keeps what those passes found in the rest).
+        plain = request_module.plain_ids_roles
+        monkeypatch.setattr(request_module, 'plain_ids_roles', self._counted('ids read', plain, len))
+        lengths = limits.part_lengths
+        monkeypatch.setattr(limits, 'part_lengths', self._counted('parts counted', lengths, len))
 
     def _counted(self, name: str, function: Callable[..., Any], size: Callable[..., int]) -> Callable[..., Any]:
         def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -384,8 +390,12 @@ async def test_an_agui_turn_costs_the_same_at_turn_5_and_at_turn_60(
     work = AGUIWork(monkeypatch)
     per_turn: list[dict[str, int]] = []
     held: list[dict[str, Any]] = []
+    new: list[int] = []  # messages each body has that the last one did not
+    sent = 0
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url='http://test') as client:
         for turn in range(60):
+            new.append(len(held) + 1 - sent)
+            sent = len(held) + 1
             # A prompt of each kind the demo plays, then the answer to the client tool call it asked for.
             if turn % 4 == 3:
                 call = held[-1]['toolCalls'][0]
@@ -410,3 +420,8 @@ async def test_an_agui_turn_costs_the_same_at_turn_5_and_at_turn_60(
     # only what the last turn added is dumped.
     assert all(counts['validated'] == counts['walked'] == 1 for counts in per_turn[4:]), per_turn[4:8]
     assert max(counts['dumped'] for counts in per_turn[4:]) <= 4
+    # Of the body's messages, the passes over their ids and roles and over their parts look at the new ones only:
+    # those the last body did not have (what the last run answered, and the client's new one), and the client's
+    # message of the last body, which the client holds now as the server stored it (`GET`), not byte for byte.
+    looked_at = [(counts['ids read'], counts['parts counted']) for counts in per_turn[1:]]
+    assert looked_at == [(n + 1, n + 1) for n in new[1:]]

@@ -10,6 +10,7 @@ from typing_extensions import Unpack
 
 from ..adapters.ag_ui import AGUIEventStream, AGUIRunRequest, dump_messages, parse_request
 from ..adapters.ag_ui._snapshot import snapshots_for
+from ..adapters.ag_ui.request import ReadBefore, parse_unread
 from ..adapters.ag_ui.stream import CONTENT_TYPE, sdk_frame
 from ..core.events import AgentEvent, StateDelta, StateSnapshot
 from ..core.messages import ModelMessage
@@ -49,10 +50,13 @@ class AGUIBinding:
             return _ServerStateFirst(encoder, run_input.state)
         return encoder
 
-    def parse_managed(self, body: Mapping[str, Any]) -> tuple[AGUIRunRequest, RunInput]:
+    def parse_managed(
+        self, body: Mapping[str, Any], before: ReadBefore | None = None
+    ) -> tuple[AGUIRunRequest, RunInput]:
         """`@ag-ui/client` sends the whole history every run: of the messages the stored chat already has, only the
-        ids and roles are read (`agui_input` reads the rest)."""
-        request = parse_request(body, read_messages=False)
+        ids and roles are read (`agui_input` reads the rest), and of those the thread's last body had (`before`),
+        not even those."""
+        request = parse_unread(body, before)
         return request, request.run_input()
 
     def managed_input(

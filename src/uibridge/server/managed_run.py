@@ -36,6 +36,7 @@ from typing import Any, Protocol
 
 import anyio
 
+from ..adapters.ag_ui.request import ReadBefore
 from ..core.diagnostics import collect_warnings
 from ..core.messages import ModelMessage
 from ..core.provenance import Keyring
@@ -97,7 +98,7 @@ class Endpoint(Protocol):
     def parse_body_with(
         self,
         body: bytes,
-        parse: Callable[[Mapping[str, Any]], tuple[Any, RunInput]],
+        parse: Callable[[Mapping[str, Any], ReadBefore | None], tuple[Any, RunInput]],
         *,
         later: bool = False,
         principal: str | None = None,
@@ -130,9 +131,9 @@ class StoredBinding:
     """Whether `parse_managed` leaves the messages for `managed_input` to read (and check against the request
     limits, with the `check` it is given), once it knows which of them the stored history already has."""
 
-    def parse_managed(self, body: Mapping[str, Any]) -> tuple[Any, RunInput]:
+    def parse_managed(self, body: Mapping[str, Any], before: ReadBefore | None = None) -> tuple[Any, RunInput]:
         """`parse`, reading no more of the client's messages than `managed_input` needs of them before it has the
-        stored history."""
+        stored history (`before`: the ids and roles of the first of them, as the thread's last body had them)."""
         raise NotImplementedError
 
     def managed_input(

@@ -54,7 +54,7 @@ class VercelAIBinding:
             state=run_input.state,
         )
 
-    def parse_managed(self, body: Mapping[str, Any]) -> tuple[VercelChatRequest, RunInput]:
+    def parse_managed(self, body: Mapping[str, Any], before: object = None) -> tuple[VercelChatRequest, RunInput]:
         return self.parse(body)  # `useChat` with a store sends its new message only
 
     def managed_input(
