@@ -8,6 +8,7 @@ messages verified and decoded and the signatures computed per turn do not grow w
 from __future__ import annotations
 
 import itertools
+import json
 from collections import Counter
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
@@ -40,7 +41,7 @@ from uibridge.core.metadata import ANSWERED_BY_METADATA_KEY
 from uibridge.core.provenance import Keyring
 from uibridge.core.sanitize import sanitize_verified
 from uibridge.core.verification import SignatureClaims, verify_history
-from uibridge.server import VercelAIEndpoint, create_app, managed_run
+from uibridge.server import VercelAIEndpoint, create_app, managed_run, offload
 from uibridge.server import endpoint as endpoint_module
 from uibridge.server.demo import DemoAgent
 from uibridge.server.managed import for_the_agent, stored_claims
@@ -425,3 +426,40 @@ async def test_an_agui_turn_costs_the_same_at_turn_5_and_at_turn_60(
     # message of the last body, which the client holds now as the server stored it (`GET`), not byte for byte.
     looked_at = [(counts['ids read'], counts['parts counted']) for counts in per_turn[1:]]
     assert looked_at == [(n + 1, n + 1) for n in new[1:]]
+
+
+@pytest.mark.anyio
+async def test_a_long_agui_chat_sends_no_turn_to_a_worker_but_a_large_new_message_still_goes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Whether a managed AG-UI turn's steps run in a worker thread follows what the turn reads of its body, not the
+    body's size: a body past `INLINE_BYTES` that shares all but its new message with the thread's last body stays on
+    the event loop, and one whose new message is past it goes to a worker as before."""
+    monkeypatch.setattr(offload, 'INLINE_BYTES', 4096)
+    hops: list[str] = []
+    in_worker = offload.in_worker
+
+    async def counted(function: Callable[..., Any], *args: Any) -> Any:
+        hops.append(getattr(function, '__name__', repr(function)))
+        return await in_worker(function, *args)
+
+    monkeypatch.setattr(offload, 'in_worker', counted)
+    store = MemoryStore()
+    app = create_app(DemoAgent(delay=0), store=store, secret='views')
+    held: list[dict[str, Any]] = []
+    per_turn: list[list[str]] = []
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url='http://test') as client:
+        for turn in range(40):
+            added = {'id': f'u{turn}', 'role': 'user', 'content': f'hello {turn}'}
+            answer = await client.post('/ag-ui', json=_agui_body('chat', [*held, added]))
+            assert answer.status_code == 200 and 'RUN_FINISHED' in answer.text, answer.text[-300:]
+            per_turn.append(hops[:])
+            held = (await client.get('/ag-ui/chat')).json()
+            hops.clear()
+        large = {'id': 'large', 'role': 'user', 'content': 'x' * 3 * 4096}
+        answer = await client.post('/ag-ui', json=_agui_body('chat', [*held, large]))
+        assert answer.status_code == 200 and 'RUN_FINISHED' in answer.text, answer.text[-300:]
+    await store.aclose()
+    assert len(json.dumps(_agui_body('chat', held))) > 4 * 4096
+    assert per_turn[-10:] == [[]] * 10
+    assert '_prepare' in hops and any('parse' in hop for hop in hops), hops

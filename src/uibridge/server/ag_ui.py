@@ -18,7 +18,7 @@ from ..core.provenance import Keyring
 from ..core.run import RunInput
 from ..core.stream import EventStreamEncoder
 from .endpoint import ChatEndpoint
-from .managed import CheckRead, ManagedInput, agui_input
+from .managed import CheckRead, ManagedInput, agui_holds, agui_input
 from .offload import json_array
 from .options import EndpointOptions
 from .run import Agent
@@ -68,6 +68,9 @@ class AGUIBinding:
         check: CheckRead | None = None,
     ) -> ManagedInput:
         return agui_input(request, stored, keyring, kept, check)
+
+    def holds(self, kept: object, message_id: str) -> bool:
+        return agui_holds(kept, message_id)
 
     def with_snapshot(
         self, request: AGUIRunRequest, encoder: EventStreamEncoder, messages: Sequence[ModelMessage], keyring: Keyring

@@ -273,7 +273,7 @@ class ChatEndpoint(Generic[RequestT]):
 
     def parse_body(self, body: bytes) -> tuple[RequestT, RunInput]:
         """The body as the protocol's request and its run input (`Rejected` for anything it cannot take)."""
-        request, run_input, _ = self.parse_body_with(body, lambda parsed, _: self.binding.parse(parsed))
+        request, run_input, _, _ = self.parse_body_with(body, lambda parsed, _: self.binding.parse(parsed))
         return request, run_input
 
     def parse_body_with(
@@ -283,19 +283,35 @@ class ChatEndpoint(Generic[RequestT]):
         *,
         later: bool = False,
         principal: str | None = None,
-    ) -> tuple[RequestT, RunInput, int]:
+    ) -> tuple[RequestT, RunInput, int, Reused | None]:
         """`parse_body` with another parser (given the ids and roles of the messages the body shares with the last
         one, `_body_memo`, when it has them). With `later`, what the messages hold is left for the caller to check
         (`limits.check_message_limits`) as it reads them, with the `max_json_values` budget returned, and with a
         `principal` too, the messages the principal's last body on the thread had are taken as decoded then, and as
-        counted then for the request limits (`_body_memo`)."""
+        counted then for the request limits (`_body_memo`): what of the body was, is returned last."""
+        parsed, reused = self.decode_body(body, later=later, principal=principal)
+        request, run_input, budget = self.parse_decoded(parsed, reused, parse, later=later)
+        return request, run_input, budget, reused
+
+    def decode_body(
+        self, body: bytes, *, later: bool = False, principal: str | None = None
+    ) -> tuple[dict[str, Any], Reused | None]:
+        """The first step of `parse_body_with`: the body's JSON."""
         # With `later`, the limits' walk bounds the nesting of what is read (`check_limits`): the body's text is not
         # scanned for it beforehand, since most of it is not read.
-        reused: Reused | None = None
         if later and principal is not None:
-            parsed, reused = decoded(lambda: self.body_memo.decode_reusing(body, principal))
-        else:
-            parsed = parse_json_object(body, nesting_checked=not later)
+            return decoded(lambda: self.body_memo.decode_reusing(body, principal))
+        return parse_json_object(body, nesting_checked=not later), None
+
+    def parse_decoded(
+        self,
+        parsed: dict[str, Any],
+        reused: Reused | None,
+        parse: Callable[[Mapping[str, Any], ReadBefore | None], tuple[RequestT, RunInput]],
+        *,
+        later: bool = False,
+    ) -> tuple[RequestT, RunInput, int]:
+        """The rest of `parse_body_with`, from the body's JSON (`decode_body`)."""
         counted = reused.counted if reused is not None else None
         budget = check_limits_counted(parsed, self.limits, later=later, counted=counted)
         before = reused.before if reused is not None else None

@@ -221,6 +221,12 @@ class AGUIStored:
         self.tail = added[assistant:] if assistant is not None else [*self.tail, *added]
 
 
+def agui_holds(kept: object, message_id: str) -> bool:
+    """Whether the stored history an `AGUIStored` (`kept`) is of has a message of this id (`agui_input` reads none of
+    the client's messages up to it: it reads from after the last one the server has on)."""
+    return isinstance(kept, AGUIStored) and message_id in kept.cursor.used
+
+
 def agui_input(
     request: AGUIRunRequest,
     stored: Sequence[ModelMessage],

@@ -44,6 +44,7 @@ from ..core.run import RunInput, ToolApproval
 from ..core.sanitize import sanitize_verified
 from ..core.stream import EventStreamEncoder
 from ..core.verification import SignatureClaims, verify_history
+from ._body_memo import Reused
 from .approvals import ApprovalLedger, first_uses
 from .asgi import Receive, Send
 from .body import Rejected
@@ -62,6 +63,9 @@ logger = logging.getLogger('uibridge.server')
 
 
 _COMMIT_TIMEOUT = 30.0
+DECODE_INLINE_BYTES = 256 * 1024
+"""A body up to this size that the thread's last body may share messages with is decoded on the event loop (C
+passes over its text: a few milliseconds at most), so that what it shares is not sent to a worker thread."""
 _RESPONSE_PIECE = 1024 * 1024
 
 
@@ -102,6 +106,19 @@ class Endpoint(Protocol):
         *,
         later: bool = False,
         principal: str | None = None,
+    ) -> tuple[Any, RunInput, int, Reused | None]: ...
+
+    def decode_body(
+        self, body: bytes, *, later: bool = False, principal: str | None = None
+    ) -> tuple[dict[str, Any], Reused | None]: ...
+
+    def parse_decoded(
+        self,
+        parsed: dict[str, Any],
+        reused: Reused | None,
+        parse: Callable[[Mapping[str, Any], ReadBefore | None], tuple[Any, RunInput]],
+        *,
+        later: bool = False,
     ) -> tuple[Any, RunInput, int]: ...
 
     async def check_quota(
@@ -147,6 +164,11 @@ class StoredBinding:
         """`kept`: the `ManagedInput.index` of the chat's last turn, when the claimed history is the one it left."""
         raise NotImplementedError
 
+    def holds(self, kept: object, message_id: str) -> bool:
+        """Whether the stored history `kept` (`ManagedInput.index`) is of has a message of this id, as the client
+        numbers its messages: `managed_input` then reads none of the client's messages up to that one."""
+        raise NotImplementedError
+
     def with_snapshot(
         self, request: Any, encoder: EventStreamEncoder, messages: Sequence[ModelMessage], keyring: Keyring
     ) -> EventStreamEncoder:
@@ -166,6 +188,7 @@ def _stored_binding(endpoint: Endpoint) -> StoredBinding:
     needed = (
         'parse_managed',
         'reads_messages_late',
+        'holds',
         'managed_input',
         'with_snapshot',
         'dump_json',
@@ -237,8 +260,18 @@ async def run_managed(
     binding = _stored_binding(endpoint)
     views = endpoint.stored_views
     late = binding.reads_messages_late
-    parse = partial(endpoint.parse_body_with, parse=binding.parse_managed, later=late, principal=principal)
-    request, run_input, budget = await off_loop(parse, body, size=len(body))
+    if late and len(body) <= DECODE_INLINE_BYTES:
+        # What the thread's last body had is taken as decoded then (`_body_memo`): the body is decoded here, in C
+        # but for what it adds (compared, not decoded, where it is the last body's), and what is left to read of it
+        # is what it does not share, which is what decides where the rest runs.
+        parsed, reused = endpoint.decode_body(body, later=late, principal=principal)
+        unshared = len(body) - (reused.chars if reused is not None else 0)
+        parse = partial(endpoint.parse_decoded, parse=binding.parse_managed, later=late)
+        request, run_input, budget = await off_loop(parse, parsed, reused, size=unshared)
+    else:
+        parse = partial(endpoint.parse_body_with, parse=binding.parse_managed, later=late, principal=principal)
+        request, run_input, budget, reused = await off_loop(parse, body, size=len(body))
+        unshared = len(body)
     if not is_chat_id(run_input.thread_id):
         raise Rejected(422, f'a chat id is {CHAT_ID_RULE}', binding.chat_id_path)
     first: ManagedInput | None = None
@@ -259,11 +292,17 @@ async def run_managed(
     committed = False
     try:
         await endpoint.check_quota(claim.chat_id, principal, headers, len(body), stored=claim.sizes)
-        # Checking costs what the views kept for the chat do not already cover (all of it on a first turn).
-        size = sum(claim.sizes[views.settled_up_to(claim) :]) + len(body)
+        # Checking costs what the views kept for the chat do not already cover (all of it on a first turn), and the
+        # body's messages it reads: of a body sharing messages with the last one, up to one the chat has stored,
+        # only what it does not share (`managed_input` reads from the last message the chat has on).
+        last = reused.before.ids[-1] if reused is not None and reused.before is not None else None
+        read = unshared if last is not None and binding.holds(views.index(claim), last) else len(body)
+        size = sum(claim.sizes[views.settled_up_to(claim) :]) + read
         prepared = await off_loop(_prepare, endpoint, binding, request, run_input, claim, budget, first, size=size)
         approvals = await first_uses(prepared.checked.approvals, endpoint.approval_ledger)
-        run, encoder = await off_loop(_finish, endpoint, binding, prepared, approvals, size=size)
+        # A client that is behind gets the whole history, dumped for its snapshot.
+        snapshot = sum(claim.sizes) if prepared.managed.behind else 0
+        run, encoder = await off_loop(_finish, endpoint, binding, prepared, approvals, size=size + snapshot)
         run.principal = principal
         run.headers = headers
         ended = False
