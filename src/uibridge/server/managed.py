@@ -262,7 +262,8 @@ def agui_input(
     users = [position for position, message in enumerate(read) if message.role == 'user']
     taken = [i for i, m in enumerate(read) if m.role == 'tool' or (users and i == users[-1])]
     result = ManagedInput(prefix=len(stored), index=index)
-    result.behind = index.last_id is not None and index.last_id not in ids
+    # Looked for from the end, where the last stored message is in a client that holds it.
+    result.behind = index.last_id is not None and index.last_id not in reversed(ids)
     if taken:
         # A tool message loads only after the assistant message with its call: the stored one (from the last
         # stored assistant message on) goes first, and of what loads only the candidates' parts are taken.
