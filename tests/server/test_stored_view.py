@@ -429,13 +429,17 @@ async def test_an_agui_turn_costs_the_same_at_turn_5_and_at_turn_60(
 
 
 @pytest.mark.anyio
+@pytest.mark.parametrize('holding', ['as stored', 'as sent'])
 async def test_a_long_agui_chat_sends_no_turn_to_a_worker_but_a_large_new_message_still_goes(
-    monkeypatch: pytest.MonkeyPatch,
+    holding: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Whether a managed AG-UI turn's steps run in a worker thread follows what the turn reads of its body, not the
     body's size: a body past `INLINE_BYTES` that shares all but its new message with the thread's last body stays on
-    the event loop, and one whose new message is past it goes to a worker as before."""
-    monkeypatch.setattr(offload, 'INLINE_BYTES', 4096)
+    the event loop, and one whose new message is past it goes to a worker as before. The client holds the chat as
+    the server stored it (`GET`), or as `@ag-ui/client` does: its own messages as it sent them, and the answers as
+    they were streamed."""
+    inline = 3072
+    monkeypatch.setattr(offload, 'INLINE_BYTES', inline)
     hops: list[str] = []
     in_worker = offload.in_worker
 
@@ -454,12 +458,18 @@ async def test_a_long_agui_chat_sends_no_turn_to_a_worker_but_a_large_new_messag
             answer = await client.post('/ag-ui', json=_agui_body('chat', [*held, added]))
             assert answer.status_code == 200 and 'RUN_FINISHED' in answer.text, answer.text[-300:]
             per_turn.append(hops[:])
-            held = (await client.get('/ag-ui/chat')).json()
+            if holding == 'as stored':
+                held = (await client.get('/ag-ui/chat')).json()
+            else:
+                events = [json.loads(line[6:]) for line in answer.text.splitlines() if line.startswith('data: {')]
+                text = ''.join(event['delta'] for event in events if event['type'] == 'TEXT_MESSAGE_CONTENT')
+                start = next(event for event in events if event['type'] == 'TEXT_MESSAGE_START')
+                held = [*held, added, {'id': start['messageId'], 'role': 'assistant', 'content': text}]
             hops.clear()
-        large = {'id': 'large', 'role': 'user', 'content': 'x' * 3 * 4096}
+        large = {'id': 'large', 'role': 'user', 'content': 'x' * 3 * inline}
         answer = await client.post('/ag-ui', json=_agui_body('chat', [*held, large]))
         assert answer.status_code == 200 and 'RUN_FINISHED' in answer.text, answer.text[-300:]
     await store.aclose()
-    assert len(json.dumps(_agui_body('chat', held))) > 4 * 4096
+    assert len(json.dumps(_agui_body('chat', held))) > 2 * inline
     assert per_turn[-10:] == [[]] * 10
     assert '_prepare' in hops and any('parse' in hop for hop in hops), hops

@@ -69,8 +69,10 @@ class AGUIBinding:
     ) -> ManagedInput:
         return agui_input(request, stored, keyring, kept, check)
 
-    def holds(self, kept: object, message_id: str) -> bool:
-        return agui_holds(kept, message_id)
+    def holds(
+        self, kept: object, stored: Sequence[ModelMessage], sizes: Sequence[int], keyring: Keyring, message_id: str
+    ) -> bool:
+        return agui_holds(kept, stored, sizes, keyring, message_id)
 
     def with_snapshot(
         self, request: AGUIRunRequest, encoder: EventStreamEncoder, messages: Sequence[ModelMessage], keyring: Keyring

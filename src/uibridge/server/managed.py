@@ -53,6 +53,7 @@ from ..core.metadata import answered_by
 from ..core.provenance import Keyring
 from ..core.trusted import replace
 from ..core.verification import SignatureClaims
+from . import offload
 
 
 @dataclass
@@ -221,10 +222,19 @@ class AGUIStored:
         self.tail = added[assistant:] if assistant is not None else [*self.tail, *added]
 
 
-def agui_holds(kept: object, message_id: str) -> bool:
-    """Whether the stored history an `AGUIStored` (`kept`) is of has a message of this id (`agui_input` reads none of
-    the client's messages up to it: it reads from after the last one the server has on)."""
-    return isinstance(kept, AGUIStored) and message_id in kept.cursor.used
+def agui_holds(
+    kept: object, stored: Sequence[ModelMessage], sizes: Sequence[int], keyring: Keyring, message_id: str
+) -> bool:
+    """Whether `stored` (the history an `AGUIStored`, `kept`, is of the start of, with each message's size) has a
+    message of this id as `GET {api}/{threadId}` dumps it with `keyring` (`agui_input` reads none of the client's
+    messages up to it: it reads from after the last one the server has on). What `kept` does not cover yet is
+    covered here, as `agui_input` would (the stored messages the last turn added), when it is small; else the
+    answer is no."""
+    if not isinstance(kept, AGUIStored) or kept.cursor.count > len(stored):
+        return False
+    if message_id not in kept.cursor.used and sum(sizes[kept.cursor.count :]) < offload.INLINE_BYTES:
+        kept.cover(stored, keyring)
+    return message_id in kept.cursor.used
 
 
 def agui_input(

@@ -164,9 +164,12 @@ class StoredBinding:
         """`kept`: the `ManagedInput.index` of the chat's last turn, when the claimed history is the one it left."""
         raise NotImplementedError
 
-    def holds(self, kept: object, message_id: str) -> bool:
-        """Whether the stored history `kept` (`ManagedInput.index`) is of has a message of this id, as the client
-        numbers its messages: `managed_input` then reads none of the client's messages up to that one."""
+    def holds(
+        self, kept: object, stored: Sequence[ModelMessage], sizes: Sequence[int], keyring: Keyring, message_id: str
+    ) -> bool:
+        """Whether `stored` (the claimed history, with each message's size) has a message of this id, as the client
+        numbers its messages, known from `kept` (`ManagedInput.index`) and what little it does not cover yet (no
+        when that is not little): `managed_input` then reads none of the client's messages up to that one."""
         raise NotImplementedError
 
     def with_snapshot(
@@ -296,7 +299,10 @@ async def run_managed(
         # body's messages it reads: of a body sharing messages with the last one, up to one the chat has stored,
         # only what it does not share (`managed_input` reads from the last message the chat has on).
         last = reused.before.ids[-1] if reused is not None and reused.before is not None else None
-        read = unshared if last is not None and binding.holds(views.index(claim), last) else len(body)
+        with endpoint.preparing():
+            kept = views.index(claim)
+            holds = last is not None and binding.holds(kept, claim.messages, claim.sizes, endpoint.keyring, last)
+        read = unshared if holds else len(body)
         size = sum(claim.sizes[views.settled_up_to(claim) :]) + read
         prepared = await off_loop(_prepare, endpoint, binding, request, run_input, claim, budget, first, size=size)
         approvals = await first_uses(prepared.checked.approvals, endpoint.approval_ledger)

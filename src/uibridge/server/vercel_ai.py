@@ -57,7 +57,9 @@ class VercelAIBinding:
     def parse_managed(self, body: Mapping[str, Any], before: object = None) -> tuple[VercelChatRequest, RunInput]:
         return self.parse(body)  # `useChat` with a store sends its new message only
 
-    def holds(self, kept: object, message_id: str) -> bool:
+    def holds(
+        self, kept: object, stored: Sequence[ModelMessage], sizes: Sequence[int], keyring: Keyring, message_id: str
+    ) -> bool:
         return False  # the body holds only the new message
 
     def managed_input(
