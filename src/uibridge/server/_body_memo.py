@@ -11,6 +11,11 @@ read left to right and a message's value ends with its own closing character, so
 identical value. Anything out of the common shape (the body not an object, no `messages` array, a syntax error
 anywhere, a thread id after the messages) is decoded whole by `json_object`, with its refusals. The values reused
 are shared with the earlier request of the same principal and thread only, and read, never changed, by the server.
+
+What the server's passes over a body's messages find in each message (its id and role, whether it is plain, its
+part counts) is kept with it too (`Reused`): those passes then look at the messages the last body did not have
+only, and what the turn reads of its body, which decides whether its steps go to a worker thread, is what it does
+not share.
 """
 
 from __future__ import annotations
