@@ -54,8 +54,8 @@ def _prepare(protocol: str, directory: Path) -> None:
 
 
 async def _turn(bench: Any, endpoint: Any, protocol: str, agui: Any, chat: str, number: int) -> None:
-    path, body = bench._vercel_turn(chat, number) if protocol == 'vercel' else agui.turn(number)  # noqa: SLF001
-    answer = await bench._post(endpoint, path, json.dumps(body).encode())  # noqa: SLF001
+    path, body = bench._vercel_turn(chat, number) if protocol == 'vercel' else agui.turn(number)
+    answer = await bench._post(endpoint, path, json.dumps(body).encode())
     if protocol == 'agui':
         agui.answered(answer)
 
