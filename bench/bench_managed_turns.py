@@ -8,9 +8,10 @@ included); the medians. Bar: turn 300 within 1.2x of turn 10, the turn's cost be
 what the history costs.
 
 The AG-UI rows have the same bar, though `@ag-ui/client` sends the whole history with every run: the server decodes
-only what follows the messages the thread's last body had (`server/_body_memo.py`) and reads only the ids and roles
-of what it already has, but its passes over the body's messages (their ids, roles and part counts, in C) still grow
-with the chat.
+only what follows the messages the thread's last body had (`server/_body_memo.py`), takes their ids, roles and part
+counts as found then, and reads only what follows the last one it has stored; what still grows with the chat is
+the body's text itself (its UTF-8 decoding, one comparison with the last body's, copies), all in C.
+`managed_turn_instructions.py` counts the same turns in instructions.
 """
 
 from __future__ import annotations

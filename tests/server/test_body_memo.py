@@ -5,15 +5,22 @@ refusals), and decoding only what follows them."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from uibridge.adapters.ag_ui import request as request_module
 from uibridge.core.client_input import BodyError, json_object
+from uibridge.core.diagnostics import collect_warnings
+from uibridge.core.errors import InputError
 from uibridge.server import _body_memo  # pyright: ignore[reportPrivateUsage]
 from uibridge.server._body_memo import BodyMemo  # pyright: ignore[reportPrivateUsage]
+from uibridge.server.body import Rejected
+from uibridge.server.limits import PART_LISTS, RequestLimits, check_limits, check_limits_counted, part_lengths
 
 _json = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=8),
@@ -77,8 +84,8 @@ def test_only_what_follows_the_last_bodys_messages_is_decoded(monkeypatch: pytes
         scanned.clear()
         assert memo.decode(body, 'p') == json.loads(body)
         messages = [value for value in scanned if isinstance(value, dict)]
-        # The last body's final message (the character after it is not the same now) and the two new ones.
-        assert len(messages) == (1 if turn == 0 else 3), (turn, messages)
+        # The two new ones: every message of the last body is whole here, and another follows its final one.
+        assert len(messages) == (1 if turn == 0 else 2), (turn, messages)
         held.append({'id': f'a{turn}', 'role': 'assistant', 'content': f'said {turn}'})
     # Another principal, or another thread, decodes the whole list: nothing of one is taken for another.
     scanned.clear()
@@ -99,3 +106,63 @@ def test_the_memo_is_bounded() -> None:
     assert memo.chats() == 1  # the bytes bound: the others went first
     memo.decode(_body('e', [{'id': 'u', 'role': 'user', 'content': 'x' * 20_000}], 0, indent=None), 'p')
     assert memo.chats() == 1  # an array past the bound alone is not kept
+
+
+_part = st.fixed_dictionaries({'type': st.just('text'), 'text': st.text(max_size=3)})
+_plain = st.fixed_dictionaries(
+    {'id': st.text(max_size=4), 'role': st.sampled_from(['user', 'assistant', 'tool'])},
+    optional={'content': st.lists(_part, max_size=4) | st.text(max_size=3), 'toolCalls': st.lists(_part, max_size=3)},
+)
+_odd = st.fixed_dictionaries(
+    {'id': st.text(max_size=4) | st.integers(), 'role': st.sampled_from(['user', 'robot'])},
+    optional={'content': st.lists(_part, max_size=4)},
+)
+_any_message = st.one_of(_plain, _plain, _plain, _plain, _odd, _json)  # mostly plain: plain prefixes are common
+
+
+def _outcome(check: Callable[[], Any]) -> Any:
+    try:
+        with collect_warnings() as warned:
+            return check(), warned
+    except Rejected as rejected:
+        return ('refused', rejected.status, rejected.error, rejected.path)
+    except InputError as error:
+        return ('invalid', error.message, error.path)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    turns=st.lists(st.lists(_any_message, max_size=3), max_size=6),
+    cut=st.integers(min_value=0, max_value=8),
+    most=st.integers(min_value=1, max_value=4),
+    total=st.integers(min_value=1, max_value=12),
+)
+def test_what_a_reused_prefix_carries_is_what_the_passes_find(
+    turns: list[list[Any]], cut: int, most: int, total: int
+) -> None:
+    """The ids, roles and part counts the memo keeps for the messages it reuses are what the server's passes find in
+    them: `parse_unread` and the request limits give the same answers, and the same refusals, with them as without
+    (a client that edits its history, `cut`, shares only the messages before the edit)."""
+    memo = BodyMemo()
+    limits = RequestLimits(max_parts_per_message=most, max_parts=total)
+    held: list[Any] = []
+    for run, added in enumerate(turns):
+        held = [*held[: len(held) - cut % 3 if run % 2 else len(held)], *added]
+        body = _body('t', held, run, indent=None)
+        value, reused = memo.decode_reusing(body, 'p')
+        assert value == json.loads(body)
+        if reused is None:
+            continue
+        messages = value['messages']
+        assert reused.array is messages and 0 < reused.count <= len(messages)
+        plain = request_module.plain_ids_roles(messages[: reused.count])
+        assert (reused.before is not None) == (plain is not None)
+        if reused.before is not None and plain is not None:
+            assert (reused.before.ids, reused.before.roles) == plain
+            unread = request_module._unread  # pyright: ignore[reportPrivateUsage]
+            assert _outcome(partial(unread, messages, reused.before)) == _outcome(partial(unread, messages))
+        lengths = part_lengths(messages[: reused.count]) or [[] for _ in PART_LISTS]
+        assert reused.counted.totals == tuple(sum(found) for found in lengths)
+        assert reused.counted.most == tuple(max(found, default=0) for found in lengths)
+        counted = _outcome(partial(check_limits_counted, value, limits, later=True, counted=reused.counted))
+        assert counted == _outcome(partial(check_limits, value, limits, later=True))

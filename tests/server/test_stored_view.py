@@ -8,6 +8,7 @@ messages verified and decoded and the signatures computed per turn do not grow w
 from __future__ import annotations
 
 import itertools
+import json
 from collections import Counter
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
@@ -40,7 +41,7 @@ from uibridge.core.metadata import ANSWERED_BY_METADATA_KEY
 from uibridge.core.provenance import Keyring
 from uibridge.core.sanitize import sanitize_verified
 from uibridge.core.verification import SignatureClaims, verify_history
-from uibridge.server import VercelAIEndpoint, create_app, managed_run
+from uibridge.server import VercelAIEndpoint, create_app, managed_run, offload
 from uibridge.server import endpoint as endpoint_module
 from uibridge.server.demo import DemoAgent
 from uibridge.server.managed import for_the_agent, stored_claims
@@ -362,6 +363,12 @@ class AGUIWork(Work):
         monkeypatch.setattr(request_module, 'known_role', self._counted('one by one', known_role, lambda *_: 1))
         refuse_parts = limits._refuse_parts  # pyright: ignore[reportPrivateUsage]
         monkeypatch.setattr(limits, '_refuse_parts', self._counted('one by one', refuse_parts, lambda m, _: len(m)))
+        # The body's messages looked at in the passes that run in C, for their ids and roles and for their parts:
+        # only those the thread's last body did not have (`_body_memo` keeps what those passes found in the rest).
+        plain = request_module.plain_ids_roles
+        monkeypatch.setattr(request_module, 'plain_ids_roles', self._counted('ids read', plain, len))
+        lengths = limits.part_lengths
+        monkeypatch.setattr(limits, 'part_lengths', self._counted('parts counted', lengths, len))
 
     def _counted(self, name: str, function: Callable[..., Any], size: Callable[..., int]) -> Callable[..., Any]:
         def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -384,8 +391,12 @@ async def test_an_agui_turn_costs_the_same_at_turn_5_and_at_turn_60(
     work = AGUIWork(monkeypatch)
     per_turn: list[dict[str, int]] = []
     held: list[dict[str, Any]] = []
+    new: list[int] = []  # messages each body has that the last one did not
+    sent = 0
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url='http://test') as client:
         for turn in range(60):
+            new.append(len(held) + 1 - sent)
+            sent = len(held) + 1
             # A prompt of each kind the demo plays, then the answer to the client tool call it asked for.
             if turn % 4 == 3:
                 call = held[-1]['toolCalls'][0]
@@ -410,3 +421,55 @@ async def test_an_agui_turn_costs_the_same_at_turn_5_and_at_turn_60(
     # only what the last turn added is dumped.
     assert all(counts['validated'] == counts['walked'] == 1 for counts in per_turn[4:]), per_turn[4:8]
     assert max(counts['dumped'] for counts in per_turn[4:]) <= 4
+    # Of the body's messages, the passes over their ids and roles and over their parts look at the new ones only:
+    # those the last body did not have (what the last run answered, and the client's new one), and the client's
+    # message of the last body, which the client holds now as the server stored it (`GET`), not byte for byte.
+    looked_at = [(counts['ids read'], counts['parts counted']) for counts in per_turn[1:]]
+    assert looked_at == [(n + 1, n + 1) for n in new[1:]]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize('holding', ['as stored', 'as sent'])
+async def test_a_long_agui_chat_sends_no_turn_to_a_worker_but_a_large_new_message_still_goes(
+    holding: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whether a managed AG-UI turn's steps run in a worker thread follows what the turn reads of its body, not the
+    body's size: a body past `INLINE_BYTES` that shares all but its new message with the thread's last body stays on
+    the event loop, and one whose new message is past it goes to a worker as before. The client holds the chat as
+    the server stored it (`GET`), or as `@ag-ui/client` does: its own messages as it sent them, and the answers as
+    they were streamed."""
+    inline = 3072
+    monkeypatch.setattr(offload, 'INLINE_BYTES', inline)
+    hops: list[str] = []
+    in_worker = offload.in_worker
+
+    async def counted(function: Callable[..., Any], *args: Any) -> Any:
+        hops.append(getattr(function, '__name__', repr(function)))
+        return await in_worker(function, *args)
+
+    monkeypatch.setattr(offload, 'in_worker', counted)
+    store = MemoryStore()
+    app = create_app(DemoAgent(delay=0), store=store, secret='views')
+    held: list[dict[str, Any]] = []
+    per_turn: list[list[str]] = []
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url='http://test') as client:
+        for turn in range(40):
+            added = {'id': f'u{turn}', 'role': 'user', 'content': f'hello {turn}'}
+            answer = await client.post('/ag-ui', json=_agui_body('chat', [*held, added]))
+            assert answer.status_code == 200 and 'RUN_FINISHED' in answer.text, answer.text[-300:]
+            per_turn.append(hops[:])
+            if holding == 'as stored':
+                held = (await client.get('/ag-ui/chat')).json()
+            else:
+                events = [json.loads(line[6:]) for line in answer.text.splitlines() if line.startswith('data: {')]
+                text = ''.join(event['delta'] for event in events if event['type'] == 'TEXT_MESSAGE_CONTENT')
+                start = next(event for event in events if event['type'] == 'TEXT_MESSAGE_START')
+                held = [*held, added, {'id': start['messageId'], 'role': 'assistant', 'content': text}]
+            hops.clear()
+        large = {'id': 'large', 'role': 'user', 'content': 'x' * 3 * inline}
+        answer = await client.post('/ag-ui', json=_agui_body('chat', [*held, large]))
+        assert answer.status_code == 200 and 'RUN_FINISHED' in answer.text, answer.text[-300:]
+    await store.aclose()
+    assert len(json.dumps(_agui_body('chat', held))) > 2 * inline
+    assert per_turn[-10:] == [[]] * 10
+    assert '_prepare' in hops and any('parse' in hop for hop in hops), hops

@@ -10,6 +10,7 @@ from typing_extensions import Unpack
 
 from ..adapters.ag_ui import AGUIEventStream, AGUIRunRequest, dump_messages, parse_request
 from ..adapters.ag_ui._snapshot import snapshots_for
+from ..adapters.ag_ui.request import ReadBefore, parse_unread
 from ..adapters.ag_ui.stream import CONTENT_TYPE, sdk_frame
 from ..core.events import AgentEvent, StateDelta, StateSnapshot
 from ..core.messages import ModelMessage
@@ -17,7 +18,7 @@ from ..core.provenance import Keyring
 from ..core.run import RunInput
 from ..core.stream import EventStreamEncoder
 from .endpoint import ChatEndpoint
-from .managed import CheckRead, ManagedInput, agui_input
+from .managed import CheckRead, ManagedInput, agui_holds, agui_input
 from .offload import json_array
 from .options import EndpointOptions
 from .run import Agent
@@ -49,10 +50,13 @@ class AGUIBinding:
             return _ServerStateFirst(encoder, run_input.state)
         return encoder
 
-    def parse_managed(self, body: Mapping[str, Any]) -> tuple[AGUIRunRequest, RunInput]:
+    def parse_managed(
+        self, body: Mapping[str, Any], before: ReadBefore | None = None
+    ) -> tuple[AGUIRunRequest, RunInput]:
         """`@ag-ui/client` sends the whole history every run: of the messages the stored chat already has, only the
-        ids and roles are read (`agui_input` reads the rest)."""
-        request = parse_request(body, read_messages=False)
+        ids and roles are read (`agui_input` reads the rest), and of those the thread's last body had (`before`),
+        not even those."""
+        request = parse_unread(body, before)
         return request, request.run_input()
 
     def managed_input(
@@ -64,6 +68,11 @@ class AGUIBinding:
         check: CheckRead | None = None,
     ) -> ManagedInput:
         return agui_input(request, stored, keyring, kept, check)
+
+    def holds(
+        self, kept: object, stored: Sequence[ModelMessage], sizes: Sequence[int], keyring: Keyring, message_id: str
+    ) -> bool:
+        return agui_holds(kept, stored, sizes, keyring, message_id)
 
     def with_snapshot(
         self, request: AGUIRunRequest, encoder: EventStreamEncoder, messages: Sequence[ModelMessage], keyring: Keyring

@@ -10,10 +10,12 @@ itself is read by `core.client_input.json_object`, the decoder the adapters' `pa
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
-from typing import Any
+from typing import Any, TypeVar
 
 from ..core.client_input import BodyError, json_object
 from .asgi import Receive
+
+T = TypeVar('T')
 
 
 class Rejected(Exception):
@@ -82,12 +84,15 @@ async def read_body(receive: Receive, content_length: str | None, limit: int) ->
             return b''.join(chunks)
 
 
-def parse_json_object(
-    body: bytes, *, nesting_checked: bool = True, decode: Callable[[bytes], dict[str, Any]] | None = None
-) -> dict[str, Any]:
-    """The body as a JSON object (`core.client_input.json_object`, or `decode`, which refuses as it does): 400 when
-    it is not UTF-8, 422 for the rest."""
+def parse_json_object(body: bytes, *, nesting_checked: bool = True) -> dict[str, Any]:
+    """The body as a JSON object (`core.client_input.json_object`): 400 when it is not UTF-8, 422 for the rest."""
+    return decoded(lambda: json_object(body, nesting_checked=nesting_checked))
+
+
+def decoded(decode: Callable[[], T]) -> T:
+    """`decode()`, a decoder of the body that refuses as `json_object` does, with the same answers as
+    `parse_json_object`."""
     try:
-        return decode(body) if decode is not None else json_object(body, nesting_checked=nesting_checked)
+        return decode()
     except BodyError as error:
         raise Rejected(400 if error.fault == 'encoding' else 422, error.message) from None

@@ -33,11 +33,11 @@ import json
 import logging
 from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from contextlib import contextmanager
-from functools import partial
 from typing import Any, Generic, Protocol, TypeVar
 
 import anyio
 
+from ..adapters.ag_ui.request import ReadBefore
 from ..core.diagnostics import collect_warnings
 from ..core.errors import InputError
 from ..core.provenance import Keyring, Secret
@@ -46,13 +46,13 @@ from ..core.sanitize import sanitize_verified
 from ..core.stream import EventStreamEncoder
 from ..core.verification import verify_history
 from . import limits
-from ._body_memo import BodyMemo
+from ._body_memo import BodyMemo, Reused
 from .approvals import ApprovalLedger, StoreLedger, first_uses, process_ledger, verify_approvals
 from .asgi import Receive, Scope, Send
 from .auth import ANONYMOUS, Authorize, RequestInfo
-from .body import Disconnected, Rejected, check_content_type, parse_json_object, read_body
+from .body import Disconnected, Rejected, check_content_type, decoded, parse_json_object, read_body
 from .deployment import check_workers, declared_workers, report_unverified
-from .limits import AttachmentLimits, ChatLimits, Quota, QuotaRequest, RequestLimits, check_limits
+from .limits import AttachmentLimits, ChatLimits, Quota, QuotaRequest, RequestLimits, check_limits_counted
 from .managed_run import run_managed, serve_chat
 from .offload import off_loop
 from .options import check_agent, check_async_hook, check_bool, check_positive, check_strings
@@ -273,27 +273,49 @@ class ChatEndpoint(Generic[RequestT]):
 
     def parse_body(self, body: bytes) -> tuple[RequestT, RunInput]:
         """The body as the protocol's request and its run input (`Rejected` for anything it cannot take)."""
-        request, run_input, _ = self.parse_body_with(body, self.binding.parse)
+        request, run_input, _, _ = self.parse_body_with(body, lambda parsed, _: self.binding.parse(parsed))
         return request, run_input
 
     def parse_body_with(
         self,
         body: bytes,
-        parse: Callable[[Mapping[str, Any]], tuple[RequestT, RunInput]],
+        parse: Callable[[Mapping[str, Any], ReadBefore | None], tuple[RequestT, RunInput]],
         *,
         later: bool = False,
         principal: str | None = None,
-    ) -> tuple[RequestT, RunInput, int]:
-        """`parse_body` with another parser. With `later`, what the messages hold is left for the caller to check
+    ) -> tuple[RequestT, RunInput, int, Reused | None]:
+        """`parse_body` with another parser (given the ids and roles of the messages the body shares with the last
+        one, `_body_memo`, when it has them). With `later`, what the messages hold is left for the caller to check
         (`limits.check_message_limits`) as it reads them, with the `max_json_values` budget returned, and with a
-        `principal` too, the messages the principal's last body on the thread had are taken as decoded then
-        (`_body_memo`)."""
+        `principal` too, the messages the principal's last body on the thread had are taken as decoded then, and as
+        counted then for the request limits (`_body_memo`): what of the body was, is returned last."""
+        parsed, reused = self.decode_body(body, later=later, principal=principal)
+        request, run_input, budget = self.parse_decoded(parsed, reused, parse, later=later)
+        return request, run_input, budget, reused
+
+    def decode_body(
+        self, body: bytes, *, later: bool = False, principal: str | None = None
+    ) -> tuple[dict[str, Any], Reused | None]:
+        """The first step of `parse_body_with`: the body's JSON."""
         # With `later`, the limits' walk bounds the nesting of what is read (`check_limits`): the body's text is not
         # scanned for it beforehand, since most of it is not read.
-        decode = partial(self.body_memo.decode, principal=principal) if later and principal is not None else None
-        parsed = parse_json_object(body, nesting_checked=not later, decode=decode)
-        budget = check_limits(parsed, self.limits, later=later)
-        request, run_input = self._parse(parsed, parse)
+        if later and principal is not None:
+            return decoded(lambda: self.body_memo.decode_reusing(body, principal))
+        return parse_json_object(body, nesting_checked=not later), None
+
+    def parse_decoded(
+        self,
+        parsed: dict[str, Any],
+        reused: Reused | None,
+        parse: Callable[[Mapping[str, Any], ReadBefore | None], tuple[RequestT, RunInput]],
+        *,
+        later: bool = False,
+    ) -> tuple[RequestT, RunInput, int]:
+        """The rest of `parse_body_with`, from the body's JSON (`decode_body`)."""
+        counted = reused.counted if reused is not None else None
+        budget = check_limits_counted(parsed, self.limits, later=later, counted=counted)
+        before = reused.before if reused is not None else None
+        request, run_input = self._parse(parsed, lambda parsed: parse(parsed, before))
         self.attachment_limits.check(run_input.history)
         return request, run_input, budget
 

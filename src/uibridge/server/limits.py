@@ -218,7 +218,6 @@ _CONTENT_KEYS = frozenset(
         'signature', 'title', 'filename', 'activityContent', 'snapshot',
     }
 )  # fmt: skip
-_PART_LISTS = ('parts', 'content', 'toolCalls')
 
 
 def _is_id_key(key: str) -> bool:
@@ -229,6 +228,23 @@ def check_limits(body: dict[str, Any], limits: RequestLimits, *, later: bool = F
     """Refuse (413, or 422 for an id no encoder can write) a body past any of `limits`. With `later`, what the
     messages hold is left for `check_message_limits` (their number and parts are counted now): for a server that
     reads only some of them. Returns the `max_json_values` budget left."""
+    return check_limits_counted(body, limits, later=later)
+
+
+@dataclass(frozen=True, slots=True)
+class PartCounts:
+    """The parts of the first `messages` messages of a list, counted before (the same messages: `_body_memo`): for
+    each key of `PART_LISTS`, the parts under it in all and the most one message holds under it."""
+
+    messages: int
+    totals: tuple[int, ...]
+    most: tuple[int, ...]
+
+
+def check_limits_counted(
+    body: dict[str, Any], limits: RequestLimits, *, later: bool = False, counted: PartCounts | None = None
+) -> int:
+    """`check_limits`, with the parts of the first messages as `counted` found them (only the rest are counted)."""
     messages = body.get('messages')
     if isinstance(messages, list):
         items = cast('list[Any]', messages)
@@ -236,7 +252,7 @@ def check_limits(body: dict[str, Any], limits: RequestLimits, *, later: bool = F
             raise Rejected(
                 413, f'more than {limits.max_messages} messages (max_messages)', 'messages', reason='max_messages'
             )
-        _count_parts(items, limits)
+        _count_parts(items, limits, counted)
         if later:
             # The list and each message count as a value now; what a message holds, when it is read.
             envelope = {key: value for key, value in body.items() if key != 'messages'}
@@ -246,25 +262,46 @@ def check_limits(body: dict[str, Any], limits: RequestLimits, *, later: bool = F
 
 _get: Callable[[Any, str], Any] = dict[Any, Any].get  # one C call a message, in `map`
 
+PART_LISTS = ('parts', 'content', 'toolCalls')
+"""The keys under which a message holds its parts (Vercel `parts`; AG-UI `content` parts and `toolCalls`)."""
 
-def _count_parts(items: list[Any], limits: RequestLimits) -> None:
-    # Every message of every request comes through here (with a store, the whole history each AG-UI run): the
-    # common case is counted in passes that each run in C (a part list's length looked at only where there is
-    # one); a request past a limit is counted again message by message, to name the first place it is passed.
+
+def part_lengths(items: list[Any]) -> list[list[int]] | None:
+    """For each key of `PART_LISTS`, how many parts each of `items` holds under it (0 without a list there); `None`
+    when no item holds a list under any. In passes that each run in C, but for the lengths of the lists found."""
     objects = set(map(type, items)) <= {dict}
-    total = 0
-    for key in _PART_LISTS:
+    lengths: list[list[int]] = []
+    for key in PART_LISTS:
         if objects and not any(map(operator.contains, items, repeat(key))):  # no message has the key
+            lengths.append([])
             continue
         values: list[Any] = list(map(_get, items, repeat(key))) if objects else [
             cast('dict[str, Any]', message).get(key) if isinstance(message, dict) else None for message in items
         ]  # fmt: skip
         if list not in set(map(type, values)):
+            lengths.append([])
             continue
-        counts = [len(cast('list[Any]', value)) if type(value) is list else 0 for value in values]
-        if max(counts) > limits.max_parts_per_message:
+        lengths.append([len(cast('list[Any]', value)) if type(value) is list else 0 for value in values])
+    return lengths if any(lengths) else None
+
+
+def _count_parts(items: list[Any], limits: RequestLimits, counted: PartCounts | None = None) -> None:
+    # Every message of every request comes through here (with a store, the whole history each AG-UI run): the
+    # common case is counted in passes that each run in C (a part list's length looked at only where there is
+    # one), past the messages `counted` holds; a request past a limit is counted again message by message, to
+    # name the first place it is passed.
+    done = counted.messages if counted is not None and counted.messages <= len(items) else 0
+    lengths = part_lengths(items[done:] if done else items) or [[], [], []]
+    total = 0
+    for position, found in enumerate(lengths):
+        most = max(found, default=0)
+        if done:
+            assert counted is not None
+            most = max(most, counted.most[position])
+            total += counted.totals[position]
+        if most > limits.max_parts_per_message:
             break
-        total += sum(counts)
+        total += sum(found)
     else:
         if total <= limits.max_parts:
             return
@@ -276,7 +313,7 @@ def _refuse_parts(items: list[Any], limits: RequestLimits) -> None:
     for index, message in enumerate(items):
         if not isinstance(message, dict):
             continue
-        for key in _PART_LISTS:
+        for key in PART_LISTS:
             parts = cast('dict[str, Any]', message).get(key)
             if not isinstance(parts, list):
                 continue

@@ -53,6 +53,7 @@ from ..core.metadata import answered_by
 from ..core.provenance import Keyring
 from ..core.trusted import replace
 from ..core.verification import SignatureClaims
+from . import offload
 
 
 @dataclass
@@ -221,6 +222,21 @@ class AGUIStored:
         self.tail = added[assistant:] if assistant is not None else [*self.tail, *added]
 
 
+def agui_holds(
+    kept: object, stored: Sequence[ModelMessage], sizes: Sequence[int], keyring: Keyring, message_id: str
+) -> bool:
+    """Whether `stored` (the history an `AGUIStored`, `kept`, is of the start of, with each message's size) has a
+    message of this id as `GET {api}/{threadId}` dumps it with `keyring` (`agui_input` reads none of the client's
+    messages up to it: it reads from after the last one the server has on). What `kept` does not cover yet is
+    covered here, as `agui_input` would (the stored messages the last turn added), when it is small; else the
+    answer is no."""
+    if not isinstance(kept, AGUIStored) or kept.cursor.count > len(stored):
+        return False
+    if message_id not in kept.cursor.used and sum(sizes[kept.cursor.count :]) < offload.INLINE_BYTES:
+        kept.cover(stored, keyring)
+    return message_id in kept.cursor.used
+
+
 def agui_input(
     request: AGUIRunRequest,
     stored: Sequence[ModelMessage],
@@ -256,7 +272,8 @@ def agui_input(
     users = [position for position, message in enumerate(read) if message.role == 'user']
     taken = [i for i, m in enumerate(read) if m.role == 'tool' or (users and i == users[-1])]
     result = ManagedInput(prefix=len(stored), index=index)
-    result.behind = index.last_id is not None and index.last_id not in ids
+    # Looked for from the end, where the last stored message is in a client that holds it.
+    result.behind = index.last_id is not None and index.last_id not in reversed(ids)
     if taken:
         # A tool message loads only after the assistant message with its call: the stored one (from the last
         # stored assistant message on) goes first, and of what loads only the candidates' parts are taken.

@@ -36,6 +36,7 @@ from typing import Any, Protocol
 
 import anyio
 
+from ..adapters.ag_ui.request import ReadBefore
 from ..core.diagnostics import collect_warnings
 from ..core.messages import ModelMessage
 from ..core.provenance import Keyring
@@ -43,6 +44,7 @@ from ..core.run import RunInput, ToolApproval
 from ..core.sanitize import sanitize_verified
 from ..core.stream import EventStreamEncoder
 from ..core.verification import SignatureClaims, verify_history
+from ._body_memo import Reused
 from .approvals import ApprovalLedger, first_uses
 from .asgi import Receive, Send
 from .body import Rejected
@@ -61,6 +63,9 @@ logger = logging.getLogger('uibridge.server')
 
 
 _COMMIT_TIMEOUT = 30.0
+DECODE_INLINE_BYTES = 256 * 1024
+"""A body up to this size that the thread's last body may share messages with is decoded on the event loop (C
+passes over its text: a few milliseconds at most), so that what it shares is not sent to a worker thread."""
 _RESPONSE_PIECE = 1024 * 1024
 
 
@@ -97,10 +102,23 @@ class Endpoint(Protocol):
     def parse_body_with(
         self,
         body: bytes,
-        parse: Callable[[Mapping[str, Any]], tuple[Any, RunInput]],
+        parse: Callable[[Mapping[str, Any], ReadBefore | None], tuple[Any, RunInput]],
         *,
         later: bool = False,
         principal: str | None = None,
+    ) -> tuple[Any, RunInput, int, Reused | None]: ...
+
+    def decode_body(
+        self, body: bytes, *, later: bool = False, principal: str | None = None
+    ) -> tuple[dict[str, Any], Reused | None]: ...
+
+    def parse_decoded(
+        self,
+        parsed: dict[str, Any],
+        reused: Reused | None,
+        parse: Callable[[Mapping[str, Any], ReadBefore | None], tuple[Any, RunInput]],
+        *,
+        later: bool = False,
     ) -> tuple[Any, RunInput, int]: ...
 
     async def check_quota(
@@ -130,9 +148,9 @@ class StoredBinding:
     """Whether `parse_managed` leaves the messages for `managed_input` to read (and check against the request
     limits, with the `check` it is given), once it knows which of them the stored history already has."""
 
-    def parse_managed(self, body: Mapping[str, Any]) -> tuple[Any, RunInput]:
+    def parse_managed(self, body: Mapping[str, Any], before: ReadBefore | None = None) -> tuple[Any, RunInput]:
         """`parse`, reading no more of the client's messages than `managed_input` needs of them before it has the
-        stored history."""
+        stored history (`before`: the ids and roles of the first of them, as the thread's last body had them)."""
         raise NotImplementedError
 
     def managed_input(
@@ -144,6 +162,14 @@ class StoredBinding:
         check: CheckRead | None = None,
     ) -> ManagedInput:
         """`kept`: the `ManagedInput.index` of the chat's last turn, when the claimed history is the one it left."""
+        raise NotImplementedError
+
+    def holds(
+        self, kept: object, stored: Sequence[ModelMessage], sizes: Sequence[int], keyring: Keyring, message_id: str
+    ) -> bool:
+        """Whether `stored` (the claimed history, with each message's size) has a message of this id, as the client
+        numbers its messages, known from `kept` (`ManagedInput.index`) and what little it does not cover yet (no
+        when that is not little): `managed_input` then reads none of the client's messages up to that one."""
         raise NotImplementedError
 
     def with_snapshot(
@@ -165,6 +191,7 @@ def _stored_binding(endpoint: Endpoint) -> StoredBinding:
     needed = (
         'parse_managed',
         'reads_messages_late',
+        'holds',
         'managed_input',
         'with_snapshot',
         'dump_json',
@@ -236,8 +263,18 @@ async def run_managed(
     binding = _stored_binding(endpoint)
     views = endpoint.stored_views
     late = binding.reads_messages_late
-    parse = partial(endpoint.parse_body_with, parse=binding.parse_managed, later=late, principal=principal)
-    request, run_input, budget = await off_loop(parse, body, size=len(body))
+    if late and len(body) <= DECODE_INLINE_BYTES:
+        # What the thread's last body had is taken as decoded then (`_body_memo`): the body is decoded here, in C
+        # but for what it adds (compared, not decoded, where it is the last body's), and what is left to read of it
+        # is what it does not share, which is what decides where the rest runs.
+        parsed, reused = endpoint.decode_body(body, later=late, principal=principal)
+        unshared = len(body) - (reused.chars if reused is not None else 0)
+        parse = partial(endpoint.parse_decoded, parse=binding.parse_managed, later=late)
+        request, run_input, budget = await off_loop(parse, parsed, reused, size=unshared)
+    else:
+        parse = partial(endpoint.parse_body_with, parse=binding.parse_managed, later=late, principal=principal)
+        request, run_input, budget, reused = await off_loop(parse, body, size=len(body))
+        unshared = len(body)
     if not is_chat_id(run_input.thread_id):
         raise Rejected(422, f'a chat id is {CHAT_ID_RULE}', binding.chat_id_path)
     first: ManagedInput | None = None
@@ -258,11 +295,20 @@ async def run_managed(
     committed = False
     try:
         await endpoint.check_quota(claim.chat_id, principal, headers, len(body), stored=claim.sizes)
-        # Checking costs what the views kept for the chat do not already cover (all of it on a first turn).
-        size = sum(claim.sizes[views.settled_up_to(claim) :]) + len(body)
+        # Checking costs what the views kept for the chat do not already cover (all of it on a first turn), and the
+        # body's messages it reads: of a body sharing messages with the last one, up to one the chat has stored,
+        # only what it does not share (`managed_input` reads from the last message the chat has on).
+        last = reused.before.ids[-1] if reused is not None and reused.before is not None else None
+        with endpoint.preparing():
+            kept = views.index(claim)
+            holds = last is not None and binding.holds(kept, claim.messages, claim.sizes, endpoint.keyring, last)
+        read = unshared if holds else len(body)
+        size = sum(claim.sizes[views.settled_up_to(claim) :]) + read
         prepared = await off_loop(_prepare, endpoint, binding, request, run_input, claim, budget, first, size=size)
         approvals = await first_uses(prepared.checked.approvals, endpoint.approval_ledger)
-        run, encoder = await off_loop(_finish, endpoint, binding, prepared, approvals, size=size)
+        # A client that is behind gets the whole history, dumped for its snapshot.
+        snapshot = sum(claim.sizes) if prepared.managed.behind else 0
+        run, encoder = await off_loop(_finish, endpoint, binding, prepared, approvals, size=size + snapshot)
         run.principal = principal
         run.headers = headers
         ended = False

@@ -54,8 +54,13 @@ class VercelAIBinding:
             state=run_input.state,
         )
 
-    def parse_managed(self, body: Mapping[str, Any]) -> tuple[VercelChatRequest, RunInput]:
+    def parse_managed(self, body: Mapping[str, Any], before: object = None) -> tuple[VercelChatRequest, RunInput]:
         return self.parse(body)  # `useChat` with a store sends its new message only
+
+    def holds(
+        self, kept: object, stored: Sequence[ModelMessage], sizes: Sequence[int], keyring: Keyring, message_id: str
+    ) -> bool:
+        return False  # the body holds only the new message
 
     def managed_input(
         self,

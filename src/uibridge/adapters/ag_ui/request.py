@@ -131,6 +131,16 @@ def parse_request(body: bytes | str | Mapping[str, Any], *, read_messages: bool 
     """The body validated as a `RunAgentInput`. With `read_messages=False`, of each message only its id and role
     are checked (`AGUIRunRequest.unread`), for a server whose stored chat is the authority on what it already has
     and that reads the rest (`AGUIRunRequest.read_messages`)."""
+    return _parse(body, read_messages, None)
+
+
+def parse_unread(body: Mapping[str, Any], before: ReadBefore | None) -> AGUIRunRequest:
+    """`parse_request(body, read_messages=False)`, the first of the body's messages taken as `before` found them:
+    only the messages after those are looked at."""
+    return _parse(body, False, before)
+
+
+def _parse(body: bytes | str | Mapping[str, Any], read_messages: bool, before: ReadBefore | None) -> AGUIRunRequest:
     payload = request_object(body, 'the request body')
     messages = payload.get('messages')
     listed = cast('list[Any]', messages) if isinstance(messages, list) else None
@@ -146,7 +156,7 @@ def parse_request(body: bytes | str | Mapping[str, Any], *, read_messages: bool 
     if listed is None:
         return AGUIRunRequest(run_input, [], None if read_messages else UnreadMessages([], [], [], []))
     if not read_messages:
-        return AGUIRunRequest(run_input, [], _unread(listed))
+        return AGUIRunRequest(run_input, [], _unread(listed, before))
     kept = [(message, index) for index, message in enumerate(listed) if known_role(message, f'messages.{index}')]
     run_input.messages = [_read(message, index) for message, index in kept]
     return AGUIRunRequest(run_input, [index for _, index in kept])
@@ -165,20 +175,42 @@ def _read(raw: Any, index: int) -> Message:
 _get: Callable[[Any, str], Any] = dict[Any, Any].get  # one C call a message, in `map`
 
 
-def _unread(messages: list[Any]) -> UnreadMessages:
+@dataclass(frozen=True, slots=True)
+class ReadBefore:
+    """The first messages of a body as an earlier body had them (the same text: `server._body_memo`), each of them
+    plain (`plain_ids_roles`): their ids and roles, for `parse_unread` to take as they are."""
+
+    ids: list[str]
+    roles: list[str]
+
+
+def plain_ids_roles(messages: list[Any]) -> tuple[list[str], list[str]] | None:
+    """The ids and roles of `messages` when every one is plain: an object with a string id and a role this version
+    knows (`None` otherwise). In passes that each run in C, with no Python step per message."""
+    if not set(map(type, messages)) <= {dict}:
+        return None
+    ids: list[Any] = list(map(_get, messages, repeat('id')))
+    roles: list[Any] = list(map(_get, messages, repeat('role')))
+    try:
+        known = _ROLES.issuperset(roles)  # a role that is not a string is not one of them
+    except TypeError:  # nor is one that cannot be hashed
+        known = False
+    return (ids, roles) if known and set(map(type, ids)) <= {str} else None
+
+
+def _unread(messages: list[Any], before: ReadBefore | None = None) -> UnreadMessages:
     """The ids and roles of `messages`, each checked. Every message of every run of a kept chat comes through here:
-    the common case (every message an object with a string id and a role this version knows) is checked in passes
-    that each run in C, with no Python step per message; anything else takes the per-message way, which skips
+    the common case (every message plain, `plain_ids_roles`) is checked in passes that each run in C, over the
+    messages after those `before` holds (which are plain); anything else takes the per-message way, which skips
     what an unknown role marks with a warning and gives what no version allows the error validation gives it."""
-    if set(map(type, messages)) <= {dict}:
-        ids: list[Any] = list(map(_get, messages, repeat('id')))
-        roles: list[Any] = list(map(_get, messages, repeat('role')))
-        try:
-            known = _ROLES.issuperset(roles)  # a role that is not a string is not one of them
-        except TypeError:  # nor is one that cannot be hashed
-            known = False
-        if known and set(map(type, ids)) <= {str}:
-            return UnreadMessages(messages, ids, roles, list(range(len(messages))))
+    done = len(before.ids) if before is not None and len(before.ids) <= len(messages) else 0
+    plain = plain_ids_roles(messages[done:] if done else messages)
+    if plain is not None:
+        ids, roles = plain
+        if done:
+            assert before is not None
+            ids, roles = [*before.ids, *ids], [*before.roles, *roles]
+        return UnreadMessages(messages, ids, roles, list(range(len(messages))))
     unread = UnreadMessages([], [], [], [])
     for index, raw in enumerate(messages):
         if not known_role(raw, f'messages.{index}'):

@@ -401,10 +401,9 @@ class SqliteStore(ChatStore):
         def write(connection: sqlite3.Connection) -> None:
             nonlocal start
             _check_held(connection, claim)
-            (count,) = connection.execute(
-                'SELECT COUNT(*) FROM uibridge_messages WHERE chat_id = ?', (claim.chat_id,)
-            ).fetchone()
-            start = history_start(replace_from, count)
+            # The claim still holds the chat, so its messages are those it was claimed with (only the holder of a
+            # chat's claim writes them): no count of the rows, which would read all of the chat's.
+            start = history_start(replace_from, len(claim.sizes))
             connection.execute(
                 'DELETE FROM uibridge_messages WHERE chat_id = ? AND position >= ?', (claim.chat_id, start)
             )
