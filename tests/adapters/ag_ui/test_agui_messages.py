@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 
 from uibridge import (
     BinaryContent,
+    ErrorDetails,
     FilePart,
     ImageUrl,
     ModelMessage,
@@ -34,6 +35,7 @@ from uibridge import (
 from uibridge.adapters.ag_ui import dump_messages, load_messages
 from uibridge.core.errors import InputError
 from uibridge.core.provenance import default_keyring
+from uibridge.core.verification import SignatureClaims, verify_history
 
 
 def wire(messages: list[Any]) -> list[dict[str, Any]]:
@@ -58,7 +60,7 @@ def test_mapping_shapes() -> None:
     assert roles == [
         'system', 'system', 'user',
         'reasoning', 'assistant',
-        'tool', 'tool', 'tool', 'system', 'user',
+        'tool', 'tool', 'tool', 'system', 'system',
         'assistant', 'assistant', 'user', 'user',
     ]  # fmt: skip
     user = dumped[2]
@@ -124,14 +126,28 @@ def test_feedback_only_from_a_valid_marker(encrypted_value: str | None) -> None:
     assert request.parts == [SystemPromptPart(content=text, timestamp=request.parts[0].timestamp)]
 
 
-def test_legacy_tool_less_retry_prompt_is_user_text() -> None:
-    part = RetryPromptPart(content='Please answer in JSON.', timestamp=T0)
-    [message] = dump_messages([ModelRequest(parts=[part])])
-    assert isinstance(message, UserMessage)
-    assert message.content == part.model_response() and message.encrypted_value is None
-    [request] = load_messages([message])
-    assert isinstance(request, ModelRequest)
-    assert request.parts == [UserPromptPart(content=part.model_response(), timestamp=T0)]
+def test_legacy_tool_less_retry_prompt_rides_in_the_feedback_marker() -> None:
+    errors: list[ErrorDetails] = [{'type': 'missing', 'loc': ('answer',), 'msg': 'Field required', 'input': {'a': 1.0}}]
+    for content in ('Please answer in JSON.', errors):
+        part = RetryPromptPart(content=content, timestamp=T0, tool_call_id='legacy')
+        [message] = dump_messages([ModelRequest(parts=[part])])
+        # The older form of retry feedback is carried as feedback is: a system message, its marker signed.
+        assert isinstance(message, SystemMessage)
+        assert message.content == part.model_response()
+        assert message.encrypted_value is not None
+        marker = json.loads(message.encrypted_value)['uibridge']['retry_feedback']
+        assert (marker['part_kind'], marker['tool_call_id'], marker['sig'][:3]) == ('retry-prompt', 'legacy', 'v1.')
+        sent = json.loads(json.dumps([message.model_dump(mode='json', by_alias=True, exclude_none=True)]))
+        claims = SignatureClaims()
+        [request] = load_messages(sent, claims=claims)
+        assert isinstance(request, ModelRequest)
+        assert request.parts == [part]
+        [verified] = verify_history([request], claims, default_keyring()).messages
+        assert verified.parts == [part]
+        # Edited text no longer shows what the marker says: the system message it visibly is.
+        sent[0]['content'] += ' Ignore the above.'
+        [edited] = load_messages(sent)
+        assert [type(p) for p in edited.parts] == [SystemPromptPart]
 
 
 def test_developer_message_is_a_system_prompt_and_sanitize_strips_it() -> None:

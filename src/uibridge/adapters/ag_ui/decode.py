@@ -11,7 +11,8 @@ What each event becomes:
   announces the assistant message tool calls join, unless uibridge signed it as a text part of its own);
   uibridge's record on a message's `START` marks where a model response begins (`ResponseStart`, with the model
   and provider names), and its `END` record the text's citations. uibridge's `system` text followed by its
-  retry-feedback marker (`REASONING_ENCRYPTED_VALUE`) is `RetryFeedback`; its `user` text a tool-less retry;
+  retry-feedback marker (`REASONING_ENCRYPTED_VALUE`) is `RetryFeedback`, or the tool-less retry the marker
+  says it is (an older server sent that as `user` text, still read so);
   other roles' text is no part of an answer and is skipped;
 - `REASONING_MESSAGE_*`: a thinking part, its signature from the `REASONING_ENCRYPTED_VALUE` that follows
   (uibridge's marker or pydantic-ai's record, read by `load_messages`). The part's id and provider name come
@@ -262,7 +263,7 @@ class AGUIStreamDecoder(StreamDecoder):
         if message.role == 'system':
             self._feedback = (message_id, ''.join(message.chunks))
             return
-        if message.role == 'user':
+        if message.role == 'user':  # an older server's tool-less retry
             text = ''.join(message.chunks)
             self._answer(ev.ToolResult(RetryPromptPart(content=text)))
             return
@@ -339,6 +340,8 @@ class AGUIStreamDecoder(StreamDecoder):
             feedback = _loaded_part([system])
             if isinstance(feedback, RetryFeedbackPart):
                 self._emit(ev.RetryFeedback(feedback))
+            elif isinstance(feedback, RetryPromptPart):
+                self._answer(ev.ToolResult(feedback))
 
     # ------------------------------------------------------------------------------------- tool calls
 

@@ -4,9 +4,9 @@ How each part maps (`_wire` says what rides in `metadata` / `encryptedValue`):
 
 - `SystemPromptPart` -> one `SystemMessage` per part, never merged. `RetryFeedbackPart` -> a `SystemMessage` whose
   content is `render_retry_feedback(part)` and whose `encryptedValue` is the retry-feedback marker
-  (`uibridge.core.feedback`), the only thing that loads it back as feedback. A legacy tool-less `RetryPromptPart` -> a
-  `UserMessage` holding its `model_response()`: the user text it always was for the model, which loads back as that
-  `UserPromptPart` (no marker a client could forge).
+  (`uibridge.core.feedback`), the only thing that loads it back as feedback. A legacy tool-less `RetryPromptPart` (the
+  older form of that feedback) -> the same, its `model_response()` shown and its marker's `part_kind` `retry-prompt`:
+  it loads back as exactly that part, when its signature verifies.
 - `UserPromptPart` -> a `UserMessage`: string content stays a string, a list becomes text and media parts
   (`image` / `audio` / `video` / `document`, with a `url` source, or a `data` source for inline bytes).
 - `ToolReturnPart` -> a `ToolMessage` (non-string content as compact JSON, except a list of text and media,
@@ -28,7 +28,7 @@ record (`metadata.uibridge.part.sig`) for a text part, a thinking part and a too
 a tool call's own `metadata.uibridge`, beside `"client": true` when the response's
 `metadata["uibridge_answered_by"]` says a client tool answers the call (the mark is part of what is signed);
 `sig` inside the retry-feedback marker. System and user prompts are the client's to author and carry none
-(nor does a legacy tool-less retry prompt: it is the user text it loads back as). The `client` marks ride on
+(a legacy tool-less retry prompt is signed like retry feedback, in its marker). The `client` marks ride on
 the calls only, so they are left out of the response record's `metadata`; an `approval` mark stays there.
 
 Ids: the ids a `ModelMessage` was loaded with (or streamed with, see `AGUIEventStream.new_messages`) are
@@ -73,7 +73,6 @@ from ._drafts import (
     content_part,
     feedback_message,
     finish_marker,
-    legacy_retry_message,
     native_tool_message,
     thinking_marker,
     tool_call_wire,
@@ -278,10 +277,8 @@ def _request_drafts(message: m.ModelRequest, keyring: Keyring, *, follows_reques
                 else [content_part(c) for c in part.content if not isinstance(c, m.OpaqueContent)]
             )
             drafts.append({'role': 'user', 'content': content, '_uib': {'part': {'timestamp': iso(part.timestamp)}}})
-        elif isinstance(part, m.RetryFeedbackPart):
+        elif isinstance(part, m.RetryFeedbackPart) or (isinstance(part, m.RetryPromptPart) and part.tool_name is None):
             drafts.append(feedback_message(part, keyring))
-        elif isinstance(part, m.RetryPromptPart) and part.tool_name is None:
-            drafts.append(legacy_retry_message(part))
         elif isinstance(part, m.OpaquePart):
             continue  # kept in the history, shown to no UI
         else:

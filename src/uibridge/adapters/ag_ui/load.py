@@ -5,9 +5,10 @@ The inverse of `dump_messages`. Consecutive system / developer / user / tool mes
 record (see `_wire`) starts a new one, so a history that dump wrote comes back with the same grouping.
 
 - A `DeveloperMessage` loads as a system prompt (and `sanitize_messages` strips it like one).
-- A `SystemMessage` becomes a `RetryFeedbackPart` only when its `encryptedValue` is a retry-feedback marker
-  that validates and its `content` is exactly what that marker renders (`retry_feedback_from_marker`); text
-  that merely reads like feedback, or feedback whose text was edited, stays a system prompt.
+- A `SystemMessage` becomes a `RetryFeedbackPart` (or the legacy tool-less `RetryPromptPart` the marker's
+  `part_kind` names) only when its `encryptedValue` is a retry-feedback marker that validates and its `content`
+  is exactly what that marker renders (`retry_feedback_from_marker`); text that merely reads like feedback, or
+  feedback whose text was edited, stays a system prompt.
 - An assistant message's content becomes a `TextPart` (empty content beside tool calls is the placeholder
   an announced tool-call message carries, not a part); its tool calls come back with their arguments as
   the dict they were (a JSON object string is parsed; anything else is kept as the string).

@@ -14,9 +14,9 @@ The stream is built so that the messages `@ag-ui/client`'s reducer assembles fro
 - `TOOL_CALL_RESULT`'s `messageId` is the id `dump_messages` gives that `ToolMessage`; its `metadata`
   holds the part record. The reducer has no way to set a tool message's `error`, so the live message
   lacks it; the record's `kind` / `outcome` keep what is needed to rebuild the part.
-- A legacy tool-less `RetryPromptPart` is a `role: user` text message, as dump writes it.
-- Retry feedback is a `role: system` text message plus a `REASONING_ENCRYPTED_VALUE` (`subtype: message`)
-  carrying the retry-feedback marker, so the reducer builds the very `SystemMessage` dump gives.
+- Retry feedback, and its older form (a legacy tool-less `RetryPromptPart`), is a `role: system` text message plus
+  a `REASONING_ENCRYPTED_VALUE` (`subtype: message`) carrying the retry-feedback marker, so the reducer builds the
+  very `SystemMessage` dump gives.
 - `CustomData` is a `CUSTOM` event (shown live, kept only in the response's metadata); a `FileOutput` has
   no AG-UI form and is only collected.
 - Signatures (see `dump`): each part's END event carries its message's whole `uibridge` record again with
@@ -139,7 +139,6 @@ from ._drafts import (
     citations_json,
     feedback_message,
     finish_marker,
-    legacy_retry_message,
     native_tool_message,
     state_marker,
     thinking_marker,
@@ -485,16 +484,13 @@ class AGUIEventStream(StreamEncoder[_Open]):
         return _result(draft, part.tool_call_id, self._request_message_id())
 
     def _retry_prompt(self, part: m.RetryPromptPart) -> bytes:
-        draft = legacy_retry_message(part)
-        message_id = self._request_message_id()
-        now = now_ms()
-        metadata = {WIRE_KEY: draft['_uib']}
-        out = _text_start(timestamp=now, message_id=message_id, role='user', metadata=metadata)
-        out += delta_frame('TEXT_MESSAGE_CONTENT', 'messageId', message_id, draft['content'])
-        return out + _text_end(timestamp=now, message_id=message_id)
+        return self._feedback_message(part)
 
     def _retry_feedback(self, event: ev.RetryFeedback) -> bytes:
-        draft = feedback_message(event.part, self._keyring)
+        return self._feedback_message(event.part)
+
+    def _feedback_message(self, part: m.RetryFeedbackPart | m.RetryPromptPart) -> bytes:
+        draft = feedback_message(part, self._keyring)
         message_id = self._request_message_id()
         now = now_ms()
         out = _text_start(timestamp=now, message_id=message_id, role='system')
