@@ -133,7 +133,6 @@ def comparable_history(messages: Sequence[ModelMessage]) -> list[dict[str, Any]]
     - Each validation error's `ctx` (and for retry feedback also `input`): the feedback marker leaves them
       out by design (it discloses no more than the rendered text), and a tool retry's `ctx` may
       hold objects that are not JSON.
-    - `FilePart`s, which AG-UI has no message for, and so responses that held nothing else.
     """
     result: list[dict[str, Any]] = []
     for message in without_extras(list(messages)):
@@ -143,8 +142,6 @@ def comparable_history(messages: Sequence[ModelMessage]) -> list[dict[str, Any]]
         parts: list[dict[str, Any]] = []
         for part, original in zip(data['parts'], message.parts, strict=True):
             kind = part['part_kind']
-            if kind == 'file':
-                continue
             if kind == 'tool-call':
                 assert isinstance(original, ToolCallPart)
                 part['args'] = original.args_as_dict()

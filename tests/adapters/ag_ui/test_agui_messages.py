@@ -25,6 +25,7 @@ from uibridge import (
     RetryPromptPart,
     SystemPromptPart,
     TextPart,
+    ToolCallPart,
     ToolReturnPart,
     UploadedFile,
     UserPromptPart,
@@ -284,14 +285,34 @@ def test_bad_messages_raise_input_errors_with_paths(message: dict[str, Any], pat
     assert len(info.value.message) < 200
 
 
-def test_file_parts_are_left_out_with_a_warning() -> None:
+def test_file_parts_are_the_activity_messages_pydantic_ai_writes_signed_and_in_their_place() -> None:
+    named = BinaryContent(data=b'x', media_type='image/png')
+    named.filename = 'x.png'
     response = ModelResponse(
-        parts=[TextPart(content='here'), FilePart(content=BinaryContent(data=b'x', media_type='image/png'))],
+        parts=[
+            FilePart(content=named, id='file_1'),
+            TextPart(content='here'),
+            FilePart(content=BinaryContent(data=b'y', media_type='image/gif')),
+            ToolCallPart(tool_name='t', args={'a': 1}, tool_call_id='c1'),
+        ],
+        finish_reason='length',
         timestamp=T0,
     )
-    with pytest.warns(UserWarning, match='FilePart'):
-        dumped = dump_messages([response])
-    assert [m.role for m in dumped] == ['assistant']
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')
+        dumped = wire(dump_messages([response]))
+    assert [m['role'] for m in dumped] == ['activity', 'assistant', 'activity', 'assistant']
+    first = dumped[0]
+    assert first['activityType'] == 'pydantic_ai_file'
+    assert first['content'] == {'url': 'data:image/png;base64,eA==', 'media_type': 'image/png', 'id': 'file_1'}
+    record = first['metadata']['uibridge']
+    assert record['part']['filename'] == 'x.png' and record['part']['sig'].startswith('v1.')
+    assert 'finish' in json.loads(record['encrypted'])['uibridge']  # no `encryptedValue` on an activity message
+    claims = SignatureClaims()
+    [loaded] = load_messages(json.loads(json.dumps(dumped)), claims=claims)
+    [verified] = verify_history([loaded], claims, default_keyring()).messages
+    assert verified.parts == response.parts and verified.finish_reason == 'length'  # pyright: ignore[reportAttributeAccessIssue]
+    assert wire(dump_messages([loaded])) == dumped
 
 
 def test_pydantic_ai_history_golden_and_round_trip() -> None:

@@ -18,6 +18,7 @@ from ...core.messages import (
     AudioUrl,
     BinaryContent,
     DocumentUrl,
+    FilePart,
     ImageUrl,
     ModelResponse,
     NativeToolCallPart,
@@ -32,6 +33,7 @@ from ...core.messages import (
 )
 from ...core.provenance import Keyring, signs_finish
 from ...core.records import thinking_fields
+from ._peer_history import FILE_ACTIVITY
 from ._wire import SIG_KEY, STATE_SIG_KEY, WIRE_KEY, marker, with_marker
 
 Draft = dict[str, Any]
@@ -50,6 +52,20 @@ def feedback_message(part: RetryFeedbackPart | RetryPromptPart, keyring: Keyring
         content = render_retry_feedback(part)
     payload[SIG_KEY] = keyring.sign_part(part)
     return {'role': 'system', 'content': content, 'encryptedValue': marker('retry_feedback', payload), '_uib': {}}
+
+
+def file_message(part: FilePart, keyring: Keyring) -> Draft:
+    """A file the model produced, as the `pydantic_ai_file` activity message pydantic-ai's adapter writes (the only
+    AG-UI form a model's file has): a data URL, its media type and id; uibridge's record holds the part's `sig`
+    and its file name (which the activity's content has no key for)."""
+    content = part.content
+    body: dict[str, Any] = {'url': content.data_url, 'media_type': content.media_type}
+    if part.id is not None:
+        body['id'] = part.id
+    part_record: dict[str, Any] = {SIG_KEY: keyring.sign_part(part)}
+    if content.filename is not None:
+        part_record['filename'] = content.filename
+    return {'role': 'activity', 'activityType': FILE_ACTIVITY, 'content': body, '_uib': {'part': part_record}}
 
 
 def tool_message(part: ToolReturnPart | RetryPromptPart, keyring: Keyring) -> Draft:
