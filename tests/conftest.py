@@ -133,4 +133,3 @@ def pytest_unconfigure() -> None:
     if 'PYTEST_XDIST_WORKER' in os.environ:
         return
     faulthandler.dump_traceback_later(EXIT_WATCHDOG_SECONDS, exit=True, file=sys.__stderr__)  # replaces the bound
-

@@ -25,7 +25,7 @@
 // Output: {"<cell id>": {"steps": [step, ...], "statuses": [HTTP status of every request]} | {"crashed"}}
 //   Vercel step: {"op", "status", "error", "errors", "valid", "messages", "dropped"?, "resumeStatus"?, "stored"?}
 //   AG-UI step:  {"op", "error", "runError", "wireEvents", "messages", "state", "pendingInterrupts", "text"?,
-//                 "stored"?}
+//                 "stored"?, "events"? (every event whole, when the step says `"events": true`)}
 import { readFileSync } from 'node:fs';
 import { HttpAgent } from '@ag-ui/client';
 
@@ -297,6 +297,7 @@ async function aguiCell(cell) {
       state: structuredClone(client.state ?? null),
       pendingInterrupts: structuredClone(client.pendingInterrupts ?? []),
       wireEvents: session.wire.map((e) => e.type),
+      ...(step.events ? { events: structuredClone(session.wire) } : {}),
       runError: session.wire.find((e) => e.type === 'RUN_ERROR')?.message ?? null,
     }));
   }

@@ -32,6 +32,8 @@ from uibridge import (
     VideoUrl,
     sanitize_messages,
 )
+from uibridge.core.provenance import Keyring
+from uibridge.core.verification import SignatureClaims
 
 T0 = datetime(2026, 1, 2, tzinfo=UTC)
 
@@ -90,6 +92,24 @@ def test_system_prompts_feedback_and_instructions_are_stripped() -> None:
     ]
     assert len(warned) == 1
     assert 'System prompts' in warned[0]
+
+
+def test_a_tool_less_retry_prompt_is_feedback_the_client_cannot_author() -> None:
+    """The older form of retry feedback goes as feedback does, unless its signature verified (the server's own)."""
+    legacy = RetryPromptPart(content='Answer in JSON.', tool_call_id='legacy', timestamp=T0)
+    messages: list[ModelMessage] = [ModelRequest(parts=[user('hi'), legacy])]
+    out, warned = run(messages)
+    assert out == [ModelRequest(parts=[user('hi')])]
+    assert len(warned) == 1
+    keyring = Keyring(b'k' * 32)
+    claims = SignatureClaims()
+    claims.add(legacy, keyring.sign_part(legacy))
+    out, warned = run(messages, keyring=keyring, claims=claims)
+    assert out[0].parts == [user('hi'), legacy] and warned == []
+    forged = SignatureClaims()
+    forged.add(legacy, Keyring(b'x' * 32).sign_part(legacy))
+    out, warned = run(messages, keyring=keyring, claims=forged, strip_system_prompts=False)
+    assert out[0].parts == [user('hi')] and len(warned) == 1
 
 
 def test_instructions_alone_are_reset_with_a_warning() -> None:

@@ -100,9 +100,7 @@ def test_construct_is_what_validation_builds(cls: type[BaseModel], fields: dict[
 
 # Parts that leave fields unset, so that a copy's update adds to `model_fields_set`.
 _sparse_parts = (
-    _parts
-    | st.builds(TextPart, content=_text, id=_text)
-    | st.builds(ToolCallPart, tool_name=_text, tool_call_id=_text)
+    _parts | st.builds(TextPart, content=_text, id=_text) | st.builds(ToolCallPart, tool_name=_text, tool_call_id=_text)
 )
 
 

@@ -7,7 +7,7 @@ in every scenario; what it plays, what serves it, and what each cell must show.
   each SDK talking to a loopback `ScriptedServer` (tests/integrations/vendor_replay.py) whose answer depends on
   what the SDK sent (`next_turn`). All four answer the same prompts alike: `hello`, `weather` (a server tool),
   `time` (a client tool), `delete` (a call that needs approval), `count` (shared state), `fail` (the model fails
-  mid-answer), `slow` (an answer long enough to drop and resume).
+  mid-answer), `cut` (the model fails mid tool-call arguments), `slow` (an answer long enough to drop and resume).
 - **Stores** (`STORES`): none (the client holds the history), `memory:`, SQLite in a file, Redis and PostgreSQL
   (the session's real servers, `services_support`).
 - **Protocols**: Vercel through `ai@7` (and a subset through `ai@5` and `ai@6`, `OLDER_SDKS`), AG-UI through
@@ -51,30 +51,39 @@ from vendor_replay import Answer, Received, ScriptedServer
 Agent = Literal['custom', 'pydantic', 'openai', 'anthropic']
 Store = Literal['none', 'memory', 'sqlite', 'redis', 'postgresql']
 Protocol = Literal['vercel', 'agui']
-Scenario = Literal['text', 'server-tool', 'client-tool', 'approve', 'deny', 'state', 'error', 'resume']
+Scenario = Literal['text', 'server-tool', 'client-tool', 'approve', 'deny', 'state', 'error', 'cut', 'resume']
 Sdk = Literal['ai', 'ai5', 'ai6']
 
 AGENTS: tuple[Agent, ...] = ('custom', 'pydantic', 'openai', 'anthropic')
 STORES: tuple[Store, ...] = ('none', 'memory', 'sqlite', 'redis', 'postgresql')
 PROTOCOLS: tuple[Protocol, ...] = ('vercel', 'agui')
 SCENARIOS: tuple[Scenario, ...] = (
-    'text', 'server-tool', 'client-tool', 'approve', 'deny', 'state', 'error', 'resume',
+    'text', 'server-tool', 'client-tool', 'approve', 'deny', 'state', 'error', 'cut', 'resume',
 )  # fmt: skip
 OLDER_SDKS: tuple[Sdk, ...] = ('ai5', 'ai6')
 OLDER_AGENTS: tuple[Agent, ...] = ('custom', 'pydantic')
 OLDER_STORES: tuple[Store, ...] = ('none', 'sqlite')
 OLDER_SCENARIOS: tuple[Scenario, ...] = ('text', 'server-tool', 'client-tool', 'approve', 'deny', 'error')
 """What `ai@5` and `ai@6` play: a generator and pydantic-ai, client-held and stored, every scenario whose chunks
-differ between the versions (tools, approvals, errors)."""
+differ between the versions (tools, approvals, errors). Not `cut`: tests/e2e/test_next_turn.py plays a call cut off
+mid-arguments through `ai@5` and `ai@6` (client-held and stored), and nothing in it differs by agent or store."""
 
 NO_STREAM_TO_RESUME = (
     'not applicable: without a store the client holds the history and a run lasts as long as its request, so there '
     'is no stream to resume after a reload (GET {api}/{chatId}/stream answers 204)'
 )
+CUT_STORES: tuple[Store, ...] = ('none', 'sqlite')
+NO_NEW_CUT = (
+    'not applicable: what a store keeps of a call a failure cut off is the neutral JSON of a call and its failed '
+    'result, which every store already keeps in the other cells; SQLite stands for the stores (client-held history '
+    'is the other cut cell: the call and its failure come back through the client)'
+)
 QUICK_TURNS = 8
 """Turns of the scripted chat that sends each next turn the moment the last answer ended (`quick_turn_cells`)."""
 SLOW_TEXT = ''.join(SLOW_PIECES)
 FAILURE = 'the model failed'
+CUT_ARGS = '{"city": "Pa'
+"""The argument text every agent's model has streamed when it fails in the `cut` scenario."""
 
 
 @dataclass(frozen=True)
@@ -95,6 +104,8 @@ class Cell:
         """Why the cell cannot be played, or `None` when it must pass."""
         if self.scenario == 'resume' and self.store == 'none':
             return NO_STREAM_TO_RESUME
+        if self.scenario == 'cut' and self.store not in CUT_STORES:
+            return NO_NEW_CUT
         return None
 
 
@@ -185,6 +196,10 @@ class GeneratorAgent:
         if 'fail' in prompt:
             yield ev.PartStart(0, TextPart(content=''))
             yield ev.PartDelta(0, 'Half an ans')
+            raise RuntimeError(FAILURE)
+        if 'cut' in prompt:
+            yield ev.PartStart(0, ToolCallPart(tool_name='get_weather', args='', tool_call_id=generate_tool_call_id()))
+            yield ev.PartDelta(0, CUT_ARGS)
             raise RuntimeError(FAILURE)
         if 'slow' in prompt:
             yield ev.PartStart(0, TextPart(content=''))
@@ -328,6 +343,8 @@ class Turn:
     call: tuple[str, dict[str, Any]] | None = None
     fail: bool = False
     slow: bool = False
+    cut: bool = False
+    """The model fails after streaming `CUT_ARGS` of a `get_weather` call."""
 
 
 def next_turn(prompt: str, tool_result: str | None) -> Turn:
@@ -336,6 +353,8 @@ def next_turn(prompt: str, tool_result: str | None) -> Turn:
         return Turn(text=f'Done: {tool_result}')
     if 'fail' in prompt:
         return Turn(text='Half an ans', fail=True)
+    if 'cut' in prompt:
+        return Turn(cut=True)
     if 'slow' in prompt:
         return Turn(slow=True)
     for keyword, tool, args in TOOL_PROMPTS:
@@ -366,6 +385,11 @@ def openai_script(request: Received) -> Answer:
                      'model': 'scripted', 'choices': [choice]})  # fmt: skip
 
     answer: Answer = [(0, chunk({'role': 'assistant', 'content': ''}))]
+    if turn.cut:
+        call = {'index': 0, 'id': f'call_{uuid.uuid4().hex[:16]}', 'type': 'function',
+                'function': {'name': 'get_weather', 'arguments': CUT_ARGS}}  # fmt: skip
+        error = {'message': FAILURE, 'type': 'server_error', 'param': None, 'code': None}
+        return [*answer, (0, chunk({'tool_calls': [call]})), (0, _sse({'error': error}))]
     if turn.call is not None:
         name, args = turn.call
         call = {'index': 0, 'id': f'call_{uuid.uuid4().hex[:16]}', 'type': 'function',
@@ -391,6 +415,16 @@ def anthropic_script(request: Received) -> Answer:
                'content': [], 'stop_reason': None, 'stop_sequence': None,
                'usage': {'input_tokens': 10, 'output_tokens': 1}}  # fmt: skip
     answer: Answer = [(0, _sse({'type': 'message_start', 'message': message}, 'message_start'))]
+    if turn.cut:
+        block = {'type': 'tool_use', 'id': f'toolu_{uuid.uuid4().hex[:16]}', 'name': 'get_weather', 'input': {}}
+        delta = {'type': 'input_json_delta', 'partial_json': CUT_ARGS}
+        error = {'type': 'error', 'error': {'type': 'overloaded_error', 'message': FAILURE}}
+        return [
+            *answer,
+            (0, _sse({'type': 'content_block_start', 'index': 0, 'content_block': block}, 'content_block_start')),
+            (0, _sse({'type': 'content_block_delta', 'index': 0, 'delta': delta}, 'content_block_delta')),
+            (0, _sse(error, 'error')),
+        ]
     if turn.call is not None:
         name, args = turn.call
         block = {'type': 'tool_use', 'id': f'toolu_{uuid.uuid4().hex[:16]}', 'name': name, 'input': {}}
@@ -564,6 +598,7 @@ def steps(cell: Cell) -> list[dict[str, Any]]:
         'deny': [{'op': 'send', 'text': 'delete'}, {'op': 'answer', 'approved': False, 'reason': 'keep it'}],
         'state': [{'op': 'send', 'text': 'count'}, {'op': 'send', 'text': 'count again'}],
         'error': [{'op': 'send', 'text': 'fail'}, {'op': 'send', 'text': 'hello'}],
+        'cut': [{'op': 'send', 'text': 'cut', 'events': True}, {'op': 'send', 'text': 'hello'}],
         'resume': [
             {'op': 'send-and-drop', 'text': 'slow', 'dropAfter': 2}
             if vercel
@@ -669,6 +704,8 @@ def check_cell(cell: Cell, result: Mapping[str, Any], app: App) -> None:
         assert said is not None and FAILURE in said, said
         assert [run.status for run in runs] == ['failed', 'finished']
         assert answer_text(cell.protocol, final) == 'Hello there.'
+    elif scenario == 'cut':
+        _check_cut(cell, result['steps'], runs)
     elif scenario == 'resume':
         _check_resumed(cell, result['steps'])
     if cell.store != 'none':
@@ -676,7 +713,7 @@ def check_cell(cell: Cell, result: Mapping[str, Any], app: App) -> None:
 
 
 def _check_step(cell: Cell, index: int, step: Mapping[str, Any]) -> None:
-    failing = cell.scenario == 'error' and index == 0
+    failing = cell.scenario in ('error', 'cut') and index == 0
     interrupted = cell.scenario == 'resume' and index == 0
     if step['op'] == 'stored':
         return
@@ -694,8 +731,11 @@ def _check_step(cell: Cell, index: int, step: Mapping[str, Any]) -> None:
     assert step['error'] is None or failing, (step['op'], step['error'])
     assert events[0] == 'RUN_STARTED' and events[-1] == ('RUN_ERROR' if failing else 'RUN_FINISHED'), events
     # The client holds every stored message it was sent: the server never needs to snapshot it (after a reload
-    # the client takes the stored history first).
-    assert 'MESSAGES_SNAPSHOT' not in events
+    # the client takes the stored history first). But a call a failure cut off: no `TOOL_CALL_RESULT` may come
+    # while it is open, so the client holds its failed result only in the call's record, not as the tool message
+    # the store has; the next turn's snapshot gives it the server's messages (`_check_cut`).
+    snapshot_due = cell.scenario == 'cut' and index == 1 and cell.store != 'none'
+    assert ('MESSAGES_SNAPSHOT' in events) is snapshot_due, events
 
 
 def _asked_for(cell: Cell, step: Mapping[str, Any]) -> str:
@@ -742,6 +782,33 @@ def _client_state(cell: Cell, step: Mapping[str, Any]) -> Any:
     return part['data']
 
 
+def _check_cut(cell: Cell, played: Sequence[Mapping[str, Any]], runs: list[AgentRun]) -> None:
+    """The run failed mid tool-call arguments: the client said so, and the next turn's history (from the client,
+    or the store) holds the call as streamed, answered as failed right after it; on AG-UI the failed run's events
+    are `ag-ui-validate` clean (no `TOOL_CALL_END` after arguments that never parsed)."""
+    failed = played[0]
+    said = failed['error'] if cell.protocol == 'vercel' else failed['runError']
+    assert said is not None and FAILURE in said, said
+    assert [run.status for run in runs] == ['failed', 'finished']
+    history = runs[1].messages
+    [call] = [p for m in history for p in m.parts if isinstance(p, ToolCallPart)]
+    assert (call.tool_name, call.args_as_json_str()) == ('get_weather', CUT_ARGS)
+    [index] = [i for i, m in enumerate(history) if call in m.parts]
+    answered = history[index + 1]
+    assert isinstance(answered, ModelRequest)
+    [result] = [p for p in answered.parts if isinstance(p, ToolReturnPart)]
+    assert (result.tool_call_id, result.outcome) == (call.tool_call_id, 'failed')
+    assert answer_text(cell.protocol, played[1])  # each agent words its answer to the failure its own way
+    if cell.protocol == 'agui':
+        from ag_ui_validate.pytest_plugin import validate_agui
+
+        assert 'TOOL_CALL_END' not in failed['wireEvents']
+        assert [d.rule for d in validate_agui(failed['events']).diagnostics] == []
+        if cell.store != 'none':  # after the snapshot the client holds the failed result where the store has it
+            roles = [(m['role'], m.get('toolCallId')) for m in played[1]['messages']]
+            assert roles[:4] == [('user', None), ('assistant', None), ('tool', call.tool_call_id), ('user', None)]
+
+
 def _check_resumed(cell: Cell, played: Sequence[Mapping[str, Any]]) -> None:
     interrupted, resumed = played[0], played[1]
     if cell.protocol == 'vercel':
@@ -757,10 +824,24 @@ def _check_resumed(cell: Cell, played: Sequence[Mapping[str, Any]]) -> None:
 def _check_stored(cell: Cell, step: Mapping[str, Any]) -> None:
     """The chat the store keeps is, as the model sees it, what the client holds."""
     stored, held = step['stored'], step['messages']
-    if cell.protocol == 'vercel':
-        assert model_view(vercel_ai.load_messages(stored)) == model_view(vercel_ai.load_messages(held))
-    else:
-        assert model_view(ag_ui.load_messages(stored)) == model_view(ag_ui.load_messages(held))
+    adapter = vercel_ai if cell.protocol == 'vercel' else ag_ui
+    stored_view, held_view = model_view(adapter.load_messages(stored)), model_view(adapter.load_messages(held))
+    if cell.scenario == 'cut':
+        # The failed result of the cut call ends the failed run's messages in the store, and the next prompt starts
+        # the next run's: two requests, where the client's copy has one request holding both (nothing marks a new
+        # request on a prompt the client wrote). A model is sent the same either way.
+        stored_view, held_view = _requests_merged(stored_view), _requests_merged(held_view)
+    assert stored_view == held_view
+
+
+def _requests_merged(view: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    merged: list[dict[str, Any]] = []
+    for message in view:
+        if merged and message['kind'] == merged[-1]['kind'] == 'request':
+            merged[-1] = {**merged[-1], 'parts': [*merged[-1]['parts'], *message['parts']]}
+        else:
+            merged.append(message)
+    return merged
 
 
 def check_quick_turns(result: Mapping[str, Any]) -> None:

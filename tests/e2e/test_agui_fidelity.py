@@ -11,16 +11,16 @@ from typing import Any
 import httpx
 import pytest
 from ag_ui_validate.pytest_plugin import validate_agui
-from e2e_support import Recorder, run_node, serve
+from e2e_support import Recorder, completed_by_run, run_node, serve
 from pydantic_ai import Agent
 from pydantic_ai.models.test import TestModel
 
 from uibridge import ModelMessagesTypeAdapter, ModelResponse, TextPart, ToolCallPart, ToolReturnPart, UserPromptPart
-from uibridge.adapters.ag_ui import dump_messages
+from uibridge.adapters.ag_ui import dump_messages, load_messages
 from uibridge.core.events import AgentEvent, PartDelta, PartStart
-from uibridge.core.messages import FilePart, ModelMessage
+from uibridge.core.messages import BinaryContent, FilePart, ModelMessage
 from uibridge.core.provenance import Keyring
-from uibridge.core.verification import verify_history
+from uibridge.core.verification import SignatureClaims, verify_history
 from uibridge.integrations.pydantic_ai import PydanticAIAgent
 from uibridge.server import AgentRun, create_app
 from uibridge.server.store import MemoryStore
@@ -36,10 +36,19 @@ def _last_prompt(run: AgentRun) -> str:
     return ''
 
 
+def _model_file() -> FilePart:
+    content = BinaryContent(data=b'\x89PNG tiny', media_type='image/png')
+    content.filename = 'chart.png'
+    return FilePart(content=content, id='file_chart')
+
+
 def _agent(recorder: Recorder) -> Any:
     async def agent(run: AgentRun) -> AsyncIterator[AgentEvent | ModelMessage]:
         recorder.runs.append(run)
         prompt = _last_prompt(run)
+        if prompt == 'file':
+            yield ModelResponse(parts=[TextPart(content='Here it is.'), _model_file(), TextPart(content='Done.')])
+            return
         if prompt == 'cut':
             yield PartStart(0, ToolCallPart(tool_name='lookup', tool_call_id=f'call_{run.run_id}'))
             yield PartDelta(0, '{"city": "Par')
@@ -211,3 +220,35 @@ def test_a_tab_behind_gets_content_parts_with_their_ids_and_metadata(servers: tu
     assert first['messages'][0]['content'] == parts
     assert behind['messages'][0]['id'] == first['messages'][0]['id']
     assert behind['messages'][0]['content'] == parts
+
+
+def test_a_models_file_round_trips_through_the_client_live_and_dumped(servers: tuple[str, str, Recorder]) -> None:
+    """A `FilePart` is the `pydantic_ai_file` activity message, live (`ACTIVITY_SNAPSHOT`) and in a dump (the
+    snapshot the store's history gives a tab behind): `@ag-ui/client`'s reducer holds it in its place, and the
+    messages it holds load back as exactly the response the agent produced, the file's signature verified (so the
+    agent's view is unchanged). The client leaves activity messages out of the requests it sends, so the store is
+    what keeps the file for the next turn."""
+    _, url, recorder = servers
+    played = _play(url, 'fidelity-model-file', [{'tab': 0, 'text': 'file'}, {'tab': 1, 'text': 'next'}], tabs=2)
+    live, behind = played['steps']
+    assert [s['error'] for s in played['steps']] == [None, None]
+    assert live['warnings'] == [] and behind['warnings'] == []
+    assert [d.rule for d in validate_agui(live['events']).diagnostics] == []
+    recorder.settle()
+    first, second = recorder.runs_for('fidelity-model-file')
+    produced = completed_by_run(recorder)[id(first)]
+    [response] = [m for m in produced if isinstance(m, ModelResponse)]
+    assert response.parts[1] == _model_file()
+    for held in (live['messages'], behind['messages']):
+        [activity] = [m for m in held if m['role'] == 'activity']
+        assert activity['activityType'] == 'pydantic_ai_file'
+        assert [m['role'] for m in held[:4]] == ['user', 'assistant', 'activity', 'assistant']
+        claims = SignatureClaims()
+        loaded = load_messages(held, claims=claims)
+        verified = verify_history(loaded, claims, KEYRING)
+        assert verified.dropped == {}
+        [kept] = [m for m in verified.messages if isinstance(m, ModelResponse)][:1]
+        assert kept.parts == response.parts
+    # The store kept the file: the next turn's agent has it (its request left the activity message out).
+    assert not [m for m in played['requests'][1]['messages'] if m['role'] == 'activity']
+    assert [p for m in second.messages for p in m.parts if isinstance(p, FilePart)] == [_model_file()]

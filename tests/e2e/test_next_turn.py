@@ -1,14 +1,15 @@
 """What a run ends with comes back on the next turn, through the real clients' own message building.
 
 An agent produces, per scenario, one of the facts a next turn used to lose: retry feedback that answers no tool
-call (between two answers, or ending the run), a response cut short by its length limit, and a tool call a
-failing run cut off (mid-arguments, or finished with nothing yet to answer it). Each scenario is played by
-`ai` 5, 6 and 7 (`AbstractChat` + `DefaultChatTransport`, each against an app serving its version) and by
-`@ag-ui/client`'s `HttpAgent`, which read the stream, build their messages and send the next turn; the
-assertions are on what the agent is given on that turn (`run.messages`: after `verify_history` for client-held
-history, from the store for managed history). Client-held, each fact comes back only as the server signed it:
-feedback in its marker, the finish reason in its step entry (Vercel) or its response's `finish` marker (AG-UI),
-the cut-off call and its failure as any signed call and result.
+call (between two answers, or ending the run), its older form (a tool-less `RetryPromptPart`), a response cut
+short by its length limit, and a tool call a failing run cut off (mid-arguments, or finished with nothing yet
+to answer it). Each scenario is played by `ai` 5, 6 and 7 (`AbstractChat` + `DefaultChatTransport`, each
+against an app serving its version) and by `@ag-ui/client`'s `HttpAgent`, which read the stream, build their
+messages and send the next turn; the assertions are on what the agent is given on that turn (`run.messages`:
+after `verify_history` for client-held history, from the store for managed history). Client-held, each fact
+comes back only as the server signed it: feedback (either form) in its marker, the finish reason in its step
+entry (Vercel) or its response's `finish` marker (AG-UI), the cut-off call and its failure as any signed call
+and result.
 """
 
 from __future__ import annotations
@@ -32,7 +33,12 @@ from uibridge.server.pump import DEFAULT_ERROR
 from uibridge.server.store import MemoryStore
 
 FEEDBACK = 'Answer with a JSON object.'
-SCENARIOS = ['feedback', 'feedback-last', 'length', 'cut', 'cut-whole']
+SCENARIOS = ['feedback', 'feedback-last', 'legacy', 'length', 'cut', 'cut-whole']
+LEGACY_ERRORS: list[m.ErrorDetails] = [
+    # A whole float in `input` comes back from JavaScript as an integer: the marker carries its exact text.
+    {'type': 'missing', 'loc': ('answer',), 'msg': 'Field required', 'input': {'answer': 42.0}},
+    {'type': 'int_type', 'loc': ('answer', 'n'), 'msg': 'Input should be a valid integer', 'input': 'x'},
+]
 PLAYERS = {'ai5': ('vercel', 5), 'ai6': ('vercel', 6), 'ai7': ('vercel', 7), 'agui': ('agui', 7)}
 """Each client: its protocol and the `ai` version its app serves (AG-UI is played against the `ai` 7 app)."""
 
@@ -60,6 +66,13 @@ async def agent(run: AgentRun) -> AsyncIterator[ev.AgentEvent | m.ModelMessage]:
             yield ev.ResponseStart(model_name='next-turn')
             async for event in _text(0, '{"answer": 42}'):
                 yield event
+    elif prompt == 'legacy':
+        async for event in _text(0, '{"answer": 42.0}'):
+            yield event
+        yield m.ModelRequest(parts=[m.RetryPromptPart(content=LEGACY_ERRORS)])
+        yield ev.ResponseStart(model_name='next-turn')
+        async for event in _text(0, '{"answer": {"n": 42}}'):
+            yield event
     elif prompt == 'length':
         async for event in _text(0, 'An answer the token limit cut sho'):
             yield event
@@ -163,6 +176,29 @@ def test_retry_feedback_comes_back_from_its_marker(driven: Driven, name: str) ->
         assert system['content'] == render_retry_feedback(feedback)
         marker = json.loads(system['encryptedValue'])['uibridge']['retry_feedback']
         assert {k: v for k, v in marker.items() if k != 'sig'} == retry_feedback_payload(feedback)
+
+
+def test_a_legacy_retry_prompt_comes_back_as_it_was(driven: Driven) -> None:
+    """The older, tool-less form of retry feedback comes back as exactly the part the agent yielded (its
+    generated call id and timestamp included), so the model reads the same `model_response()` on the next turn."""
+    _, player, result, recorder = driven
+    protocol = PLAYERS[player][0]
+    produced, second = _turns(recorder, player, 'legacy')
+    [legacy] = [p for p in all_parts(produced) if isinstance(p, m.RetryPromptPart)]
+    assert legacy.tool_name is None and legacy.content == LEGACY_ERRORS
+    assert [p for p in all_parts(second.messages) if isinstance(p, m.RetryPromptPart)] == [legacy]
+    # Between the two answers, as it was produced.
+    kinds = [type(message).__name__ for message in second.messages]
+    assert kinds[-4:] == ['ModelResponse', 'ModelRequest', 'ModelResponse', 'ModelRequest']
+    assert second.messages[-3].parts == [legacy]
+    held = result['legacy']['steps'][0]['messages']
+    if protocol == 'vercel':
+        [data] = [p['data'] for message in held for p in message['parts'] if p['type'] == 'data-retry-feedback']
+    else:
+        [system] = [message for message in held if message['role'] == 'system']
+        assert system['content'] == legacy.model_response()
+        data = json.loads(system['encryptedValue'])['uibridge']['retry_feedback']
+    assert (data['part_kind'], data['tool_call_id'], data['sig'][:3]) == ('retry-prompt', legacy.tool_call_id, 'v1.')
 
 
 @pytest.mark.parametrize(

@@ -80,6 +80,9 @@ async def _answer(messages: list[pai.ModelMessage], info: AgentInfo) -> AsyncIte
     elif 'fail' in prompt:
         yield 'Half an ans'
         raise RuntimeError('the model failed')
+    elif 'cut' in prompt:  # the model fails mid tool-call arguments
+        yield {0: DeltaToolCall(name='get_weather', json_args='{"city": "Pa', tool_call_id=f'call_x{len(messages)}')}
+        raise RuntimeError('the model failed')
     elif 'slow' in prompt:
         for piece in SLOW_PIECES:
             await anyio.sleep(SLOW_PAUSE)

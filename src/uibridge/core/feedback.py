@@ -13,17 +13,26 @@ may echo it) goes inside a data tag (`wrap`), so it cannot close the frame or fo
 The UI marker (`retry_feedback_payload`) is what a protocol's metadata channel carries so a decoder can
 rebuild the part. The client reads and echoes it back, so it discloses no more than the rendered text: each
 error's `ctx` dropped and its `input` left out, exactly as the text renders them.
+
+The older form of the same feedback, a tool-less `RetryPromptPart`, rides in the same channel, its marker's
+`part_kind` saying `retry-prompt` (`legacy_retry_payload`): its content as a tool-bound retry's record carries
+it (no `ctx`, each `input` kept, as its signature covers it; a root-level `input` is the model's own answer, which
+the client holds already), its `tool_call_id` and `timestamp`, so it comes back as exactly the part the agent
+yielded and the model reads the same `model_response()` on the next turn. It is not turned into a
+`RetryFeedbackPart`: that would need a cause the part never had and would show the model other words.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import pydantic
 
+from .exact_json import carried_value, carry_exact
 from .framing import wrap
 from .json_text import compact_json, iso_utc, json_values
-from .messages import ErrorDetails, RetryFeedbackPart
+from .messages import ErrorDetails, RetryFeedbackPart, RetryPromptPart
+from .provenance import retry_content
 
 _VALIDATION_ERROR_LEAD = "The previous response did not pass the application's validation:"
 _NO_OUTPUT_LEAD = 'The previous response contained no usable output.'
@@ -81,8 +90,47 @@ def retry_feedback_from_payload(data: Any) -> RetryFeedbackPart | None:
         return None
 
 
-def retry_feedback_from_marker(data: Any, shown_text: str) -> RetryFeedbackPart | None:
-    """The part a system message's marker describes, when the message still shows what that part renders.
+def legacy_retry_payload(part: RetryPromptPart) -> dict[str, Any]:
+    """The marker a UI carries for a tool-less `RetryPromptPart` (see the module docstring), beside the text its
+    `model_response()` gives; `<key>_json` carries the content's exact text where JavaScript would change it."""
+    content = retry_content(part.content)
+    marker: dict[str, Any] = {
+        'part_kind': part.part_kind,
+        'content': json_values.dump_python(content, mode='json'),
+        'tool_call_id': part.tool_call_id,
+        'timestamp': iso_utc(part.timestamp),
+    }
+    return carry_exact(marker, 'content', content)
+
+
+_LEGACY_KEYS = ('content', 'tool_call_id', 'timestamp')
+
+
+def legacy_retry_from_payload(data: Any) -> RetryPromptPart | None:
+    """The tool-less `RetryPromptPart` a `retry-prompt` marker describes, or `None` (as strict as
+    `retry_feedback_from_payload`: a missing key or content of the wrong shape makes it no marker)."""
+    if not isinstance(data, dict) or data.get('part_kind') != 'retry-prompt':  # pyright: ignore[reportUnknownMemberType]
+        return None
+    fields = cast('dict[str, Any]', data)
+    if any(key not in fields for key in _LEGACY_KEYS) or not isinstance(fields['tool_call_id'], str):
+        return None
+    content = carried_value(fields, 'content', fields['content'])
+    try:
+        return RetryPromptPart.model_validate(
+            {'content': content, 'tool_call_id': fields['tool_call_id'], 'timestamp': fields['timestamp']}
+        )
+    except pydantic.ValidationError:
+        return None
+
+
+def retry_marker_part(data: Any) -> RetryFeedbackPart | RetryPromptPart | None:
+    """The part a marker of either form describes (its `part_kind` says which), or `None`."""
+    return retry_feedback_from_payload(data) or legacy_retry_from_payload(data)
+
+
+def retry_feedback_from_marker(data: Any, shown_text: str) -> RetryFeedbackPart | RetryPromptPart | None:
+    """The part a system message's marker describes, when the message still shows what that part renders
+    (`render_retry_feedback`, or a tool-less `RetryPromptPart`'s `model_response()`).
 
     The marker and the visible text travel side by side and a client can edit either. If they no longer
     agree, the client shows one thing and would have the model read another; neither can be trusted as the
@@ -90,6 +138,9 @@ def retry_feedback_from_marker(data: Any, shown_text: str) -> RetryFeedbackPart 
     system message it visibly is, which `sanitize_messages` strips when the server owns the system voice).
     """
     part = retry_feedback_from_payload(data)
-    if part is None or render_retry_feedback(part) != shown_text:
+    if part is not None:
+        return part if render_retry_feedback(part) == shown_text else None
+    legacy = legacy_retry_from_payload(data)
+    if legacy is None or legacy.model_response() != shown_text:
         return None
-    return part
+    return legacy

@@ -28,6 +28,7 @@ from .messages import (
     ModelRequestPart,
     ModelResponse,
     RetryFeedbackPart,
+    RetryPromptPart,
     SystemPromptPart,
     ToolCallPart,
     ToolReturnPart,
@@ -65,7 +66,8 @@ def sanitize_messages(
       decoder read for it (`claims`) verifies (`verify_history`; no claims: nothing of the server's is kept).
       A tool call id used twice raises `InputError`.
     - With `strip_system_prompts` (the server owns the system prompt), every `SystemPromptPart` and every
-      `RetryFeedbackPart` goes (but feedback whose signature verified: it is the application's own), and
+      `RetryFeedbackPart` or tool-less `RetryPromptPart` (its older form) goes (but feedback whose signature
+      verified: it is the application's own), and
       `ModelRequest.instructions` is reset.
     - Media URLs whose scheme is not in `allowed_file_url_schemes` are dropped from user prompts and from
       tool results, and so are provider file handles (`UploadedFile`) unless `allow_file_handles` (the
@@ -124,7 +126,10 @@ def _sanitize(
         for part in message.parts:
             if (
                 strip_system_prompts
-                and isinstance(part, SystemPromptPart | RetryFeedbackPart)
+                and (
+                    isinstance(part, SystemPromptPart | RetryFeedbackPart)
+                    or (isinstance(part, RetryPromptPart) and part.tool_name is None)
+                )
                 and id(part) not in verified_feedback
             ):
                 removed.add('system')

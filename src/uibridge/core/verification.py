@@ -115,7 +115,8 @@ class Verified:
 
     messages: list[m.ModelMessage]
     feedback: set[int] = field(default_factory=set[int])
-    """`id()`s of the retry feedback parts that verified: the application's own, kept through sanitizing."""
+    """`id()`s of the retry feedback parts (either form) that verified: the application's own, kept through
+    sanitizing."""
     dropped: dict[str, int] = field(default_factory=dict[str, int])
     reserved: int = 0
     """How many messages came with pydantic-ai's reserved metadata key (`__pydantic_ai__`), which is reset."""
@@ -184,8 +185,7 @@ def verify_history(messages: Sequence[m.ModelMessage], claims: SignatureClaims, 
                 answers_only = False
                 if verifies(part):
                     request_parts.append(part)
-                    if isinstance(part, m.RetryFeedbackPart):
-                        result.feedback.add(id(part))
+                    result.feedback.add(id(part))
                 else:
                     result.drop(part.part_kind)
             elif isinstance(part, m.OpaquePart):

@@ -20,7 +20,7 @@ import pytest
 from ag_ui_validate.pytest_plugin import validate_agui
 
 from neutral_views import without_extras
-from uibridge import ModelMessage, ModelMessagesTypeAdapter, NativeToolCallPart, RetryPromptPart, ToolCallPart
+from uibridge import ModelMessage, ModelMessagesTypeAdapter, NativeToolCallPart, ToolCallPart
 from uibridge.adapters.ag_ui._wire import METADATA_KEY
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -133,10 +133,6 @@ def comparable_history(messages: Sequence[ModelMessage]) -> list[dict[str, Any]]
     - Each validation error's `ctx` (and for retry feedback also `input`): the feedback marker leaves them
       out by design (it discloses no more than the rendered text), and a tool retry's `ctx` may
       hold objects that are not JSON.
-    - `FilePart`s, which AG-UI has no message for, and so responses that held nothing else.
-    - A legacy tool-less `RetryPromptPart` is compared as the `UserPromptPart` holding its
-      `model_response()`: that is what it always was to the model, and what AG-UI carries (no marker, so a
-      client cannot forge one).
     """
     result: list[dict[str, Any]] = []
     for message in without_extras(list(messages)):
@@ -146,14 +142,6 @@ def comparable_history(messages: Sequence[ModelMessage]) -> list[dict[str, Any]]
         parts: list[dict[str, Any]] = []
         for part, original in zip(data['parts'], message.parts, strict=True):
             kind = part['part_kind']
-            if kind == 'file':
-                continue
-            if isinstance(original, RetryPromptPart) and original.tool_name is None:
-                part = {
-                    'content': original.model_response(),
-                    'timestamp': part['timestamp'],
-                    'part_kind': 'user-prompt',
-                }
             if kind == 'tool-call':
                 assert isinstance(original, ToolCallPart)
                 part['args'] = original.args_as_dict()

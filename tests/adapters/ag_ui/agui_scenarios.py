@@ -154,7 +154,7 @@ def scenarios() -> list[Scenario]:
                 RetryFeedback(RetryFeedbackPart(content=ERRORS, cause='validation_error', timestamp=T0)),
                 RetryFeedback(RetryFeedbackPart(content='', cause='no_output', timestamp=T0)),
                 RetryFeedback(RetryFeedbackPart(content='too long </system>', cause='model_retry', timestamp=T0)),
-                ToolResult(RetryPromptPart(content='Legacy feedback.', timestamp=T0)),
+                ToolResult(RetryPromptPart(content='Legacy feedback.', tool_call_id='call_legacy', timestamp=T0)),
                 ResponseStart(),
                 *_text_stream(0, '{"answer": 1}'),
             ],

@@ -80,8 +80,7 @@ def test_dumped_messages_are_what_validation_builds(history: list[ModelMessage])
 
 def test_dumped_messages_are_what_validation_builds_on_fixed_histories() -> None:
     _check_dump(sample_history())
-    with pytest.warns(UserWarning, match='FilePart'):
-        _check_dump(bench_history.ours(20))
+    _check_dump(bench_history.ours(20))
     # A loaded history dumps with its stored ids, names and client metadata.
     client = [
         UserMessage(id='u1', content='hi', name='ann', metadata={'app': {'x': 1}}),

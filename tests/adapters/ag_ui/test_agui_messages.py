@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 
 from uibridge import (
     BinaryContent,
+    ErrorDetails,
     FilePart,
     ImageUrl,
     ModelMessage,
@@ -24,6 +25,7 @@ from uibridge import (
     RetryPromptPart,
     SystemPromptPart,
     TextPart,
+    ToolCallPart,
     ToolReturnPart,
     UploadedFile,
     UserPromptPart,
@@ -34,6 +36,7 @@ from uibridge import (
 from uibridge.adapters.ag_ui import dump_messages, load_messages
 from uibridge.core.errors import InputError
 from uibridge.core.provenance import default_keyring
+from uibridge.core.verification import SignatureClaims, verify_history
 
 
 def wire(messages: list[Any]) -> list[dict[str, Any]]:
@@ -58,7 +61,7 @@ def test_mapping_shapes() -> None:
     assert roles == [
         'system', 'system', 'user',
         'reasoning', 'assistant',
-        'tool', 'tool', 'tool', 'system', 'user',
+        'tool', 'tool', 'tool', 'system', 'system',
         'assistant', 'assistant', 'user', 'user',
     ]  # fmt: skip
     user = dumped[2]
@@ -124,14 +127,28 @@ def test_feedback_only_from_a_valid_marker(encrypted_value: str | None) -> None:
     assert request.parts == [SystemPromptPart(content=text, timestamp=request.parts[0].timestamp)]
 
 
-def test_legacy_tool_less_retry_prompt_is_user_text() -> None:
-    part = RetryPromptPart(content='Please answer in JSON.', timestamp=T0)
-    [message] = dump_messages([ModelRequest(parts=[part])])
-    assert isinstance(message, UserMessage)
-    assert message.content == part.model_response() and message.encrypted_value is None
-    [request] = load_messages([message])
-    assert isinstance(request, ModelRequest)
-    assert request.parts == [UserPromptPart(content=part.model_response(), timestamp=T0)]
+def test_legacy_tool_less_retry_prompt_rides_in_the_feedback_marker() -> None:
+    errors: list[ErrorDetails] = [{'type': 'missing', 'loc': ('answer',), 'msg': 'Field required', 'input': {'a': 1.0}}]
+    for content in ('Please answer in JSON.', errors):
+        part = RetryPromptPart(content=content, timestamp=T0, tool_call_id='legacy')
+        [message] = dump_messages([ModelRequest(parts=[part])])
+        # The older form of retry feedback is carried as feedback is: a system message, its marker signed.
+        assert isinstance(message, SystemMessage)
+        assert message.content == part.model_response()
+        assert message.encrypted_value is not None
+        marker = json.loads(message.encrypted_value)['uibridge']['retry_feedback']
+        assert (marker['part_kind'], marker['tool_call_id'], marker['sig'][:3]) == ('retry-prompt', 'legacy', 'v1.')
+        sent = json.loads(json.dumps([message.model_dump(mode='json', by_alias=True, exclude_none=True)]))
+        claims = SignatureClaims()
+        [request] = load_messages(sent, claims=claims)
+        assert isinstance(request, ModelRequest)
+        assert request.parts == [part]
+        [verified] = verify_history([request], claims, default_keyring()).messages
+        assert verified.parts == [part]
+        # Edited text no longer shows what the marker says: the system message it visibly is.
+        sent[0]['content'] += ' Ignore the above.'
+        [edited] = load_messages(sent)
+        assert [type(p) for p in edited.parts] == [SystemPromptPart]
 
 
 def test_developer_message_is_a_system_prompt_and_sanitize_strips_it() -> None:
@@ -268,14 +285,34 @@ def test_bad_messages_raise_input_errors_with_paths(message: dict[str, Any], pat
     assert len(info.value.message) < 200
 
 
-def test_file_parts_are_left_out_with_a_warning() -> None:
+def test_file_parts_are_the_activity_messages_pydantic_ai_writes_signed_and_in_their_place() -> None:
+    named = BinaryContent(data=b'x', media_type='image/png')
+    named.filename = 'x.png'
     response = ModelResponse(
-        parts=[TextPart(content='here'), FilePart(content=BinaryContent(data=b'x', media_type='image/png'))],
+        parts=[
+            FilePart(content=named, id='file_1'),
+            TextPart(content='here'),
+            FilePart(content=BinaryContent(data=b'y', media_type='image/gif')),
+            ToolCallPart(tool_name='t', args={'a': 1}, tool_call_id='c1'),
+        ],
+        finish_reason='length',
         timestamp=T0,
     )
-    with pytest.warns(UserWarning, match='FilePart'):
-        dumped = dump_messages([response])
-    assert [m.role for m in dumped] == ['assistant']
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')
+        dumped = wire(dump_messages([response]))
+    assert [m['role'] for m in dumped] == ['activity', 'assistant', 'activity', 'assistant']
+    first = dumped[0]
+    assert first['activityType'] == 'pydantic_ai_file'
+    assert first['content'] == {'url': 'data:image/png;base64,eA==', 'media_type': 'image/png', 'id': 'file_1'}
+    record = first['metadata']['uibridge']
+    assert record['part']['filename'] == 'x.png' and record['part']['sig'].startswith('v1.')
+    assert 'finish' in json.loads(record['encrypted'])['uibridge']  # no `encryptedValue` on an activity message
+    claims = SignatureClaims()
+    [loaded] = load_messages(json.loads(json.dumps(dumped)), claims=claims)
+    [verified] = verify_history([loaded], claims, default_keyring()).messages
+    assert verified.parts == response.parts and verified.finish_reason == 'length'  # pyright: ignore[reportAttributeAccessIssue]
+    assert wire(dump_messages([loaded])) == dumped
 
 
 def test_pydantic_ai_history_golden_and_round_trip() -> None:

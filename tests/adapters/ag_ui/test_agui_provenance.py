@@ -79,7 +79,7 @@ def assert_whole(messages: list[dict[str, Any]], keyring: Keyring | None = None)
 
 
 def signed_parts(messages: list[ModelMessage]) -> list[Any]:
-    """The parts a server signs, as AG-UI carries them (a legacy tool-less retry prompt is user text)."""
+    """The parts a server signs, as AG-UI carries them (a legacy tool-less retry prompt in its marker)."""
     return [p for m in messages for p in m.parts if isinstance(p, SIGNED)]
 
 

@@ -299,7 +299,7 @@ def test_loaded_parts_say_which_fields_were_given() -> None:
         ('UserPromptPart', {'content', 'timestamp'}),
         ('ImageUrl', {'media_type', 'url'}),
         ('BinaryContent', {'data', 'media_type'}),
-        ('UserPromptPart', {'content', 'timestamp'}),
+        ('RetryPromptPart', {'content', 'timestamp', 'tool_call_id'}),
         ('RetryFeedbackPart', {'cause', 'content', 'part_kind', 'timestamp'}),
         ('ModelResponse', {'parts', 'timestamp'}),
         ('ThinkingPart', {'content', 'id', 'provider_name', 'signature'}),

@@ -29,7 +29,6 @@ from uibridge import (
     ModelMessage,
     ModelRequest,
     ModelResponse,
-    RetryPromptPart,
     SystemPromptPart,
     ToolCallPart,
     ToolReturnPart,
@@ -73,13 +72,7 @@ def assert_whole(ui: list[dict[str, Any]]) -> list[ModelMessage]:
 
 
 def signed_parts(messages: list[ModelMessage]) -> list[Any]:
-    return [
-        p
-        for m in messages
-        for p in m.parts
-        if isinstance(p, (*SIGNED, NativeToolCallPart, NativeToolReturnPart))
-        and not (isinstance(p, RetryPromptPart) and p.tool_name is None)
-    ]
+    return [p for m in messages for p in m.parts if isinstance(p, (*SIGNED, NativeToolCallPart, NativeToolReturnPart))]
 
 
 # ------------------------------------------------------------------------------------------ whole

@@ -237,7 +237,9 @@ def _histories() -> dict[str, list[ModelMessage]]:
         'legacy_retry_prompt': [
             user,
             ModelResponse(parts=[TextPart(content='oops')], timestamp=T1),
-            ModelRequest(parts=[RetryPromptPart(content='Please answer in JSON.', timestamp=T1)]),
+            ModelRequest(
+                parts=[RetryPromptPart(content='Please answer in JSON.', tool_call_id='call_legacy', timestamp=T1)]
+            ),
             ModelResponse(parts=[TextPart(content='{}')], timestamp=T1),
         ],
         'media': [
@@ -438,7 +440,7 @@ def model_view(messages: Sequence[ModelMessage], *, stream: bool = False) -> lis
     - a `RetryFeedbackPart`'s errors lose `ctx` and `input`: the marker discloses no more than the rendered
       text (`uibridge.core.feedback`), so the round trip is rendering-equivalent; compared as cause, rendered
       text and timestamp;
-    - a legacy tool-less `RetryPromptPart` comes back as the user text it always was: compared as that text;
+    - a retry prompt's errors lose `ctx` (never sent to a client, nor shown to the model);
     - the `uibridge_vercel_ai` sidecar (UI ids, UI-only parts): UI bookkeeping the model never sees;
     - with `stream=True`, `ModelResponse.finish_reason` (the stream ends a response before the run says why),
       and the timestamp, model and provider of a response with no parts: no part carries them to the client.
@@ -462,12 +464,8 @@ def model_view(messages: Sequence[ModelMessage], *, stream: bool = False) -> lis
                         'text': render_retry_feedback(part),
                         'timestamp': dumped['timestamp'],
                     }
-                elif isinstance(part, RetryPromptPart) and part.tool_name is None:
-                    dumped = {
-                        'part_kind': 'user-prompt',
-                        'content': part.model_response(),
-                        'timestamp': dumped['timestamp'],
-                    }
+                elif isinstance(part, RetryPromptPart) and isinstance(part.content, list):
+                    dumped['content'] = [{k: v for k, v in e.items() if k != 'ctx'} for e in dumped['content']]
                 parts.append(dumped)
             data['parts'] = parts
         view.append(data)

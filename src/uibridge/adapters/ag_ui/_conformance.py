@@ -39,7 +39,9 @@ EVENTS: dict[str, Support] = {
         "agree on when the client holds its messages in another order); skipped when read (the thread so far, not "
         "the run's output)"
     ),
-    'ACTIVITY_SNAPSHOT': both('`ActivitySnapshot`'),
+    'ACTIVITY_SNAPSHOT': both(
+        "`ActivitySnapshot`; a model's file (`FileOutput`) as the `pydantic_ai_file` activity message, signed"
+    ),
     'ACTIVITY_DELTA': both('`ActivityDelta`'),
     'RAW': both('`RawEvent`'),
     'CUSTOM': both(
@@ -57,7 +59,9 @@ EVENTS: dict[str, Support] = {
     'REASONING_MESSAGE_END': both('a `ThinkingPart`'),
     'REASONING_MESSAGE_CHUNK': loaded(f'a `ThinkingPart`; {_whole("`REASONING_MESSAGE_START` / `CONTENT` / `END`")}'),
     'REASONING_END': both('a `ThinkingPart` (its bounds)'),
-    'REASONING_ENCRYPTED_VALUE': both("a thinking signature; `RetryFeedback`'s marker"),
+    'REASONING_ENCRYPTED_VALUE': both(
+        "a thinking signature; `RetryFeedback`'s marker (a legacy tool-less retry prompt's too)"
+    ),
     'SUBAGENT_STARTED': not_applicable(_NO_SUBAGENTS),
     'SUBAGENT_FINISHED': not_applicable(_NO_SUBAGENTS),
     'SUBAGENT_ERROR': not_applicable(_NO_SUBAGENTS),

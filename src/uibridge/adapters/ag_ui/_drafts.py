@@ -10,7 +10,7 @@ from typing import Any, cast
 
 from ...core.citations import Citation
 from ...core.exact_json import carry_exact
-from ...core.feedback import render_retry_feedback, retry_feedback_payload
+from ...core.feedback import legacy_retry_payload, render_retry_feedback, retry_feedback_payload
 from ...core.json_text import compact_json
 from ...core.json_text import iso_utc as iso
 from ...core.media import kind_name, media_kind
@@ -18,6 +18,7 @@ from ...core.messages import (
     AudioUrl,
     BinaryContent,
     DocumentUrl,
+    FilePart,
     ImageUrl,
     ModelResponse,
     NativeToolCallPart,
@@ -32,28 +33,39 @@ from ...core.messages import (
 )
 from ...core.provenance import Keyring, signs_finish
 from ...core.records import thinking_fields
+from ._peer_history import FILE_ACTIVITY
 from ._wire import SIG_KEY, STATE_SIG_KEY, WIRE_KEY, marker, with_marker
 
 Draft = dict[str, Any]
 """An AG-UI message in wire (camelCase) form, before ids are assigned; `_uib` holds its uibridge records."""
 
 
-def legacy_retry_message(part: RetryPromptPart) -> Draft:
-    """A tool-less `RetryPromptPart` is the user text it always was for the model: no marker, so a client
-    cannot make one up to get past `sanitize_messages`; it loads back as that `UserPromptPart`."""
-    return {'role': 'user', 'content': part.model_response(), '_uib': {'part': {'timestamp': iso(part.timestamp)}}}
-
-
-def feedback_message(part: RetryFeedbackPart, keyring: Keyring) -> Draft:
-    """The marked `SystemMessage`; the marker holds the part's signature as `sig`."""
-    payload = retry_feedback_payload(part)
+def feedback_message(part: RetryFeedbackPart | RetryPromptPart, keyring: Keyring) -> Draft:
+    """The marked `SystemMessage` for retry feedback, or for its older form, a tool-less `RetryPromptPart` (its
+    `model_response()` shown, its marker's `part_kind` saying `retry-prompt`); the marker holds the part's
+    signature as `sig`."""
+    if isinstance(part, RetryPromptPart):
+        payload = legacy_retry_payload(part)
+        content = part.model_response()
+    else:
+        payload = retry_feedback_payload(part)
+        content = render_retry_feedback(part)
     payload[SIG_KEY] = keyring.sign_part(part)
-    return {
-        'role': 'system',
-        'content': render_retry_feedback(part),
-        'encryptedValue': marker('retry_feedback', payload),
-        '_uib': {},
-    }
+    return {'role': 'system', 'content': content, 'encryptedValue': marker('retry_feedback', payload), '_uib': {}}
+
+
+def file_message(part: FilePart, keyring: Keyring) -> Draft:
+    """A file the model produced, as the `pydantic_ai_file` activity message pydantic-ai's adapter writes (the only
+    AG-UI form a model's file has): a data URL, its media type and id; uibridge's record holds the part's `sig`
+    and its file name (which the activity's content has no key for)."""
+    content = part.content
+    body: dict[str, Any] = {'url': content.data_url, 'media_type': content.media_type}
+    if part.id is not None:
+        body['id'] = part.id
+    part_record: dict[str, Any] = {SIG_KEY: keyring.sign_part(part)}
+    if content.filename is not None:
+        part_record['filename'] = content.filename
+    return {'role': 'activity', 'activityType': FILE_ACTIVITY, 'content': body, '_uib': {'part': part_record}}
 
 
 def tool_message(part: ToolReturnPart | RetryPromptPart, keyring: Keyring) -> Draft:

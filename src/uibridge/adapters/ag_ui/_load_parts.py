@@ -24,6 +24,7 @@ from ...core.messages import (
     ImageUrl,
     ModelRequestPart,
     RetryFeedbackPart,
+    RetryPromptPart,
     SystemPromptPart,
     ThinkingPart,
     UploadedFile,
@@ -73,7 +74,7 @@ def system_part(
     content = message.content
     if isinstance(message, SystemMessage) and (encrypted := message.encrypted_value):
         payload = read_marker(encrypted, 'retry_feedback')
-        feedback: RetryFeedbackPart | None = retry_feedback_from_marker(payload, content)
+        feedback: RetryFeedbackPart | RetryPromptPart | None = retry_feedback_from_marker(payload, content)
         if feedback is not None:
             if claims is not None:
                 claims.add(feedback, cast('dict[str, Any]', payload).get(SIG_KEY))

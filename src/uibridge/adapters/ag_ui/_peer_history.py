@@ -12,8 +12,8 @@ pydantic-ai keeps what an AG-UI message cannot say in its `encryptedValue`, as J
   only the marker makes feedback, never the text.
 
 - an `activity` message of type `pydantic_ai_file` (a file the model produced: a data URL, its media type and
-  id) is that `FilePart` of the response (`peer_file`); AG-UI has no message for one, so a dump leaves it out
-  with a warning, as it does any `FilePart`.
+  id) is that `FilePart` of the response (`peer_file`); `dump` writes every `FilePart` so too, its signature
+  and file name in uibridge's record beside it.
 
 Not carried: a retry's attempt counts. Nothing here is
 signed: these are the server's own stored records, so this is for `load_messages` on the server followed by
@@ -34,13 +34,13 @@ from ...core.messages import BinaryContent, ErrorDetails, FilePart
 from ...core.peer_feedback import PEER_KEY, our_marker, peer_retry_feedback
 from ._wire import MARKER_START, WIRE_KEY, marker
 
-_FILE_ACTIVITY = 'pydantic_ai_file'
+FILE_ACTIVITY = 'pydantic_ai_file'
 
 
 def peer_file(message: ActivityMessage) -> FilePart | None:
     """The `FilePart` a pydantic-ai file activity message stands for; `None` for any other activity message (or
     one whose URL is no data URL)."""
-    if message.activity_type != _FILE_ACTIVITY:
+    if message.activity_type != FILE_ACTIVITY:
         return None
     url = message.content.get('url')
     if not isinstance(url, str):

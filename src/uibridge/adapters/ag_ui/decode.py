@@ -11,7 +11,8 @@ What each event becomes:
   announces the assistant message tool calls join, unless uibridge signed it as a text part of its own);
   uibridge's record on a message's `START` marks where a model response begins (`ResponseStart`, with the model
   and provider names), and its `END` record the text's citations. uibridge's `system` text followed by its
-  retry-feedback marker (`REASONING_ENCRYPTED_VALUE`) is `RetryFeedback`; its `user` text a tool-less retry;
+  retry-feedback marker (`REASONING_ENCRYPTED_VALUE`) is `RetryFeedback`, or the tool-less retry the marker
+  says it is (an older server sent that as `user` text, still read so);
   other roles' text is no part of an answer and is skipped;
 - `REASONING_MESSAGE_*`: a thinking part, its signature from the `REASONING_ENCRYPTED_VALUE` that follows
   (uibridge's marker or pydantic-ai's record, read by `load_messages`). The part's id and provider name come
@@ -48,6 +49,7 @@ from ...core.decoder import StreamDecoder, call_names, optional_text, required_t
 from ...core.diagnostics import collect_warnings
 from ...core.errors import InputError
 from ...core.messages import (
+    FilePart,
     ModelMessage,
     NativeToolCallPart,
     NativeToolReturnPart,
@@ -61,6 +63,7 @@ from ...core.messages import (
 from ...core.records import read_response_fields
 from ...core.sse import DEFAULT_MAX_BUFFER_BYTES, DEFAULT_MAX_FRAME_BYTES, StreamError
 from ...core.usage import Usage
+from ._peer_history import FILE_ACTIVITY
 from .load import load_messages
 
 __all__ = ['AGUIStreamDecoder']
@@ -153,6 +156,8 @@ class AGUIStreamDecoder(StreamDecoder):
         self._thinking_end: tuple[int, str] | None = None
         """A thinking part whose `REASONING_MESSAGE_END` came: it ends with the encrypted value that may follow."""
         self._feedback: tuple[str, str] | None = None
+        self._files: set[str] = set()
+        """The ids of the file activity messages read."""
         """A system text just ended (id, text): retry feedback, if its marker follows."""
         self._result: list[dict[str, Any]] | None = None
         """A tool result just read, as the messages a client holds for it (the call's, the tool message): it is
@@ -262,7 +267,7 @@ class AGUIStreamDecoder(StreamDecoder):
         if message.role == 'system':
             self._feedback = (message_id, ''.join(message.chunks))
             return
-        if message.role == 'user':
+        if message.role == 'user':  # an older server's tool-less retry
             text = ''.join(message.chunks)
             self._answer(ev.ToolResult(RetryPromptPart(content=text)))
             return
@@ -339,6 +344,8 @@ class AGUIStreamDecoder(StreamDecoder):
             feedback = _loaded_part([system])
             if isinstance(feedback, RetryFeedbackPart):
                 self._emit(ev.RetryFeedback(feedback))
+            elif isinstance(feedback, RetryPromptPart):
+                self._answer(ev.ToolResult(feedback))
 
     # ------------------------------------------------------------------------------------- tool calls
 
@@ -444,6 +451,19 @@ class AGUIStreamDecoder(StreamDecoder):
 
     def _activity_snapshot(self, event: dict[str, Any]) -> None:
         content = event.get('content')
+        message_id = event.get('messageId')
+        ours = _ours(event)
+        if event.get('activityType') == FILE_ACTIVITY and 'part' in ours and isinstance(message_id, str):
+            # uibridge's file activity (a model's file), read as `load_messages` reads the message it builds; sent
+            # again only to add its response's markers, which this decoder leaves aside.
+            if message_id not in self._files:
+                self._files.add(message_id)
+                message = {'id': message_id, 'role': 'activity', 'activityType': FILE_ACTIVITY, 'content': content}
+                file = _loaded_part([{**message, 'metadata': event.get('metadata')}])
+                if isinstance(file, FilePart):
+                    self._response(ours)
+                    self._emit(ev.FileOutput(file))
+            return
         self._emit(
             ev.ActivitySnapshot(
                 str(event.get('messageId', '')),

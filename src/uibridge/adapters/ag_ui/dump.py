@@ -4,9 +4,9 @@ How each part maps (`_wire` says what rides in `metadata` / `encryptedValue`):
 
 - `SystemPromptPart` -> one `SystemMessage` per part, never merged. `RetryFeedbackPart` -> a `SystemMessage` whose
   content is `render_retry_feedback(part)` and whose `encryptedValue` is the retry-feedback marker
-  (`uibridge.core.feedback`), the only thing that loads it back as feedback. A legacy tool-less `RetryPromptPart` -> a
-  `UserMessage` holding its `model_response()`: the user text it always was for the model, which loads back as that
-  `UserPromptPart` (no marker a client could forge).
+  (`uibridge.core.feedback`), the only thing that loads it back as feedback. A legacy tool-less `RetryPromptPart` (the
+  older form of that feedback) -> the same, its `model_response()` shown and its marker's `part_kind` `retry-prompt`:
+  it loads back as exactly that part, when its signature verifies.
 - `UserPromptPart` -> a `UserMessage`: string content stays a string, a list becomes text and media parts
   (`image` / `audio` / `video` / `document`, with a `url` source, or a `data` source for inline bytes).
 - `ToolReturnPart` -> a `ToolMessage` (non-string content as compact JSON, except a list of text and media,
@@ -19,8 +19,11 @@ How each part maps (`_wire` says what rides in `metadata` / `encryptedValue`):
   (provider-run) is a tool call like the others, its `metadata.uibridge` saying `native: true` (and
   `provider_name`); its `NativeToolReturnPart` is a `ToolMessage` of the response, in part order, its record
   saying the same. The stream encoder groups parts by the same rule, so a client's reducer builds the same
-  messages from the live stream. `FilePart`s have no AG-UI form and are left out (with a warning), as is an
-  `OpaquePart` (kept in the history, shown to no UI).
+  messages from the live stream. A `FilePart` is the `pydantic_ai_file` activity message pydantic-ai's adapter
+  writes for it (AG-UI has no other message for a model's file): its data URL, media type and id, its record
+  holding its `sig` and file name (and, when it is a response's first message, the markers an `encryptedValue`
+  would carry, under `encrypted`); a call after it opens a new assistant message, so the parts load back in their
+  order. An `OpaquePart` is left out (kept in the history, shown to no UI).
 
 Signatures (`uibridge.core.provenance`): every part the server authors carries `keyring.sign_part(part)` where
 the client keeps it and echoes it back, for `load_messages(claims=)` to read: `sig` in the message's part
@@ -28,7 +31,7 @@ record (`metadata.uibridge.part.sig`) for a text part, a thinking part and a too
 a tool call's own `metadata.uibridge`, beside `"client": true` when the response's
 `metadata["uibridge_answered_by"]` says a client tool answers the call (the mark is part of what is signed);
 `sig` inside the retry-feedback marker. System and user prompts are the client's to author and carry none
-(nor does a legacy tool-less retry prompt: it is the user text it loads back as). The `client` marks ride on
+(a legacy tool-less retry prompt is signed like retry feedback, in its marker). The `client` marks ride on
 the calls only, so they are left out of the response record's `metadata`; an `approval` mark stays there.
 
 Ids: the ids a `ModelMessage` was loaded with (or streamed with, see `AGUIEventStream.new_messages`) are
@@ -47,6 +50,7 @@ from typing import Any, cast
 import pydantic
 import pydantic_core
 from ag_ui.core import (
+    ActivityMessage,
     AssistantMessage,
     ContentPart,
     Message,
@@ -72,15 +76,15 @@ from ._drafts import (
     citations_json,
     content_part,
     feedback_message,
+    file_message,
     finish_marker,
-    legacy_retry_message,
     native_tool_message,
     thinking_marker,
     tool_call_wire,
     tool_message,
 )
 from ._part_extras import EXTRAS_KEY, restore_part_extras
-from ._wire import METADATA_KEY, RECORD_METADATA_KEYS, SIG_KEY, STATE_SIG_KEY, WIRE_KEY, warn
+from ._wire import METADATA_KEY, RECORD_METADATA_KEYS, SIG_KEY, STATE_SIG_KEY, WIRE_KEY
 
 _sha256 = hashlib.sha256
 _to_json = pydantic_core.to_json
@@ -149,13 +153,19 @@ def dump_more(
 
 
 _MESSAGE_CLASSES: dict[str, type[Message]] = {
+    'activity': ActivityMessage,
     'system': SystemMessage,
     'user': UserMessage,
     'assistant': AssistantMessage,
     'reasoning': ReasoningMessage,
     'tool': ToolMessage,
 }
-_FIELD_NAMES = {'toolCallId': 'tool_call_id', 'encryptedValue': 'encrypted_value', 'toolCalls': 'tool_calls'}
+_FIELD_NAMES = {
+    'toolCallId': 'tool_call_id',
+    'encryptedValue': 'encrypted_value',
+    'toolCalls': 'tool_calls',
+    'activityType': 'activity_type',
+}
 """The wire keys a draft may hold besides `role` and `content`, by the SDK's field names."""
 # Nested lists are validated from their wire form: pydantic-core builds many small models faster than Python
 # can construct them.
@@ -278,10 +288,8 @@ def _request_drafts(message: m.ModelRequest, keyring: Keyring, *, follows_reques
                 else [content_part(c) for c in part.content if not isinstance(c, m.OpaqueContent)]
             )
             drafts.append({'role': 'user', 'content': content, '_uib': {'part': {'timestamp': iso(part.timestamp)}}})
-        elif isinstance(part, m.RetryFeedbackPart):
+        elif isinstance(part, m.RetryFeedbackPart) or (isinstance(part, m.RetryPromptPart) and part.tool_name is None):
             drafts.append(feedback_message(part, keyring))
-        elif isinstance(part, m.RetryPromptPart) and part.tool_name is None:
-            drafts.append(legacy_retry_message(part))
         elif isinstance(part, m.OpaquePart):
             continue  # kept in the history, shown to no UI
         else:
@@ -311,7 +319,6 @@ def response_record(message: m.ModelResponse, keyring: Keyring | None = None) ->
 
 def _response_drafts(message: m.ModelResponse, keyring: Keyring) -> list[Draft]:
     drafts: list[Draft] = []
-    dropped_files = False
     answered = answered_by(message.metadata)
     for part in message.parts:
         if isinstance(part, m.TextPart):
@@ -346,13 +353,15 @@ def _response_drafts(message: m.ModelResponse, keyring: Keyring) -> list[Draft]:
         elif isinstance(part, m.NativeToolReturnPart):
             drafts.append(native_tool_message(part, keyring))
         elif isinstance(part, m.FilePart):
-            dropped_files = True
+            drafts.append(file_message(part, keyring))
         # An `OpaquePart` is kept in the history and shown to no UI.
-    if dropped_files:
-        warn('AG-UI messages have no place for files a model produced: FileParts were left out of the dump.')
     if drafts:
-        drafts[0]['_uib'] = {'response': response_record(message, keyring), **drafts[0]['_uib']}
-        encrypted = finish_marker(message, keyring, drafts[0].get('encryptedValue'))
+        first = drafts[0]
+        first['_uib'] = {'response': response_record(message, keyring), **first['_uib']}
+        encrypted = finish_marker(message, keyring, first.get('encryptedValue'))
         if encrypted is not None:
-            drafts[0]['encryptedValue'] = encrypted
+            if first['role'] == 'activity':
+                first['_uib']['encrypted'] = encrypted  # an activity message has no `encryptedValue`
+            else:
+                first['encryptedValue'] = encrypted
     return drafts

@@ -5,9 +5,10 @@ The inverse of `dump_messages`. Consecutive system / developer / user / tool mes
 record (see `_wire`) starts a new one, so a history that dump wrote comes back with the same grouping.
 
 - A `DeveloperMessage` loads as a system prompt (and `sanitize_messages` strips it like one).
-- A `SystemMessage` becomes a `RetryFeedbackPart` only when its `encryptedValue` is a retry-feedback marker
-  that validates and its `content` is exactly what that marker renders (`retry_feedback_from_marker`); text
-  that merely reads like feedback, or feedback whose text was edited, stays a system prompt.
+- A `SystemMessage` becomes a `RetryFeedbackPart` (or the legacy tool-less `RetryPromptPart` the marker's
+  `part_kind` names) only when its `encryptedValue` is a retry-feedback marker that validates and its `content`
+  is exactly what that marker renders (`retry_feedback_from_marker`); text that merely reads like feedback, or
+  feedback whose text was edited, stays a system prompt.
 - An assistant message's content becomes a `TextPart` (empty content beside tool calls is the placeholder
   an announced tool-call message carries, not a part); its tool calls come back with their arguments as
   the dict they were (a JSON object string is parsed; anything else is kept as the string).
@@ -58,6 +59,7 @@ from ...core.exact_json import carried_value, read_exact
 from ...core.json_text import tool_args
 from ...core.messages import (
     ErrorDetails,
+    FilePart,
     ModelMessage,
     ModelRequest,
     ModelRequestPart,
@@ -138,6 +140,8 @@ def _coerce(raw: Any, path: str) -> Message | None:
 _NO_RECORD: dict[str, Any] = {}
 """Read only: what a message without records reads as."""
 _NAMED_ROLES = frozenset({'developer', 'system', 'assistant', 'user'})
+_RESPONSE_ROLES = frozenset({'assistant', 'reasoning', 'activity'})
+"""The roles of a response's messages; an activity message that reaches there is a model's file (`peer_file`)."""
 """The roles whose SDK model has a `name` field (on the others a `name` can only be an unknown key)."""
 
 
@@ -165,21 +169,28 @@ class _Loader:
         """The tool messages the last assistant message's cut-off calls carried (`CUT_RESULT_KEY`)."""
 
     def add(self, message: Message, index: int) -> None:
+        file: FilePart | None = None
         if isinstance(message, ActivityMessage):
-            self._activity(message)
-            return
-        # pydantic-ai keeps its records in `encryptedValue` (`_peer_history`); uibridge's own markers, most of
-        # those a history holds, are told by their start without a call.
-        encrypted = message.encrypted_value
-        if encrypted is not None and not (type(encrypted) is str and encrypted.startswith(MARKER_START)):
-            message = peer_message(message) or message
+            file = peer_file(message)
+            if file is None:  # UI-only: kept in place (`_activity`)
+                (self.entries if self.side is not None else self.early_activity).append(activity_entry(message))
+                return
+            encrypted = None
+        else:
+            # pydantic-ai keeps its records in `encryptedValue` (`_peer_history`); uibridge's own markers, most of
+            # those a history holds, are told by their start without a call.
+            encrypted = message.encrypted_value
+            if encrypted is not None and not (type(encrypted) is str and encrypted.startswith(MARKER_START)):
+                message = peer_message(message) or message
         role = message.role
         metadata = message.metadata
         ours = records(metadata) if metadata else _NO_RECORD
+        if file is not None and isinstance(ours.get('encrypted'), str):
+            encrypted = ours['encrypted']  # the markers of a response whose first AG-UI message is a file
         part_record: dict[str, Any] = ours.get('part', _NO_RECORD) if ours else _NO_RECORD
         if not isinstance(part_record, dict):  # pyright: ignore[reportUnnecessaryIsInstance]: a client's copy
             part_record = _NO_RECORD
-        side: Literal['request', 'response'] = 'response' if role in ('assistant', 'reasoning') else 'request'
+        side: Literal['request', 'response'] = 'response' if role in _RESPONSE_ROLES else 'request'
         if role == 'tool' and part_record.get('native') is True:
             side = 'response'  # what a provider-run tool returned is a part of the response that called it
         own = ours.get(side)
@@ -206,7 +217,14 @@ class _Loader:
         self.entries.append(entry)
         parts = self.parts
         claims = self.claims
-        if isinstance(message, AssistantMessage):
+        if file is not None:
+            filename = part_record.get('filename')
+            if isinstance(filename, str):
+                file.content.filename = filename
+            if claims is not None:
+                claims.add(file, part_record.get(SIG_KEY))
+            parts.append(file)
+        elif isinstance(message, AssistantMessage):
             self._assistant(message, part_record, parts)
             if self.cut_results:
                 results, self.cut_results = self.cut_results, []
@@ -233,16 +251,6 @@ class _Loader:
         else:
             assert isinstance(message, (SystemMessage, DeveloperMessage))
             parts.append(system_part(message, part_record, claims))
-
-    def _activity(self, message: ActivityMessage) -> None:
-        file = peer_file(message)
-        if file is None:  # UI-only: kept in place (`_activity`)
-            (self.entries if self.side is not None else self.early_activity).append(activity_entry(message))
-            return
-        if self.side != 'response':  # a file pydantic-ai's adapter stored: a part of the response it follows
-            self._flush()
-            self.side = 'response'
-        self.parts.append(file)
 
     def finish(self) -> list[ModelMessage]:
         self._flush()

@@ -14,11 +14,12 @@ The stream is built so that the messages `@ag-ui/client`'s reducer assembles fro
 - `TOOL_CALL_RESULT`'s `messageId` is the id `dump_messages` gives that `ToolMessage`; its `metadata`
   holds the part record. The reducer has no way to set a tool message's `error`, so the live message
   lacks it; the record's `kind` / `outcome` keep what is needed to rebuild the part.
-- A legacy tool-less `RetryPromptPart` is a `role: user` text message, as dump writes it.
-- Retry feedback is a `role: system` text message plus a `REASONING_ENCRYPTED_VALUE` (`subtype: message`)
-  carrying the retry-feedback marker, so the reducer builds the very `SystemMessage` dump gives.
-- `CustomData` is a `CUSTOM` event (shown live, kept only in the response's metadata); a `FileOutput` has
-  no AG-UI form and is only collected.
+- Retry feedback, and its older form (a legacy tool-less `RetryPromptPart`), is a `role: system` text message plus
+  a `REASONING_ENCRYPTED_VALUE` (`subtype: message`) carrying the retry-feedback marker, so the reducer builds the
+  very `SystemMessage` dump gives.
+- `CustomData` is a `CUSTOM` event (shown live, kept only in the response's metadata); a `FileOutput` is an
+  `ACTIVITY_SNAPSHOT` building the `pydantic_ai_file` activity message dump writes, its record in the event's
+  `metadata`.
 - Signatures (see `dump`): each part's END event carries its message's whole `uibridge` record again with
   the part's `sig` added (`TEXT_MESSAGE_END`, `REASONING_MESSAGE_END`; the reducer merges an event's
   `metadata` into the message one top-level key at a time, so a record sent in part would replace the
@@ -138,13 +139,14 @@ from ._drafts import (
     call_record,
     citations_json,
     feedback_message,
+    file_message,
     finish_marker,
-    legacy_retry_message,
     native_tool_message,
     state_marker,
     thinking_marker,
     tool_message,
 )
+from ._peer_history import FILE_ACTIVITY
 from ._wire import CUT_RESULT_KEY, METADATA_KEY, SIG_KEY, WIRE_KEY
 from .dump import response_record
 
@@ -253,6 +255,8 @@ class AGUIEventStream(StreamEncoder[_Open]):
         self._native_ids: set[str] = set()
         """The provider-run calls of this run."""
         self._calls: dict[str, _Open] = {}  # the calls whose END is still to go, by id (a result waits for it)
+        self._file_first: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
+        """The file activity messages that open a response, by id: their content and record (see `_finish`)."""
         self._cut: dict[str, dict[str, Any]] = {}  # the calls a failure cut off mid-argument (no END): their records
         self._open_steps: dict[str, None] = {}
         """The steps started and not finished, in the order they started."""
@@ -468,7 +472,15 @@ class AGUIEventStream(StreamEncoder[_Open]):
         return end + held.held_result
 
     def _file_output(self, event: ev.FileOutput) -> bytes:
-        return b''  # no AG-UI form: only collected
+        """The `pydantic_ai_file` activity message dump writes for the file (its record on the snapshot's
+        `metadata`, which the reducer merges into the message); a call after it opens a new assistant message."""
+        self._last_kind = None
+        draft = file_message(event.part, self._keyring)
+        message_id = self._response_message_id()
+        record = self._record(draft['_uib']['part'])
+        if 'response' in record:
+            self._file_first[message_id] = (draft['content'], record)  # `_finish` may add the markers to it
+        return _file_snapshot(message_id, draft['content'], record)
 
     def _custom_data(self, event: ev.CustomData) -> bytes:
         return sdk_frame(CustomEvent(name=event.name, value=event.data, timestamp=now_ms()))
@@ -485,16 +497,13 @@ class AGUIEventStream(StreamEncoder[_Open]):
         return _result(draft, part.tool_call_id, self._request_message_id())
 
     def _retry_prompt(self, part: m.RetryPromptPart) -> bytes:
-        draft = legacy_retry_message(part)
-        message_id = self._request_message_id()
-        now = now_ms()
-        metadata = {WIRE_KEY: draft['_uib']}
-        out = _text_start(timestamp=now, message_id=message_id, role='user', metadata=metadata)
-        out += delta_frame('TEXT_MESSAGE_CONTENT', 'messageId', message_id, draft['content'])
-        return out + _text_end(timestamp=now, message_id=message_id)
+        return self._feedback_message(part)
 
     def _retry_feedback(self, event: ev.RetryFeedback) -> bytes:
-        draft = feedback_message(event.part, self._keyring)
+        return self._feedback_message(event.part)
+
+    def _feedback_message(self, part: m.RetryFeedbackPart | m.RetryPromptPart) -> bytes:
+        draft = feedback_message(part, self._keyring)
         message_id = self._request_message_id()
         now = now_ms()
         out = _text_start(timestamp=now, message_id=message_id, role='system')
@@ -542,6 +551,12 @@ class AGUIEventStream(StreamEncoder[_Open]):
         if encrypted is None or encrypted == held or self._finishes.get(message_id) == encrypted:
             return b''
         self._finishes[message_id] = encrypted
+        file_first = self._file_first.get(message_id)
+        if file_first is not None:
+            # An activity message has no `encryptedValue`: the markers ride in its record, as dump writes them,
+            # the snapshot sent again whole (the reducer merges `metadata` one top-level key at a time).
+            content, record = file_first
+            return _file_snapshot(message_id, content, {**record, 'encrypted': encrypted})
         return _reasoning_encrypted_value(
             timestamp=now_ms(), subtype='message', entity_id=message_id, encrypted_value=encrypted
         )
@@ -741,3 +756,15 @@ def encode_events(events: Iterable[ev.AgentEvent], **kwargs: Any) -> bytes:
     kwargs.setdefault('thread_id', 'thread')
     kwargs.setdefault('run_id', 'run')
     return encode_all(AGUIEventStream(**kwargs), events)
+
+
+def _file_snapshot(message_id: str, content: dict[str, Any], record: dict[str, Any]) -> bytes:
+    return sdk_frame(
+        ActivitySnapshotEvent(
+            message_id=message_id,
+            activity_type=FILE_ACTIVITY,
+            content=content,
+            metadata={WIRE_KEY: record},
+            timestamp=now_ms(),
+        )
+    )

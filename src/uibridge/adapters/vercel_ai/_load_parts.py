@@ -53,7 +53,9 @@ def ours(provider_metadata: Mapping[str, Any] | None) -> dict[str, Any]:
     return cast('dict[str, Any]', value) if isinstance(value, dict) else {}
 
 
-def system_part(texts: list[TextUIPart], first: dict[str, Any]) -> SystemPromptPart | RetryFeedbackPart:
+def system_part(
+    texts: list[TextUIPart], first: dict[str, Any]
+) -> SystemPromptPart | RetryFeedbackPart | RetryPromptPart:
     if len(texts) == 1 and 'retry_feedback' in first:
         feedback = retry_feedback_from_marker(first['retry_feedback'], texts[0].text)
         if feedback is not None:

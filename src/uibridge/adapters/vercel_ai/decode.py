@@ -48,7 +48,7 @@ from ...core.content import BinaryContent
 from ...core.decoder import StreamDecoder, call_names, optional_text, required_text
 from ...core.diagnostics import collect_warnings
 from ...core.errors import InputError
-from ...core.feedback import retry_feedback_from_payload
+from ...core.feedback import retry_marker_part
 from ...core.json_text import compact_json
 from ...core.messages import (
     FilePart,
@@ -535,9 +535,9 @@ class VercelAIStreamDecoder(StreamDecoder):
         if name == 'state' and data_id == 'state' and not transient:
             self._emit(ev.StateSnapshot(data))
             return
-        if name == 'retry-feedback' and (part := retry_feedback_from_payload(data)) is not None:
+        if name == 'retry-feedback' and (part := retry_marker_part(data)) is not None:
             self._end_step()
-            self._emit(ev.RetryFeedback(part))
+            self._emit(ev.ToolResult(part) if isinstance(part, RetryPromptPart) else ev.RetryFeedback(part))
             return
         if name == 'activity' and transient and data_id is not None and isinstance(data, dict):
             activity = _activity(data_id, cast('dict[str, Any]', data))

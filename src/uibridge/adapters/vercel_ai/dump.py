@@ -12,8 +12,8 @@ Layout (the inverse of `load.py`):
   directive, the exact part kept in `resultProviderMetadata.uibridge.retry`), `output-denied`; a call still waiting is
   `input-available`, or `approval-requested` / `approval-responded` when the stream asked for an approval;
 - a `RetryFeedbackPart` is a `system` message whose one `text` part holds `render_retry_feedback(part)` and the marker
-  `providerMetadata.uibridge.retry_feedback` (`uibridge.core.feedback`); a legacy tool-less `RetryPromptPart` is the
-  user text it always was (and so unsigned: it loads back as a user prompt, which claims nothing).
+  `providerMetadata.uibridge.retry_feedback` (`uibridge.core.feedback`); a legacy tool-less `RetryPromptPart` (the
+  older form of that feedback) the same, its `model_response()` the text and its marker's `part_kind` `retry-prompt`.
 
 Every part the server authors carries its signature (`keyring.sign_part`) as `sig` in its `uibridge`
 metadata (see `provider_metadata.py`), so the history verifies when a client sends it back. Parts a client
@@ -516,23 +516,16 @@ def _dump_prompt(
             TextUIPart, {'text': part.content, 'provider_metadata': wrap_metadata(with_request(fields, request_info))}
         )
         return _Draft('system', [text])
-    if isinstance(part, RetryFeedbackPart):
+    if isinstance(part, RetryFeedbackPart | RetryPromptPart):
         fields = {'retry_feedback': feedback_marker(part, keyring)}
         text = construct(
             TextUIPart,
             {
-                'text': render_retry_feedback(part),
+                'text': render_retry_feedback(part) if isinstance(part, RetryFeedbackPart) else part.model_response(),
                 'provider_metadata': wrap_metadata(with_request(fields, request_info)),
             },
         )
         return _Draft('system', [text])
-    if isinstance(part, RetryPromptPart):
-        fields = {'timestamp': iso(part.timestamp)}
-        text = construct(
-            TextUIPart,
-            {'text': part.model_response(), 'provider_metadata': wrap_metadata(with_request(fields, request_info))},
-        )
-        return _Draft('user', [text])
     return _Draft('user', user_content_parts(part, request_info, bare=bare))
 
 

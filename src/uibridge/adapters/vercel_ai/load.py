@@ -4,13 +4,14 @@ The inverse of `dump.py`, and also the reader of histories the client built itse
 
 - `system` messages become a `SystemPromptPart` (texts joined, as `convertToModelMessages` joins them), or a
   `RetryFeedbackPart` when the one text part carries a valid marker at `providerMetadata.uibridge.retry_feedback`
-  (`uibridge.core.feedback`) and the text is exactly what that marker renders; a broken marker or edited text leaves it
-  a system prompt, and a marker on any other role is ignored;
+  (`uibridge.core.feedback`) and the text is exactly what that marker renders (the legacy tool-less
+  `RetryPromptPart` when the marker's `part_kind` says so, its text its `model_response()`); a broken marker or
+  edited text leaves it a system prompt, and a marker on any other role is ignored;
 - `user` messages become a `UserPromptPart` (one text part is a plain string; `file` parts become media);
 - `assistant` messages become responses split at each `step-start`: tool parts become a `ToolCallPart`, and
   their results a request of `ToolReturnPart`s / `RetryPromptPart`s after that response. A `data-retry-feedback`
   part whose data is a valid marker (the live stream's form) ends the response there and becomes a
-  `RetryFeedbackPart` in the request that follows; an invalid one is only UI data.
+  `RetryFeedbackPart` (or legacy `RetryPromptPart`) in the request that follows; an invalid one is only UI data.
 
 A part the model cannot take (a `file` part in a system message, a tool part in a user message) raises
 `InputError` naming the message and part; a part type this version does not know is skipped with a
@@ -30,7 +31,7 @@ from typing import Any, cast
 from ...core.diagnostics import warn
 from ...core.errors import InputError
 from ...core.events import DYNAMIC_TOOLS_METADATA_KEY
-from ...core.feedback import retry_feedback_from_payload
+from ...core.feedback import retry_marker_part
 from ...core.messages import (
     BinaryContent,
     FilePart,
@@ -40,6 +41,7 @@ from ...core.messages import (
     ModelResponse,
     NativeToolReturnPart,
     RetryFeedbackPart,
+    RetryPromptPart,
     TextPart,
     ThinkingPart,
     UserContent,
@@ -297,8 +299,8 @@ class _Loader:
                 raise InputError(f'a {part.type!r} part cannot be in a {message.role} message', f'{index}.parts.{j}')
         first = ours(texts[0].provider_metadata) if texts else {}
         prompt = system_part(texts, first) if message.role == 'system' else user_part(content, message.parts, first)
-        if isinstance(prompt, RetryFeedbackPart):
-            if self.peer:
+        if isinstance(prompt, RetryFeedbackPart | RetryPromptPart):
+            if self.peer and isinstance(prompt, RetryFeedbackPart):
                 prompt = with_extras(prompt, feedback_extras(texts[0]))
             self.claims.add(prompt, cast('dict[str, Any]', first['retry_feedback']).get(SIG_KEY))
         request = self._request_for(first.get('request'))
@@ -307,7 +309,7 @@ class _Loader:
         stamped = next(
             (ours(p.provider_metadata) for p in message.parts if isinstance(p, TextUIPart | FileUIPart)), no_stamp
         )
-        if not isinstance(prompt, RetryFeedbackPart) and 'timestamp' not in stamped:
+        if not isinstance(prompt, RetryFeedbackPart | RetryPromptPart) and 'timestamp' not in stamped:
             info['bare'] = True
         if inserts:
             info['parts'] = inserts
@@ -531,7 +533,7 @@ class _Loader:
 
     def _add_data(self, part: DataUIPart) -> None:
         if part.name == 'retry-feedback':
-            feedback = retry_feedback_from_payload(part.data)
+            feedback = retry_marker_part(part.data)
             if feedback is not None:
                 self.claims.add(feedback, cast('dict[str, Any]', part.data).get(SIG_KEY))
                 self._add_feedback(feedback)
@@ -543,7 +545,7 @@ class _Loader:
         response.metadata = metadata
         self.ui_only_slot += 1
 
-    def _add_feedback(self, feedback: RetryFeedbackPart) -> None:
+    def _add_feedback(self, feedback: RetryFeedbackPart | RetryPromptPart) -> None:
         self.end_step()
         if self.request is None:
             self.request = ModelRequest(parts=[])

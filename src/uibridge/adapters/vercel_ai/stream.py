@@ -15,8 +15,8 @@ the same messages, so the message a client builds from the stream equals the dum
 - `ToolCallReady(answered_by='approval')` as `tool-approval-request` with the approval id
   `keyring.approval_id(thread_id, call)`, which only this server can mint, for this call in this chat;
 - retry feedback between steps as a `data-retry-feedback` part holding the retry-feedback marker
-  (`load_messages` reads it back as a `RetryFeedbackPart`); a legacy tool-less `RetryPromptPart` has no place in
-  an assistant message and is not sent (it is still collected);
+  (`load_messages` reads it back as a `RetryFeedbackPart`); a legacy tool-less `RetryPromptPart`, the older form
+  of that feedback, the same way, its marker's `part_kind` `retry-prompt` (read back as that part);
 - what a run shows beside its parts, in the layout `dump_messages` writes (`_message_info`, `_sources`,
   `_native_tools`), so that the message a client builds loads as the run's new messages:
   - the shared state as one `data-state` part (id `state`, data = the whole state after the event), sent at the
@@ -500,9 +500,10 @@ class VercelAIEventStream(StreamEncoder[_OpenPart]):
         return _approval_request(approval_id=approval_id, tool_call_id=call.tool_call_id)
 
     def _retry_prompt(self, part: RetryPromptPart) -> bytes:
-        # A legacy tool-less retry has no place in an assistant message: only collected, and counted.
+        # The older form of retry feedback: sent as feedback is, its marker saying which form it is.
         self._request_slot += 1
-        return b''
+        out = self._close_step()
+        return out + _data(type='data-retry-feedback', data=feedback_marker(part, self._keyring))
 
     def _tool_result(self, event: ev.ToolResult) -> bytes:
         part = event.part
