@@ -35,7 +35,7 @@ import types
 import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, TypeAdapter
 
@@ -93,9 +93,9 @@ def construct(cls: type[M], values: Mapping[str, Any]) -> M:
     if not builder.names.issuperset(values):
         _unknown(cls, builder.names, values)
     model_lists: dict[str, Any] | None = None
-    for name in builder.model_lists:  # inline, no helper per value: this runs for every message and part
-        value = values.get(name)
-        if type(value) is list and value and isinstance(cast('list[object]', value)[0], BaseModel):
+    for name in builder.model_lists:  # inline, no helper (nor `cast()` call) per value: this runs for every part
+        value: list[object] | None = values.get(name)
+        if type(value) is list and value and isinstance(value[0], BaseModel):
             if model_lists is None:
                 model_lists = {}
             model_lists[name] = value
