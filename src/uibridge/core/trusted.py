@@ -54,6 +54,8 @@ class _Builder:
 
 
 _builders: dict[type[BaseModel], _Builder] = {}
+_model_classes: dict[type[object], bool] = {}
+"""Whether each class met first in a list is a pydantic model's."""
 
 
 def _builder(cls: type[BaseModel]) -> _Builder:
@@ -95,7 +97,14 @@ def construct(cls: type[M], values: Mapping[str, Any]) -> M:
     model_lists: dict[str, Any] | None = None
     for name in builder.model_lists:  # inline, no helper (nor `cast()` call) per value: this runs for every part
         value: list[object] | None = values.get(name)
-        if type(value) is list and value and isinstance(value[0], BaseModel):
+        if type(value) is list and value:
+            # Not `isinstance(item, BaseModel)`: pydantic's metaclass is an ABC's, whose check is a Python call.
+            kind = type(value[0])
+            is_model = _model_classes.get(kind)
+            if is_model is None:
+                is_model = _model_classes[kind] = issubclass(kind, BaseModel)
+            if not is_model:
+                continue
             if model_lists is None:
                 model_lists = {}
             model_lists[name] = value
