@@ -21,31 +21,96 @@ through the field's metadata on each call and measures slower than validating th
 the same instances back for a list of models too, but only after calling a tagged union's discriminator (a
 Python function) for each of them: a message's parts list cost several times the rest of the message. So such
 a list is validated as empty and then assigned (plain attribute assignment, which pydantic counts as setting
-the field, as the values already did). The measurements: `bench/RESULTS.md`, "Building models by validation".
+the field, as the values already did).
+
+What is asked of each class is looked up once (`_Builder`): its validator, taken from its `TypeAdapter` (the
+schema `model_validate` validates against, called without `model_validate`'s Python wrapper, which cost as much
+as validating a small part), its field names, and the fields that can hold a list of models (only those are
+looked at for one). The measurements: `bench/RESULTS.md`, "Models built by validation, not `__class__` assignment".
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, TypeVar, cast
+import types
+import typing
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, TypeAdapter
 
 M = TypeVar('M', bound=BaseModel)
 
-_field_names: dict[type[BaseModel], frozenset[str]] = {}
+
+@dataclass(frozen=True, slots=True)
+class _Builder:
+    """What `construct` asks of one class, asked once."""
+
+    validate: Callable[[Any], Any]
+    """The class's validator: what `model_validate` calls, with the same (default) options."""
+    names: frozenset[str]
+    model_lists: tuple[str, ...]
+    """The fields whose annotation allows a list of models: a list of models in one is assigned, not validated."""
+
+
+_builders: dict[type[BaseModel], _Builder] = {}
+_model_classes: dict[type[object], bool] = {}
+"""Whether each class met first in a list is a pydantic model's."""
+
+
+def _builder(cls: type[BaseModel]) -> _Builder:
+    fields = cls.model_fields
+    lists = tuple(name for name, info in fields.items() if _allows_model_list(info.annotation))
+    builder = _builders[cls] = _Builder(TypeAdapter(cls).validator.validate_python, frozenset(fields), lists)
+    return builder
+
+
+def _allows_model_list(annotation: Any) -> bool:
+    """Whether a value of this type can be a list whose items are models (through unions and `Annotated`). A type
+    not recognised here only costs speed: its value is validated with the rest."""
+    origin = typing.get_origin(annotation)
+    if origin is list:
+        return any(_holds_models(arg) for arg in typing.get_args(annotation))
+    if origin is typing.Annotated:
+        return _allows_model_list(typing.get_args(annotation)[0])
+    if origin is typing.Union or origin is types.UnionType:
+        return any(_allows_model_list(arg) for arg in typing.get_args(annotation))
+    return False
+
+
+def _holds_models(annotation: Any) -> bool:
+    if isinstance(annotation, type):
+        return issubclass(annotation, BaseModel)
+    origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        return _holds_models(typing.get_args(annotation)[0])
+    if origin is typing.Union or origin is types.UnionType:
+        return any(_holds_models(arg) for arg in typing.get_args(annotation))
+    return False  # a string or an alias statement's type is not looked into: such a field is validated whole
 
 
 def construct(cls: type[M], values: Mapping[str, Any]) -> M:
     """`cls(**values)` for values the caller built itself; a key that names no field is a `TypeError`."""
-    _check_names(cls, values)
-    model_lists: dict[str, Any] = {}
-    for name, value in values.items():  # inline, no helper per value: this runs for every message and part
-        if type(value) is list and value and isinstance(cast('list[object]', value)[0], BaseModel):
+    builder = _builders.get(cls) or _builder(cls)
+    if not builder.names.issuperset(values):
+        _unknown(cls, builder.names, values)
+    model_lists: dict[str, Any] | None = None
+    for name in builder.model_lists:  # inline, no helper (nor `cast()` call) per value: this runs for every part
+        value: list[object] | None = values.get(name)
+        if type(value) is list and value:
+            # Not `isinstance(item, BaseModel)`: pydantic's metaclass is an ABC's, whose check is a Python call.
+            kind = type(value[0])
+            is_model = _model_classes.get(kind)
+            if is_model is None:
+                is_model = _model_classes[kind] = issubclass(kind, BaseModel)
+            if not is_model:
+                continue
+            if model_lists is None:
+                model_lists = {}
             model_lists[name] = value
-    if not model_lists:
-        return cls.model_validate(values)
-    model = cls.model_validate({**values, **dict.fromkeys(model_lists, ())})
+    if model_lists is None:
+        return builder.validate(values)
+    model = builder.validate({**values, **dict.fromkeys(model_lists, ())})
     for name, value in model_lists.items():
         setattr(model, name, value)
     return model
@@ -53,13 +118,12 @@ def construct(cls: type[M], values: Mapping[str, Any]) -> M:
 
 def replace(model: M, update: Mapping[str, Any]) -> M:
     """`model.model_copy(update=update)`; a key that names no field is a `TypeError`."""
-    _check_names(type(model), update)
+    cls = type(model)
+    names = (_builders.get(cls) or _builder(cls)).names
+    if not names.issuperset(update):
+        _unknown(cls, names, update)
     return model.model_copy(update=update)
 
 
-def _check_names(cls: type[BaseModel], values: Mapping[str, Any]) -> None:
-    names = _field_names.get(cls)
-    if names is None:
-        names = _field_names[cls] = frozenset(cls.model_fields)
-    if not names.issuperset(values):
-        raise TypeError(f'{cls.__name__}: unknown fields {sorted(set(values) - names)}')
+def _unknown(cls: type[BaseModel], names: frozenset[str], values: Mapping[str, Any]) -> typing.NoReturn:
+    raise TypeError(f'{cls.__name__}: unknown fields {sorted(set(values) - names)}')

@@ -49,8 +49,8 @@ def ours(provider_metadata: Mapping[str, Any] | None) -> dict[str, Any]:
     """The `uibridge` entry of a part's provider metadata, or `{}`."""
     if not provider_metadata:
         return {}
-    value = provider_metadata.get(PROVIDER_KEY)
-    return cast('dict[str, Any]', value) if isinstance(value, dict) else {}
+    value: dict[str, Any] | None = provider_metadata.get(PROVIDER_KEY)  # checked below: no `cast()` call per part
+    return value if isinstance(value, dict) else {}
 
 
 def system_part(
