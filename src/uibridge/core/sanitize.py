@@ -171,7 +171,6 @@ def _without_reserved(message: ModelMessage) -> ModelMessage:
     return message.model_copy(update={'metadata': kept or None})
 
 
-
 class _Allowed:
     """Whether a media item of client history may stay (`removed` records why one may not)."""
 

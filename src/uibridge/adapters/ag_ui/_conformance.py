@@ -36,7 +36,7 @@ EVENTS: dict[str, Support] = {
     'STATE_DELTA': both('`StateDelta`'),
     'MESSAGES_SNAPSHOT': emitted(
         'the stored history, after `RUN_STARTED`, from an endpoint with a store (first one of the prefix both '
-        "agree on when the client holds its messages in another order); skipped when read (the thread so far, not "
+        'agree on when the client holds its messages in another order); skipped when read (the thread so far, not '
         "the run's output)"
     ),
     'ACTIVITY_SNAPSHOT': both(
