@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import atexit
+import collections
 import functools
 import itertools
 import json
@@ -243,9 +245,98 @@ def live_demo(server: str = 'uvicorn', **options: Any) -> Iterator[LiveServer]:
         yield LiveServer(base_url, recorder, demo)
 
 
-def run_node(script: str, spec: dict[str, Any] | None = None, *, args: Sequence[str] = ()) -> dict[str, Any]:
+class _NodeDriver:
+    """One `node driver.mjs` (tests/clients): it runs the drivers there one after another, loading the client
+    libraries once. Used by one run at a time; a run that fails or times out ends it (the next run gets a new one)."""
+
+    def __init__(self, node: str) -> None:
+        self.process = subprocess.Popen(
+            [node, 'driver.mjs'],
+            cwd=CLIENTS,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            encoding='utf-8',
+        )
+        self.stderr: collections.deque[str] = collections.deque(maxlen=200)
+        threading.Thread(target=self._drain_stderr, daemon=True).start()
+
+    def _drain_stderr(self) -> None:
+        assert self.process.stderr is not None
+        for line in self.process.stderr:
+            self.stderr.append(line)
+
+    def run(self, script: str, argv: Sequence[str]) -> tuple[str | None, str]:
+        """What `script` wrote to stdout, or `None` and why it failed."""
+        assert self.process.stdin is not None and self.process.stdout is not None
+        timer = threading.Timer(NODE_TIMEOUT, self.process.kill)
+        timer.start()
+        try:
+            self.process.stdin.write(json.dumps({'script': script, 'argv': list(argv)}) + '\n')
+            self.process.stdin.flush()
+            line = self.process.stdout.readline()
+        except OSError as error:  # the process ended before it took the run
+            line = ''
+            self.stderr.append(f'(writing the run: {error})')
+        finally:
+            timer.cancel()
+        if not line:
+            ended = f'timed out after {NODE_TIMEOUT} s or the driver process ended'
+            return None, f'{ended}:\n{"".join(self.stderr)[-4000:]}'
+        answer = json.loads(line)
+        if answer['error'] is not None:
+            return None, answer['error'][-4000:] + '\n' + ''.join(self.stderr)[-2000:]
+        return answer['stdout'], ''
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            try:
+                assert self.process.stdin is not None
+                self.process.stdin.close()
+                self.process.wait(timeout=5)
+            except (OSError, subprocess.TimeoutExpired):
+                self.process.kill()
+                self.process.wait()
+
+
+class _NodeDrivers:
+    """The idle `_NodeDriver`s of this process (two at most are busy at once: `run_nodes`); closed at exit."""
+
+    def __init__(self) -> None:
+        self.idle: list[_NodeDriver] = []
+        self.lock = threading.Lock()
+        atexit.register(self.close)
+
+    def run(self, node: str, script: str, argv: Sequence[str]) -> tuple[str | None, str]:
+        with self.lock:
+            driver = self.idle.pop() if self.idle else None
+        driver = driver or _NodeDriver(node)
+        stdout, why = driver.run(script, argv)
+        if stdout is None:
+            driver.process.kill()
+            driver.process.wait()
+        else:
+            with self.lock:
+                self.idle.append(driver)
+        return stdout, why
+
+    def close(self) -> None:
+        with self.lock:
+            idle, self.idle = self.idle, []
+        for driver in idle:
+            driver.close()
+
+
+_DRIVERS = _NodeDrivers()
+
+
+def run_node(
+    script: str, spec: dict[str, Any] | None = None, *, args: Sequence[str] = (), own_process: bool = False
+) -> dict[str, Any]:
     """Run a Node driver in tests/clients (on `spec`, written to a file, or on `args`); its stdout is one
-    JSON document."""
+    JSON document. The drivers share one Node process per worker (`driver.mjs`: the client libraries load once);
+    `own_process` runs `script` as `node script`, as a user would run it (a README's snippet, a browser's driver)."""
     node = shutil.which('node')
     assert node is not None, 'Node 20 is required for the end-to-end suites (see README)'
     path: str | None = None
@@ -253,20 +344,22 @@ def run_node(script: str, spec: dict[str, Any] | None = None, *, args: Sequence[
         with tempfile.NamedTemporaryFile('w', suffix='.json', delete=False) as handle:
             json.dump(spec, handle)
             path = handle.name
+    argv = [*([path] if path else []), *args]
     try:
-        done = subprocess.run(
-            [node, script, *([path] if path else []), *args],
-            cwd=CLIENTS,
-            capture_output=True,
-            text=True,
-            timeout=NODE_TIMEOUT,
-            check=False,
-        )
+        if own_process:
+            done = subprocess.run(
+                [node, script, *argv], cwd=CLIENTS, capture_output=True, text=True, timeout=NODE_TIMEOUT, check=False
+            )
+            assert done.returncode == 0, f'{script} failed ({done.returncode}):\n{done.stderr[-4000:]}'
+            stdout = done.stdout
+        else:
+            output, why = _DRIVERS.run(node, script, argv)
+            assert output is not None, f'{script} failed:\n{why}'
+            stdout = output
     finally:
         if path is not None:
             Path(path).unlink()
-    assert done.returncode == 0, f'{script} failed ({done.returncode}):\n{done.stderr[-4000:]}'
-    result: dict[str, Any] = json.loads(done.stdout)
+    result: dict[str, Any] = json.loads(stdout)
     crashed = {name: r['crashed'] for name, r in result.items() if isinstance(r, dict) and 'crashed' in r}
     assert not crashed, f'{script} scenarios crashed: {crashed}'
     return result

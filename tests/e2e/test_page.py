@@ -29,7 +29,9 @@ def page_run(live_server: LiveServer, tmp_path_factory: pytest.TempPathFactory) 
     server_log = logging.getLogger('uibridge.server')
     server_log.addHandler(handler)
     try:
-        result = run_node('page_demo.mjs', args=[live_server.base_url, str(CHROMIUM), str(screenshots)])
+        result = run_node(
+            'page_demo.mjs', args=[live_server.base_url, str(CHROMIUM), str(screenshots)], own_process=True
+        )
     finally:
         server_log.removeHandler(handler)
     result['screenshots'] = screenshots

@@ -77,7 +77,7 @@ def reloaded() -> Iterator[dict[str, Any]]:
     server_log.addHandler(warnings)
     try:
         with serve(app) as base_url:
-            result = run_node('page_reload.mjs', args=[base_url, str(CHROMIUM)])
+            result = run_node('page_reload.mjs', args=[base_url, str(CHROMIUM)], own_process=True)
     finally:
         server_log.removeHandler(warnings)
     result['serverWarnings'] = [record.getMessage() for record in warnings.buffer]
