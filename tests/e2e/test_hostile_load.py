@@ -11,7 +11,7 @@ import json
 import logging
 import socket
 import threading
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -227,41 +227,41 @@ def test_many_approvals_naming_one_huge_call_canonicalise_its_arguments_once(
 
 
 @pytest.mark.parametrize(
-    ('path', 'body', 'limit'),
+    ('path', 'body', 'limit'),  # each body built when its test runs, not at collection by every worker
     [
         (
             '/ag-ui',
-            agui_body([{'id': f'm{i}', 'role': 'user', 'content': 'x'} for i in range(150_000)]),
+            lambda: agui_body([{'id': f'm{i}', 'role': 'user', 'content': 'x'} for i in range(150_000)]),
             'max_messages',
         ),
         (
             '/api/chat',
-            vercel_body([{'id': 'a', 'role': 'assistant', 'parts': [{'type': 'step-start'}] * 350_000}]),
+            lambda: vercel_body([{'id': 'a', 'role': 'assistant', 'parts': [{'type': 'step-start'}] * 350_000}]),
             'max_parts_per_message',
         ),
         (
             '/api/chat',
-            vercel_body([user_message('x', f'msg_{i:024x}') for i in range(60_000)]),
+            lambda: vercel_body([user_message('x', f'msg_{i:024x}') for i in range(60_000)]),
             'max_messages',
         ),
         (
             '/api/chat',
-            vercel_body(
+            lambda: vercel_body(
                 [{'id': f'a{i}', 'role': 'assistant', 'parts': [{'type': 'step-start'}] * 74} for i in range(4000)]
             ),
             'max_parts',
         ),
         (
             '/ag-ui',
-            agui_body(
+            lambda: agui_body(
                 [{'id': f'm{i}', 'role': 'user', 'content': [{'type': 'text', 'text': 'x'}] * 60} for i in range(4000)]
             ),
             'max_parts',
         ),
-        ('/ag-ui', agui_body([], runId='r' * 1_000_000), 'max_id_length'),
+        ('/ag-ui', lambda: agui_body([], runId='r' * 1_000_000), 'max_id_length'),
         (
             '/api/chat',
-            vercel_body([{'id': 'u', 'role': 'user', 'parts': [{'type': 'x' * 1_000_000}]}]),
+            lambda: vercel_body([{'id': 'u', 'role': 'user', 'parts': [{'type': 'x' * 1_000_000}]}]),
             'max_string_length',
         ),
     ],
@@ -276,9 +276,9 @@ def test_many_approvals_naming_one_huge_call_canonicalise_its_arguments_once(
     ],
 )
 def test_bodies_past_a_limit_are_a_413_naming_it(
-    server: str, path: str, body: dict[str, Any], limit: str, caplog: pytest.LogCaptureFixture
+    server: str, path: str, body: Callable[[], dict[str, Any]], limit: str, caplog: pytest.LogCaptureFixture
 ) -> None:
-    content = json.dumps(body, separators=(',', ':')).encode()
+    content = json.dumps(body(), separators=(',', ':')).encode()
     assert len(content) < 8 * 1024 * 1024  # within the body limit: the count or size limit answers
     thread, beside = legitimate_stream_beside(server)
     with caplog.at_level(logging.WARNING):
