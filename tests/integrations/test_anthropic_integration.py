@@ -3,10 +3,8 @@ server replaying hand-written Messages API SSE bodies."""
 
 from __future__ import annotations
 
-import anthropic
 import pytest
-from anthropic import AsyncAnthropic
-from anthropic_support import MODEL, messages_conform
+from anthropic_support import MODEL, anthropic_client, messages_conform
 from vendor_replay import ReplayServer, fixture, without_timestamps
 
 from uibridge import (
@@ -43,7 +41,7 @@ async def test_messages_tool_loop_keeps_thinking_signatures() -> None:
     ]
     collector = MessageCollector()
     async with ReplayServer([fixture('anthropic_tool_use.sse'), fixture('anthropic_final.sse')]) as server:
-        sdk = AsyncAnthropic(api_key='test-key', base_url=server.base_url, max_retries=0)
+        sdk = anthropic_client(server.base_url)
         for _ in range(2):
             stream = await sdk.messages.create(model=MODEL, max_tokens=1024, stream=True, **to_messages_input(history))
             events = events_from_messages_stream(stream)
@@ -124,13 +122,15 @@ async def test_messages_tool_loop_keeps_thinking_signatures() -> None:
 async def test_an_error_event_mid_stream_raises_the_sdk_error_after_the_partial_answer() -> None:
     collector = MessageCollector()
     async with ReplayServer([fixture('anthropic_error_midstream.sse')]) as server:
-        sdk = AsyncAnthropic(api_key='test-key', base_url=server.base_url, max_retries=0)
+        sdk = anthropic_client(server.base_url)
         events = events_from_messages_stream(
             await sdk.messages.create(
                 model=MODEL, max_tokens=10, messages=[{'role': 'user', 'content': 'hi'}], stream=True
             )
         )
-        with pytest.raises(anthropic.APIStatusError, match='Overloaded'):
+        from anthropic import APIStatusError
+
+        with pytest.raises(APIStatusError, match='Overloaded'):
             async for event in events:
                 collector.feed(event)
     assert without_timestamps(collector.messages) == without_timestamps(

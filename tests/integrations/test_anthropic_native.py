@@ -7,8 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from anthropic import AsyncAnthropic
-from anthropic_support import MODEL, messages_conform
+from anthropic_support import MODEL, anthropic_client, messages_conform
 from vendor_replay import ReplayServer, consume, fixture, without_timestamps
 
 from uibridge import (
@@ -66,7 +65,7 @@ def anthropic_citation(source: Any, raw: dict[str, Any]) -> Citation:
 
 
 async def stream_once(server: ReplayServer, history: list[ModelMessage], collector: MessageCollector) -> list[Any]:
-    sdk = AsyncAnthropic(api_key='test-key', base_url=server.base_url, max_retries=0)
+    sdk = anthropic_client(server.base_url)
     stream = await sdk.messages.create(model=MODEL, max_tokens=1024, stream=True, **to_messages_input(history))
     return await consume(events_from_messages_stream(stream), history, collector)
 

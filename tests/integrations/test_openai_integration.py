@@ -6,7 +6,6 @@ integration maps those to agent events, and a `MessageCollector` folds the event
 
 from __future__ import annotations
 
-import openai
 import pytest
 from openai_support import chat_conforms, client, responses_conform
 from vendor_replay import ReplayServer, fixture, without_timestamps
@@ -169,7 +168,9 @@ async def test_chat_completions_error_mid_stream_raises_the_sdk_error_after_the_
         events = events_from_chat_completions(
             await client(server).chat.completions.create(model='gpt-4o-mini', messages=[], stream=True)
         )
-        with pytest.raises(openai.APIError, match='server had an error'):
+        from openai import APIError
+
+        with pytest.raises(APIError, match='server had an error'):
             async for event in events:
                 collector.feed(event)
     assert without_timestamps(collector.messages) == without_timestamps(

@@ -21,9 +21,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from anthropic import AsyncAnthropic
-from anthropic_support import MODEL
-from openai import AsyncOpenAI
+from anthropic_support import MODEL, anthropic_client
+from openai_support import client as openai_client
 from vendor_replay import Answer, Received, ScriptedServer, fixture
 
 from uibridge import ModelRequest, ToolCallPart, ToolResult, ToolReturnPart
@@ -100,7 +99,7 @@ def _answer(calls: list[ToolCallPart]) -> list[ToolReturnPart]:
 
 def anthropic_agent(base_url: str) -> Callable[[AgentRun], AsyncIterator[Any]]:
     async def agent(run: AgentRun) -> AsyncIterator[ev.AgentEvent]:
-        sdk = AsyncAnthropic(api_key='test-key', base_url=base_url, max_retries=0)
+        sdk = anthropic_client(base_url)
         history = list(run.messages)
         while True:
             stream = await sdk.messages.create(
@@ -122,7 +121,7 @@ def anthropic_agent(base_url: str) -> Callable[[AgentRun], AsyncIterator[Any]]:
 
 def openai_agent(base_url: str) -> Callable[[AgentRun], AsyncIterator[Any]]:
     async def agent(run: AgentRun) -> AsyncIterator[ev.AgentEvent]:
-        sdk = AsyncOpenAI(api_key='test-key', base_url=f'{base_url}/v1', max_retries=0)
+        sdk = openai_client(base_url)
         history = list(run.messages)
         while True:
             stream = await sdk.responses.create(
