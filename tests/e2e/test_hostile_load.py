@@ -369,14 +369,14 @@ def test_the_event_loop_serves_others_while_a_large_body_is_parsed(
     it cannot hold the event loop. Parsed on the loop, it would block the small request and this would time
     out instead of passing."""
     small_served = threading.Event()
-    real_check = endpoint.check_limits_counted
+    real_check = endpoint.check_limits
 
     def held_check(body: Any, limits: Any, **options: Any) -> int:
         if len(body.get('messages', [])) >= 4000:  # only the large request waits
             assert small_served.wait(30), 'the small request was not served while the large body was held'
         return real_check(body, limits, **options)
 
-    monkeypatch.setattr(endpoint, 'check_limits_counted', held_check)
+    monkeypatch.setattr(endpoint, 'check_limits', held_check)
     large = agui_body([{'id': f'm{i}', 'role': 'user', 'content': 'x' * 1500} for i in range(4500)])
     big: dict[str, Any] = {}
     thread = threading.Thread(target=lambda: big.update(response=post(server, '/ag-ui', large)))

@@ -34,20 +34,17 @@ def test_each_run_has_its_own_arguments_output_and_console(tmp_path: Path) -> No
     assert second == {'name': 'second', 'extra': [], 'warnings': ['seen by second']}
 
 
-def test_a_script_that_throws_fails_its_run_with_the_reason(tmp_path: Path) -> None:
-    broken = script(tmp_path, 'broken.mjs', "throw new Error('the server answered 500');\n")
-    with pytest.raises(AssertionError, match='the server answered 500'):
-        run_node(broken, {})
-
-
-def test_a_rejection_nothing_awaited_fails_the_run_it_happened_in(tmp_path: Path) -> None:
-    stray = script(
-        tmp_path,
-        'stray.mjs',
-        "Promise.reject(new Error('nobody awaited this'));\nprocess.stdout.write('{}');\n",
-    )
-    with pytest.raises(AssertionError, match='nobody awaited this'):
-        run_node(stray, {})
+@pytest.mark.parametrize(
+    ('text', 'reason'),
+    [
+        ("throw new Error('the server answered 500');\n", 'the server answered 500'),
+        ("Promise.reject(new Error('nobody awaited this'));\nprocess.stdout.write('{}');\n", 'nobody awaited this'),
+    ],
+    ids=['a-throw', 'a-rejection-nothing-awaited'],
+)
+def test_a_failure_in_a_run_fails_that_run_with_its_reason(tmp_path: Path, text: str, reason: str) -> None:
+    with pytest.raises(AssertionError, match=reason):
+        run_node(script(tmp_path, 'failing.mjs', text), {})
 
 
 def test_a_failure_after_a_run_fails_the_next_run_naming_the_script_it_came_after(tmp_path: Path) -> None:

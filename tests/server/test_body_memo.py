@@ -20,7 +20,7 @@ from uibridge.core.errors import InputError
 from uibridge.server import _body_memo  # pyright: ignore[reportPrivateUsage]
 from uibridge.server._body_memo import BodyMemo  # pyright: ignore[reportPrivateUsage]
 from uibridge.server.body import Rejected
-from uibridge.server.limits import PART_LISTS, RequestLimits, check_limits, check_limits_counted, part_lengths
+from uibridge.server.limits import PART_LISTS, RequestLimits, check_limits, part_lengths
 
 _json = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=8),
@@ -164,5 +164,5 @@ def test_what_a_reused_prefix_carries_is_what_the_passes_find(
         lengths = part_lengths(messages[: reused.count]) or [[] for _ in PART_LISTS]
         assert reused.counted.totals == tuple(sum(found) for found in lengths)
         assert reused.counted.most == tuple(max(found, default=0) for found in lengths)
-        counted = _outcome(partial(check_limits_counted, value, limits, later=True, counted=reused.counted))
+        counted = _outcome(partial(check_limits, value, limits, later=True, counted=reused.counted))
         assert counted == _outcome(partial(check_limits, value, limits, later=True))

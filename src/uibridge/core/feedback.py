@@ -128,19 +128,24 @@ def retry_marker_part(data: Any) -> RetryFeedbackPart | RetryPromptPart | None:
     return retry_feedback_from_payload(data) or legacy_retry_from_payload(data)
 
 
+def retry_marker(part: RetryFeedbackPart | RetryPromptPart) -> dict[str, Any]:
+    """The marker a UI carries for feedback of either form (`retry_feedback_payload`, `legacy_retry_payload`)."""
+    return retry_feedback_payload(part) if isinstance(part, RetryFeedbackPart) else legacy_retry_payload(part)
+
+
+def retry_text(part: RetryFeedbackPart | RetryPromptPart) -> str:
+    """The text a UI shows beside the marker for feedback of either form, which is what the model reads."""
+    return render_retry_feedback(part) if isinstance(part, RetryFeedbackPart) else part.model_response()
+
+
 def retry_feedback_from_marker(data: Any, shown_text: str) -> RetryFeedbackPart | RetryPromptPart | None:
     """The part a system message's marker describes, when the message still shows what that part renders
-    (`render_retry_feedback`, or a tool-less `RetryPromptPart`'s `model_response()`).
+    (`retry_text`).
 
     The marker and the visible text travel side by side and a client can edit either. If they no longer
     agree, the client shows one thing and would have the model read another; neither can be trusted as the
     application's feedback, so the message is not feedback at all (`None`: the decoder keeps it as the
     system message it visibly is, which `sanitize_messages` strips when the server owns the system voice).
     """
-    part = retry_feedback_from_payload(data)
-    if part is not None:
-        return part if render_retry_feedback(part) == shown_text else None
-    legacy = legacy_retry_from_payload(data)
-    if legacy is None or legacy.model_response() != shown_text:
-        return None
-    return legacy
+    part = retry_marker_part(data)
+    return part if part is not None and retry_text(part) == shown_text else None

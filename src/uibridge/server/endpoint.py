@@ -52,7 +52,7 @@ from .asgi import Receive, Scope, Send
 from .auth import ANONYMOUS, Authorize, RequestInfo
 from .body import Disconnected, Rejected, check_content_type, decoded, parse_json_object, read_body
 from .deployment import check_workers, declared_workers, report_unverified
-from .limits import AttachmentLimits, ChatLimits, Quota, QuotaRequest, RequestLimits, check_limits_counted
+from .limits import AttachmentLimits, ChatLimits, Quota, QuotaRequest, RequestLimits, check_limits
 from .managed_run import run_managed, serve_chat
 from .offload import off_loop
 from .options import check_agent, check_async_hook, check_bool, check_positive, check_strings
@@ -313,7 +313,7 @@ class ChatEndpoint(Generic[RequestT]):
     ) -> tuple[RequestT, RunInput, int]:
         """The rest of `parse_body_with`, from the body's JSON (`decode_body`)."""
         counted = reused.counted if reused is not None else None
-        budget = check_limits_counted(parsed, self.limits, later=later, counted=counted)
+        budget = check_limits(parsed, self.limits, later=later, counted=counted)
         before = reused.before if reused is not None else None
         request, run_input = self._parse(parsed, lambda parsed: parse(parsed, before))
         self.attachment_limits.check(run_input.history)

@@ -224,13 +224,6 @@ def _is_id_key(key: str) -> bool:
     return key == 'id' or key.endswith(('Id', '_id'))
 
 
-def check_limits(body: dict[str, Any], limits: RequestLimits, *, later: bool = False) -> int:
-    """Refuse (413, or 422 for an id no encoder can write) a body past any of `limits`. With `later`, what the
-    messages hold is left for `check_message_limits` (their number and parts are counted now): for a server that
-    reads only some of them. Returns the `max_json_values` budget left."""
-    return check_limits_counted(body, limits, later=later)
-
-
 @dataclass(frozen=True, slots=True)
 class PartCounts:
     """The parts of the first `messages` messages of a list, counted before (the same messages: `_body_memo`): for
@@ -241,10 +234,13 @@ class PartCounts:
     most: tuple[int, ...]
 
 
-def check_limits_counted(
+def check_limits(
     body: dict[str, Any], limits: RequestLimits, *, later: bool = False, counted: PartCounts | None = None
 ) -> int:
-    """`check_limits`, with the parts of the first messages as `counted` found them (only the rest are counted)."""
+    """Refuse (413, or 422 for an id no encoder can write) a body past any of `limits`. With `later`, what the
+    messages hold is left for `check_message_limits` (their number and parts are counted now): for a server that
+    reads only some of them. `counted`: the parts of the first messages, as counted before (only the rest are
+    counted now). Returns the `max_json_values` budget left."""
     messages = body.get('messages')
     if isinstance(messages, list):
         items = cast('list[Any]', messages)
@@ -291,7 +287,7 @@ def _count_parts(items: list[Any], limits: RequestLimits, counted: PartCounts | 
     # one), past the messages `counted` holds; a request past a limit is counted again message by message, to
     # name the first place it is passed.
     done = counted.messages if counted is not None and counted.messages <= len(items) else 0
-    lengths = part_lengths(items[done:] if done else items) or [[], [], []]
+    lengths = part_lengths(items[done:] if done else items) or [[] for _ in PART_LISTS]
     total = 0
     for position, found in enumerate(lengths):
         most = max(found, default=0)

@@ -10,7 +10,7 @@ from typing import Any, cast
 
 from ...core.citations import Citation
 from ...core.exact_json import carry_exact
-from ...core.feedback import legacy_retry_payload, render_retry_feedback, retry_feedback_payload
+from ...core.feedback import retry_marker, retry_text
 from ...core.json_text import compact_json
 from ...core.json_text import iso_utc as iso
 from ...core.media import kind_name, media_kind
@@ -44,14 +44,14 @@ def feedback_message(part: RetryFeedbackPart | RetryPromptPart, keyring: Keyring
     """The marked `SystemMessage` for retry feedback, or for its older form, a tool-less `RetryPromptPart` (its
     `model_response()` shown, its marker's `part_kind` saying `retry-prompt`); the marker holds the part's
     signature as `sig`."""
-    if isinstance(part, RetryPromptPart):
-        payload = legacy_retry_payload(part)
-        content = part.model_response()
-    else:
-        payload = retry_feedback_payload(part)
-        content = render_retry_feedback(part)
+    payload = retry_marker(part)
     payload[SIG_KEY] = keyring.sign_part(part)
-    return {'role': 'system', 'content': content, 'encryptedValue': marker('retry_feedback', payload), '_uib': {}}
+    return {
+        'role': 'system',
+        'content': retry_text(part),
+        'encryptedValue': marker('retry_feedback', payload),
+        '_uib': {},
+    }
 
 
 def file_message(part: FilePart, keyring: Keyring) -> Draft:

@@ -62,7 +62,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Literal, TypeAlias, cast
 
 from ...core.exact_json import carry_exact, exact_text, survives_javascript
-from ...core.feedback import legacy_retry_payload, retry_feedback_payload
+from ...core.feedback import retry_marker
 from ...core.json_text import iso_utc as iso
 from ...core.json_text import json_values
 from ...core.json_text import parse_iso as parse_iso  # for the loaders, which read a part's times with it
@@ -133,7 +133,7 @@ text_metadata = thinking_metadata = file_metadata = part_metadata
 def feedback_marker(part: RetryFeedbackPart | RetryPromptPart, keyring: Keyring) -> dict[str, Any]:
     """The retry-feedback marker for `part` (or for its older form, a tool-less `RetryPromptPart`) with its
     signature inside (`retry_feedback_from_payload` ignores it)."""
-    marker = retry_feedback_payload(part) if isinstance(part, RetryFeedbackPart) else legacy_retry_payload(part)
+    marker = retry_marker(part)
     marker[SIG_KEY] = keyring.sign_part(part)
     return marker
 

@@ -35,7 +35,7 @@ from typing_extensions import TypeIs
 
 from ...core.events import STATE_METADATA_KEY, dynamic_calls
 from ...core.factories import new_list
-from ...core.feedback import render_retry_feedback
+from ...core.feedback import retry_text
 from ...core.media import MediaUrl, kind_name, media_kind
 from ...core.messages import (
     AudioUrl,
@@ -521,7 +521,7 @@ def _dump_prompt(
         text = construct(
             TextUIPart,
             {
-                'text': render_retry_feedback(part) if isinstance(part, RetryFeedbackPart) else part.model_response(),
+                'text': retry_text(part),
                 'provider_metadata': wrap_metadata(with_request(fields, request_info)),
             },
         )
